@@ -1,0 +1,35 @@
+# Two commands for a fresh machine:  `make run`  and  `make test`.
+# Each creates .venv (if missing or stale) and installs what it needs into it.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test bench lint format clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python cli.py bench
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m pytest bench --benchmark-enable
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .benchmarks .hypothesis .ruff_cache *.egg-info

@@ -1,0 +1,1 @@
+"""Benchmarks: pytest-benchmark suites and same-run peer comparisons."""

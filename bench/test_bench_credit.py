@@ -1,0 +1,23 @@
+"""pytest-benchmark suite for kernels.credit (same cases as the table)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.cases_credit import cases
+
+CASES = cases(1.0)
+
+
+@pytest.mark.parametrize("side", ["ours", "peer"])
+@pytest.mark.parametrize(
+    "case", CASES, ids=[f"{c.kernel}[{c.size}]".replace("×", "x") for c in CASES]
+)
+def test_credit(benchmark, case, side):
+    fn = case.ours if side == "ours" else case.peer
+    if side == "ours":
+        case.check()
+    benchmark.group = f"{case.kernel} {case.size}"
+    benchmark.extra_info["peer"] = case.peer_name
+    benchmark.extra_info["items"] = case.items if side == "ours" else case.peer_items
+    benchmark(fn)

@@ -1,0 +1,81 @@
+"""Compile every kernel once, up front, and report how long it took.
+
+Numba compiles lazily on first call; a learning loop must never pay that cost
+mid-iteration. :func:`warmup` calls each module's ``_warmup`` (tiny inputs with
+the exact dtypes used in real calls). With the on-disk cache on (see
+:mod:`kernels._config`) the first process writes the machine code to the
+on-disk cache and later processes only load it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass
+
+from numba.core.registry import CPUDispatcher
+
+__all__ = ["MODULES", "ModuleWarmup", "warmup"]
+
+MODULES = ("sedenion", "smf", "prsc", "holographic", "scorer", "credit")
+
+
+@dataclass(frozen=True)
+class ModuleWarmup:
+    """Warm-up outcome of one kernel module."""
+
+    module: str
+    seconds: float
+    kernels: int
+    cache_hits: int
+    cache_misses: int
+
+    def as_dict(self) -> dict:
+        return {
+            "module": self.module,
+            "seconds": self.seconds,
+            "kernels": self.kernels,
+            "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses,
+        }
+
+
+def _dispatchers(mod) -> list[CPUDispatcher]:
+    return [v for v in vars(mod).values() if isinstance(v, CPUDispatcher)]
+
+
+def _cache_counts(dispatchers: list[CPUDispatcher]) -> tuple[int, int]:
+    hits = misses = 0
+    for d in dispatchers:
+        stats = d.stats
+        hits += sum(stats.cache_hits.values())
+        misses += sum(stats.cache_misses.values())
+    return hits, misses
+
+
+def warmup(modules: tuple[str, ...] = MODULES) -> list[ModuleWarmup]:
+    """Compile (or load from cache) every kernel of the given modules.
+
+    Parameters
+    ----------
+    modules : tuple of str
+        Names of ``kernels`` submodules; default all.
+
+    Returns
+    -------
+    list of ModuleWarmup
+        Per-module wall time, number of kernels, and Numba cache hits/misses
+        (a miss means the kernel was compiled in this process).
+    """
+    out = []
+    for name in modules:
+        if name not in MODULES:
+            raise ValueError(f"modules: unknown kernel module {name!r}; choose from {MODULES}")
+        mod = importlib.import_module(f"kernels.{name}")
+        t0 = time.perf_counter()
+        mod._warmup()
+        dt = time.perf_counter() - t0
+        disp = _dispatchers(mod)
+        hits, misses = _cache_counts(disp)
+        out.append(ModuleWarmup(name, dt, len(disp), hits, misses))
+    return out

@@ -1,0 +1,72 @@
+"""Ingest: files → text → overlapping chunks → topic and keywords.
+
+This layer reads files and does no storage; it imports nothing else from
+``sentient_core``. Typical use::
+
+    for entry in iter_files(paths):
+        if entry.skipped:
+            report(entry.path, entry.skip_reason)
+            continue
+        try:
+            pieces = iter_text(entry.path)      # all checks happen here
+        except IngestError as err:
+            report(err.path, err.reason)
+            continue
+        for chunk in iter_chunks(pieces):
+            topic, words = topic_and_keywords(chunk.text)
+"""
+
+from sentient_core.ingest.chunk import (
+    DEFAULT_OVERLAP,
+    DEFAULT_SIZE,
+    Chunk,
+    chunk_text,
+    iter_chunks,
+)
+from sentient_core.ingest.errors import (
+    CorruptFile,
+    EmptyFile,
+    EncryptedFile,
+    IngestError,
+    MismatchedContent,
+    TooLarge,
+    UnreadableFile,
+    UnsupportedFormat,
+)
+from sentient_core.ingest.extract import (
+    MAX_WHOLE_FILE_BYTES,
+    SUPPORTED,
+    ExtractedDoc,
+    extract_text,
+    iter_text,
+    kind_of,
+)
+from sentient_core.ingest.keywords import STOP_WORDS, tokenize, topic_and_keywords
+from sentient_core.ingest.walk import WalkEntry, iter_files
+
+__all__ = [
+    "DEFAULT_OVERLAP",
+    "DEFAULT_SIZE",
+    "MAX_WHOLE_FILE_BYTES",
+    "STOP_WORDS",
+    "SUPPORTED",
+    "Chunk",
+    "CorruptFile",
+    "EmptyFile",
+    "EncryptedFile",
+    "ExtractedDoc",
+    "IngestError",
+    "MismatchedContent",
+    "TooLarge",
+    "UnreadableFile",
+    "UnsupportedFormat",
+    "WalkEntry",
+    "chunk_text",
+    "extract_text",
+    "iter_chunks",
+    "iter_files",
+    "iter_text",
+    "kind_of",
+    "tokenize",
+    "topic_and_keywords",
+]

@@ -1,0 +1,200 @@
+"""Whole-store consistency check.
+
+:func:`check_integrity` reads one snapshot and verifies that
+
+* the header and counters decode,
+* every trace record decodes, sits under its own id, and owns a code row that
+  exists; every code row is owned by exactly one trace,
+* the code blocks are contiguous, full except the last, and finite,
+* the counters agree with what is stored (trace count, row count, next id),
+* every link decodes, sits under its own key, and joins existing traces.
+
+It never raises for a problem it finds; it lists them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import msgspec
+import numpy as np
+
+from sentient_core.store.errors import StoreError
+from sentient_core.store.records import (
+    LINKS,
+    TRACES,
+    key_u64,
+    split_link_key,
+)
+
+if TYPE_CHECKING:
+    from sentient_core.store.env import Store, Txn
+
+__all__ = ["IntegrityReport", "check_integrity"]
+
+MAX_LISTED = 50
+"""Problems listed in full; beyond this only a count is added."""
+
+
+class IntegrityReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Result of :func:`check_integrity`.
+
+    Attributes
+    ----------
+    ok : bool
+        No problem found.
+    problems : tuple of str
+        One line per problem (at most :data:`MAX_LISTED`, then a summary line).
+    traces, rows, links : int
+        What the snapshot actually holds.
+    """
+
+    ok: bool
+    problems: tuple[str, ...]
+    traces: int
+    rows: int
+    links: int
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.extra = 0
+
+    def add(self, line: str) -> None:
+        if len(self.lines) < MAX_LISTED:
+            self.lines.append(line)
+        else:
+            self.extra += 1
+
+    def result(self) -> tuple[str, ...]:
+        if self.extra:
+            return (*self.lines, f"... and {self.extra} more problem(s)")
+        return tuple(self.lines)
+
+
+def check_integrity(store: Store) -> IntegrityReport:
+    """Check the consistency of ``store`` (see the module docstring).
+
+    Parameters
+    ----------
+    store : Store
+        An open store (read-only is fine).
+
+    Returns
+    -------
+    IntegrityReport
+    """
+    problems = _Problems()
+    with store.read() as txn:
+        try:
+            counters = txn.counters()
+        except StoreError as exc:
+            problems.add(f"counters: {exc}")
+            counters = None
+        rows = _check_codes(txn, problems)
+        owners = np.zeros(rows, dtype=np.int64)
+        ids, max_id = _check_traces(txn, owners, problems)
+        unowned = np.flatnonzero(owners == 0)
+        if unowned.size:
+            problems.add(
+                f"{unowned.size} code row(s) belong to no trace (first: {unowned[:5].tolist()})"
+            )
+        shared = np.flatnonzero(owners > 1)
+        if shared.size:
+            problems.add(
+                f"{shared.size} code row(s) belong to several traces (first: {shared[:5].tolist()})"
+            )
+        links = _check_links(txn, ids, problems)
+        if counters is not None:
+            if counters.trace_count != len(ids):
+                problems.add(f"counters say {counters.trace_count} traces; {len(ids)} stored")
+            if counters.row_count != rows:
+                problems.add(f"counters say {counters.row_count} code rows; {rows} stored")
+            if counters.next_id <= max_id:
+                problems.add(f"counters say next id {counters.next_id} but trace {max_id} exists")
+    lines = problems.result()
+    return IntegrityReport(ok=not lines, problems=lines, traces=len(ids), rows=rows, links=links)
+
+
+def _check_codes(txn: Txn, problems: _Problems) -> int:
+    """Validate the block layout; return the number of rows actually stored."""
+    store = txn.store
+    dim, per_block = store.code_dim, store.block_rows
+    row_bytes = 4 * dim
+    expected_block = 0
+    rows = 0
+    last_partial = None
+    cursor = txn.raw.cursor(db=store.db("codes"))
+    for key, value in cursor.iternext():
+        if len(key) != 8:
+            problems.add(f"codes: key of {len(key)} bytes (expected 8)")
+            continue
+        block = key_u64(key)
+        if block != expected_block:
+            problems.add(f"codes: block {expected_block} missing (next is {block})")
+        if last_partial is not None:
+            problems.add(f"codes: block {last_partial} is partial but not the last block")
+        size = len(value)
+        if size == 0 or size % row_bytes or size > per_block * row_bytes:
+            problems.add(f"codes: block {block} has {size} bytes (rows are {row_bytes} bytes)")
+            expected_block = block + 1
+            continue
+        n = size // row_bytes
+        if n < per_block:
+            last_partial = block
+        if not np.isfinite(np.frombuffer(value, dtype=np.float32)).all():
+            problems.add(f"codes: block {block} contains non-finite values")
+        rows = block * per_block + n
+        expected_block = block + 1
+    return rows
+
+
+def _check_traces(txn: Txn, owners: np.ndarray, problems: _Problems) -> tuple[set[int], int]:
+    """Decode every trace and count row ownership; return the ids and the max id."""
+    store = txn.store
+    ids: set[int] = set()
+    max_id = -1
+    rows = owners.shape[0]
+    cursor = txn.raw.cursor(db=store.db("traces"))
+    for key, value in cursor.iternext():
+        if len(key) != 8:
+            problems.add(f"traces: key of {len(key)} bytes (expected 8)")
+            continue
+        key_id = key_u64(key)
+        ids.add(key_id)
+        max_id = max(max_id, key_id)
+        try:
+            record = TRACES.decode(value, where=f"traces/{key_id}")
+        except StoreError as exc:
+            problems.add(str(exc))
+            continue
+        if record.id != key_id:
+            problems.add(f"traces: record under key {key_id} says id {record.id}")
+        if record.row >= rows:
+            problems.add(f"trace {key_id}: code row {record.row} does not exist ({rows} rows)")
+        else:
+            owners[record.row] += 1
+    return ids, max_id
+
+
+def _check_links(txn: Txn, ids: set[int], problems: _Problems) -> int:
+    count = 0
+    cursor = txn.raw.cursor(db=txn.store.db("links"))
+    for key, value in cursor.iternext():
+        count += 1
+        if len(key) != 16:
+            problems.add(f"links: key of {len(key)} bytes (expected 16)")
+            continue
+        src, dst = split_link_key(key)
+        try:
+            link = LINKS.decode(value, where=f"links/{src}->{dst}")
+        except StoreError as exc:
+            problems.add(str(exc))
+            continue
+        if (link.src, link.dst) != (src, dst):
+            problems.add(f"links: record under {src}->{dst} says {link.src}->{link.dst}")
+        for end in (src, dst):
+            if end not in ids:
+                problems.add(f"link {src}->{dst} points at missing trace {end}")
+    return count

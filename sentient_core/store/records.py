@@ -1,0 +1,347 @@
+"""Records kept in the store: msgspec Structs with an explicit schema version.
+
+Every record type carries a field ``v`` (its schema version, currently 1).
+Decoding goes through a :class:`RecordCodec`, which rejects a record written
+by a newer/unknown schema with :class:`SchemaVersionError` (even when that
+newer schema has fields this code has never heard of) and any other bad record
+(wrong type, out of bounds, unknown field) with :class:`CorruptRecordError`.
+
+msgspec does not check ``Meta`` bounds when a Struct is constructed, only when
+it is decoded, so :meth:`RecordCodec.encode` decodes what it encoded (unless
+``validate=False``): an out-of-bounds record never reaches the disk.
+
+Keys are fixed-width big-endian integers so that LMDB's byte order is numeric
+order: a cursor over ``traces`` visits ids in increasing order.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Annotated, Generic, TypeVar
+
+import msgspec
+
+from sentient_core.store.errors import CorruptRecordError, SchemaVersionError
+
+__all__ = [
+    "COUNTERS",
+    "FORMAT_NAME",
+    "LINKS",
+    "META_DECODER",
+    "META_PEEK",
+    "SCHEMA_VERSION",
+    "SMF_AXES",
+    "TRACES",
+    "Counters",
+    "LinkRecord",
+    "RecordCodec",
+    "StoreMeta",
+    "TraceRecord",
+    "encode_meta",
+    "key_u64",
+    "link_key",
+    "split_link_key",
+    "u64_key",
+]
+
+FORMAT_NAME = "sentient-core"
+"""Value of :attr:`StoreMeta.format`; anything else means "not a store"."""
+
+SCHEMA_VERSION = 1
+"""Store layout version written at creation and understood by this code."""
+
+SMF_AXES = 16
+"""Number of SMF components kept with each trace."""
+
+_U64 = struct.Struct(">Q")
+_U64_PAIR = struct.Struct(">QQ")
+
+NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
+Version = Annotated[int, msgspec.Meta(ge=1)]
+# Finite and after 1970; 1e11 s is the year 5138, i.e. "not infinity".
+UnixTime = Annotated[float, msgspec.Meta(ge=0.0, le=1e11)]
+Prime = Annotated[int, msgspec.Meta(ge=2)]
+
+
+class StoreMeta(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The store header, written once when the store is created.
+
+    Attributes
+    ----------
+    format : str
+        Always :data:`FORMAT_NAME`.
+    schema_version : int
+        Layout version (:data:`SCHEMA_VERSION` for stores written by this code).
+    code_dim : int
+        Length of every code row (float32 components).
+    block_rows : int
+        Rows per code block (see :mod:`sentient_core.store.codes`).
+    created : float
+        Creation time, unix seconds.
+    """
+
+    format: str
+    schema_version: Version
+    code_dim: Annotated[int, msgspec.Meta(ge=1, le=1 << 16)]
+    block_rows: Annotated[int, msgspec.Meta(ge=1, le=1 << 20)]
+    created: UnixTime
+
+
+class Counters(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Counters kept in ``meta``, updated in the same transaction as the data.
+
+    Attributes
+    ----------
+    v : int
+        Record schema version.
+    next_id : int
+        Id the next trace will get (ids are never reused).
+    trace_count : int
+        Number of trace records.
+    row_count : int
+        Number of code rows.
+    """
+
+    v: Version = 1
+    next_id: NonNegInt = 0
+    trace_count: NonNegInt = 0
+    row_count: NonNegInt = 0
+
+
+_E0 = (1.0,) + (0.0,) * (SMF_AXES - 1)
+
+
+class TraceRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One memory trace. Its code (hologram) is row ``row`` of the code blocks.
+
+    Attributes
+    ----------
+    v : int
+        Record schema version (1).
+    id : int
+        Trace id, assigned by :meth:`Store.put_traces`, never reused.
+    row : int
+        Index of the trace's code row.
+    created, last_access : float
+        Unix seconds.
+    use_count : int
+        Times recalled (bumped by recall).
+    success_count, failure_count : int
+        Efficacy counters (changed only by judged outcomes, SPEC §5).
+    strength : float
+        Memory credit in [0.05, 1.5].
+    importance : float
+        In [0, 1].
+    kind : str
+        Origin class, e.g. ``"learned"``, ``"observed"``, ``"user"``.
+    source : str
+        Where the text came from (path, URL, ...).
+    text, topic : str
+        The content and a short topic label.
+    keywords, tags : tuple of str
+    smf : tuple of 16 float
+        SMF orientation when the trace was stored.
+    primes : tuple of int
+        The dominant primes of the text.
+    retired : bool
+        Retired traces stay (their rows stay valid) but are not recalled.
+    """
+
+    v: Version = 1
+    id: NonNegInt
+    row: NonNegInt
+    created: UnixTime
+    last_access: UnixTime
+    use_count: NonNegInt = 0
+    success_count: NonNegInt = 0
+    failure_count: NonNegInt = 0
+    strength: Annotated[float, msgspec.Meta(ge=0.05, le=1.5)] = 1.0
+    importance: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
+    kind: Annotated[str, msgspec.Meta(min_length=1)] = "observed"
+    source: str = ""
+    text: str = ""
+    topic: str = ""
+    keywords: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    smf: Annotated[tuple[float, ...], msgspec.Meta(min_length=SMF_AXES, max_length=SMF_AXES)] = _E0
+    primes: tuple[Prime, ...] = ()
+    retired: bool = False
+
+
+class LinkRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A directed, weighted link between two traces (the entanglement graph).
+
+    Attributes
+    ----------
+    v : int
+        Record schema version (1).
+    src, dst : int
+        Trace ids.
+    weight : float
+        Non-negative link strength.
+    created : float
+        Unix seconds.
+    """
+
+    v: Version = 1
+    src: NonNegInt
+    dst: NonNegInt
+    weight: Annotated[float, msgspec.Meta(ge=0.0)]
+    created: UnixTime
+
+
+class _VersionPeek(msgspec.Struct):
+    """Reads only ``v`` (unknown fields ignored) to tell "newer" from "corrupt"."""
+
+    v: int = 1
+
+
+class _MetaPeek(msgspec.Struct):
+    format: object = None
+    schema_version: object = None
+
+
+S = TypeVar("S", bound=msgspec.Struct)
+
+_ENCODER = msgspec.msgpack.Encoder()
+_PEEK = msgspec.msgpack.Decoder(_VersionPeek)
+META_PEEK = msgspec.msgpack.Decoder(_MetaPeek)
+"""Reads only ``format`` and ``schema_version`` of a header of any version."""
+
+
+class RecordCodec(Generic[S]):
+    """Encoder/decoder for one versioned record type.
+
+    Parameters
+    ----------
+    type_ : type
+        A msgspec Struct with a ``v`` field.
+    version : int
+        The record version this code writes and understands.
+    name : str
+        Record name used in error messages.
+
+    Notes
+    -----
+    Higher layers define their own record types (observer state, scorer
+    snapshots, ...) and build one module-level codec per type with this class.
+    """
+
+    __slots__ = ("_decoder", "name", "type", "version")
+
+    def __init__(self, type_: type[S], version: int, name: str) -> None:
+        self.type = type_
+        self.version = version
+        self.name = name
+        self._decoder = msgspec.msgpack.Decoder(type_)
+
+    def encode(self, record: S, *, validate: bool = True) -> bytes:
+        """Encode ``record``; with ``validate`` check its bounds first.
+
+        Raises
+        ------
+        CorruptRecordError
+            If ``validate`` and the record violates a bound of its type.
+        """
+        if type(record) is not self.type:
+            raise TypeError(f"expected a {self.type.__name__}, got {type(record).__name__}")
+        if record.v != self.version:  # type: ignore[attr-defined]
+            raise SchemaVersionError(
+                f"refusing to write {self.name} with schema version {record.v}"  # type: ignore[attr-defined]
+                f"; this sentient-core writes version {self.version}"
+            )
+        buf = _ENCODER.encode(record)
+        if validate:
+            try:
+                self._decoder.decode(buf)
+            except msgspec.ValidationError as exc:
+                raise CorruptRecordError(f"refusing to write invalid {self.name}: {exc}") from exc
+        return buf
+
+    def decode(self, buf: bytes | memoryview, *, where: str = "") -> S:
+        """Decode one record, checking its schema version.
+
+        Parameters
+        ----------
+        buf : bytes or memoryview
+            The stored value (a memoryview is fine: the result owns its data).
+        where : str
+            Context for error messages (e.g. the key).
+
+        Raises
+        ------
+        SchemaVersionError
+            The record says it has a version other than :attr:`version`.
+        CorruptRecordError
+            The bytes are not a valid record of this type.
+        """
+        try:
+            record = self._decoder.decode(buf)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            self._check_version_of_bad(buf, where)
+            raise CorruptRecordError(f"{self.name}{_at(where)} does not decode: {exc}") from exc
+        if record.v != self.version:  # type: ignore[attr-defined]
+            raise self._version_error(record.v, where)  # type: ignore[attr-defined]
+        return record
+
+    def _check_version_of_bad(self, buf: bytes | memoryview, where: str) -> None:
+        # A newer schema may add fields or change types: report the version,
+        # not the first validation failure it happens to cause.
+        try:
+            version = _PEEK.decode(buf).v
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return
+        if version != self.version:
+            raise self._version_error(version, where)
+
+    def _version_error(self, version: int, where: str) -> SchemaVersionError:
+        return SchemaVersionError(
+            f"{self.name}{_at(where)} has schema version {version}; this sentient-core"
+            f" understands {self.version}; upgrade sentient-core"
+        )
+
+
+def _at(where: str) -> str:
+    return f" at {where}" if where else ""
+
+
+TRACES: RecordCodec[TraceRecord] = RecordCodec(TraceRecord, 1, "trace record")
+LINKS: RecordCodec[LinkRecord] = RecordCodec(LinkRecord, 1, "link record")
+COUNTERS: RecordCodec[Counters] = RecordCodec(Counters, 1, "store counters")
+META_DECODER = msgspec.msgpack.Decoder(StoreMeta)
+
+
+def encode_meta(meta: StoreMeta) -> bytes:
+    """Encode the store header, checking its bounds.
+
+    Raises
+    ------
+    CorruptRecordError
+        A field is out of bounds (e.g. ``code_dim`` < 1).
+    """
+    buf = _ENCODER.encode(meta)
+    try:
+        META_DECODER.decode(buf)
+    except msgspec.ValidationError as exc:
+        raise CorruptRecordError(f"invalid store header: {exc}") from exc
+    return buf
+
+
+def u64_key(n: int) -> bytes:
+    """8-byte big-endian key for a non-negative integer (cursor order = numeric order)."""
+    return _U64.pack(n)
+
+
+def key_u64(key: bytes | memoryview) -> int:
+    """Inverse of :func:`u64_key`."""
+    return _U64.unpack(key)[0]
+
+
+def link_key(src: int, dst: int) -> bytes:
+    """16-byte key ``src || dst``: all links out of ``src`` are one key range."""
+    return _U64_PAIR.pack(src, dst)
+
+
+def split_link_key(key: bytes | memoryview) -> tuple[int, int]:
+    """Inverse of :func:`link_key`."""
+    return _U64_PAIR.unpack(key)

@@ -1,0 +1,380 @@
+"""kernels.holographic: exact top-k cosine against the fsum reference."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kernels import holographic as holo
+from tests.naive import holographic as naive
+
+
+def _random_codes(rng, m, d, zero_rows=()):
+    codes = rng.standard_normal((m, d), dtype=np.float32)
+    codes[list(zero_rows)] = 0.0
+    return codes
+
+
+def _unit_rows(rng, m, d):
+    codes = rng.standard_normal((m, d)).astype(np.float32)
+    return holo.normalize_rows(codes)
+
+
+@pytest.fixture
+def tiny_blocks(monkeypatch):
+    """Force many small row blocks so multi-block merging is exercised on small inputs."""
+    monkeypatch.setattr(holo, "_MIN_BLOCK_ROWS", 5)
+    monkeypatch.setattr(holo, "_BLOCKS_PER_THREAD", 64)
+
+
+def _assert_same(got, want):
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=0, atol=1e-12)
+    assert got[0].dtype == np.int64
+    assert got[1].dtype == np.float64
+
+
+# ------------------------------------------------------------------ exactness
+
+
+@pytest.mark.parametrize(
+    ("m", "d", "k", "normalized"),
+    [
+        (1, 8, 1, False),
+        (7, 3, 4, False),
+        (500, 16, 10, False),
+        (3000, 64, 25, False),
+        (3000, 64, 25, True),
+        (5000, 256, 10, False),
+        (5000, 256, 3, True),
+        (20000, 32, 50, False),
+    ],
+)
+def test_matches_reference_on_random_codes(m, d, k, normalized):
+    rng = np.random.default_rng(m * 1000 + d + k)
+    codes = _unit_rows(rng, m, d) if normalized else _random_codes(rng, m, d)
+    query = rng.standard_normal(d, dtype=np.float32)
+    got = holo.topk_cosine(codes, query, k, normalized=normalized)
+    _assert_same(got, naive.topk_cosine(codes, query, k, normalized=normalized))
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+def test_many_blocks_match_reference(tiny_blocks, normalized):
+    rng = np.random.default_rng(3)
+    codes = _unit_rows(rng, 997, 24) if normalized else _random_codes(rng, 997, 24)
+    query = rng.standard_normal(24, dtype=np.float32)
+    for k in (1, 4, 5, 6, 13, 996, 997, 2000):
+        got = holo.topk_cosine(codes, query, k, normalized=normalized)
+        _assert_same(got, naive.topk_cosine(codes, query, k, normalized=normalized))
+
+
+def test_near_ties_below_float32_resolution_are_ordered_exactly():
+    # Rows differ by ~1e-6 relative: their float32 dot estimates are within the
+    # screening error bound of each other, so only the exact float64 pass can
+    # order them. The reference orders them by exact (fsum) scores.
+    rng = np.random.default_rng(11)
+    d = 256
+    base = rng.standard_normal(d)
+    codes = (base + 1e-6 * rng.standard_normal((20000, d))).astype(np.float32)
+    query = (base + 0.5 * rng.standard_normal(d)).astype(np.float32)
+    unit = holo.normalize_rows(codes)
+    want = naive.topk_cosine(codes, query, 100)
+    want_unit = naive.topk_cosine(unit, query, 100, normalized=True)
+    for k in (1, 10, 100):
+        _assert_same(holo.topk_cosine(codes, query, k), (want[0][:k], want[1][:k]))
+        _assert_same(
+            holo.topk_cosine(unit, query, k, normalized=True),
+            (want_unit[0][:k], want_unit[1][:k]),
+        )
+
+
+def test_extreme_magnitudes_take_the_exact_path():
+    # Norms outside [1e-15, 1e15] over/underflow float32 squares; such rows skip
+    # the float32 estimate and must still rank exactly.
+    rng = np.random.default_rng(5)
+    codes = _random_codes(rng, 6000, 32)
+    codes[::3] *= np.float32(1e25)
+    codes[1::3] *= np.float32(1e-25)
+    query = rng.standard_normal(32, dtype=np.float32)
+    _assert_same(holo.topk_cosine(codes, query, 40), naive.topk_cosine(codes, query, 40))
+    big_query = query * np.float32(1e20)
+    _assert_same(holo.topk_cosine(codes, big_query, 40), naive.topk_cosine(codes, big_query, 40))
+
+
+def test_duplicate_rows_tie_exactly_and_lower_index_wins(tiny_blocks):
+    rng = np.random.default_rng(2)
+    codes = _random_codes(rng, 300, 16)
+    dup = codes[17].copy()
+    positions = [3, 17, 40, 41, 150, 299]
+    codes[positions] = dup
+    idx, scores = holo.topk_cosine(codes, dup, 4)
+    np.testing.assert_array_equal(idx, positions[:4])
+    assert len(set(scores.tolist())) == 1
+    assert scores[0] == pytest.approx(1.0, abs=1e-12)
+    _assert_same((idx, scores), naive.topk_cosine(codes, dup, 4))
+
+
+@pytest.mark.parametrize("block_rows", [5, 64, 2048])
+@pytest.mark.parametrize("k", [1, 3, 30])
+def test_all_rows_identical_returns_first_k_indices(monkeypatch, block_rows, k):
+    # Full heaps meeting exact ties: a later equal row must never displace an earlier one.
+    monkeypatch.setattr(holo, "_MIN_BLOCK_ROWS", block_rows)
+    codes = np.tile(np.arange(1, 9, dtype=np.float32), (5000, 1))
+    for normalized in (False, True):
+        idx, _ = holo.topk_cosine(codes, np.ones(8, dtype=np.float32), k, normalized=normalized)
+        np.testing.assert_array_equal(idx, np.arange(k))
+
+
+def test_k_larger_than_rows_returns_every_row_sorted():
+    rng = np.random.default_rng(9)
+    codes = _random_codes(rng, 12, 5)
+    query = rng.standard_normal(5, dtype=np.float32)
+    idx, scores = holo.topk_cosine(codes, query, 1000)
+    assert idx.shape == (12,)
+    assert sorted(idx.tolist()) == list(range(12))
+    _assert_same((idx, scores), naive.topk_cosine(codes, query, 1000))
+
+
+def test_single_row_and_k_one():
+    codes = np.array([[3.0, 4.0]], dtype=np.float32)
+    idx, scores = holo.topk_cosine(codes, np.array([1.0, 0.0], dtype=np.float32), 1)
+    np.testing.assert_array_equal(idx, [0])
+    assert scores[0] == pytest.approx(0.6, abs=1e-12)
+
+
+def test_zero_rows_score_zero_and_rank_above_negative_rows():
+    rng = np.random.default_rng(4)
+    codes = _random_codes(rng, 40, 6, zero_rows=(0, 7, 39))
+    query = rng.standard_normal(6, dtype=np.float32)
+    idx, scores = holo.topk_cosine(codes, query, 40)
+    by_row = dict(zip(idx.tolist(), scores.tolist(), strict=True))
+    assert by_row[0] == by_row[7] == by_row[39] == 0.0
+    _assert_same((idx, scores), naive.topk_cosine(codes, query, 40))
+
+
+def test_empty_matrix_returns_empty():
+    idx, scores = holo.topk_cosine(np.zeros((0, 4), np.float32), np.ones(4, np.float32), 3)
+    assert idx.shape == scores.shape == (0,)
+
+
+# ------------------------------------------------------------------ masks
+
+
+@pytest.mark.parametrize("mask_dtype", [np.bool_, np.uint8])
+def test_masked_rows_are_excluded(tiny_blocks, mask_dtype):
+    rng = np.random.default_rng(6)
+    codes = _random_codes(rng, 400, 12)
+    query = rng.standard_normal(12, dtype=np.float32)
+    valid = (rng.random(400) < 0.3).astype(mask_dtype)
+    best = holo.topk_cosine(codes, query, 1)[0][0]
+    valid[best] = 0  # the unmasked winner must disappear
+    got = holo.topk_cosine(codes, query, 25, valid=valid)
+    assert best not in got[0]
+    assert valid[got[0]].all()
+    _assert_same(got, naive.topk_cosine(codes, query, 25, valid=valid))
+
+
+def test_mask_leaving_fewer_rows_than_k_and_none():
+    codes = np.eye(5, dtype=np.float32)
+    query = np.ones(5, dtype=np.float32)
+    valid = np.array([0, 1, 0, 1, 0], dtype=np.uint8)
+    idx, _ = holo.topk_cosine(codes, query, 4, valid=valid)
+    np.testing.assert_array_equal(idx, [1, 3])
+    idx, scores = holo.topk_cosine(codes, query, 4, valid=np.zeros(5, np.bool_))
+    assert idx.shape == scores.shape == (0,)
+
+
+def test_masked_rows_with_nan_are_never_read():
+    codes = np.ones((4, 3), dtype=np.float32)
+    codes[2] = np.nan
+    valid = np.array([1, 1, 0, 1], dtype=np.bool_)
+    idx, _ = holo.topk_cosine(codes, np.ones(3, np.float32), 4, valid=valid)
+    np.testing.assert_array_equal(idx, [0, 1, 3])
+
+
+# ------------------------------------------------------------------ batch
+
+
+@pytest.mark.parametrize("nq", [1, 3, 4, 9])
+@pytest.mark.parametrize("normalized", [False, True])
+def test_batch_is_bit_identical_to_single_queries(tiny_blocks, nq, normalized):
+    rng = np.random.default_rng(nq)
+    codes = _unit_rows(rng, 600, 20) if normalized else _random_codes(rng, 600, 20, (5, 6))
+    queries = rng.standard_normal((nq, 20), dtype=np.float32)
+    valid = rng.random(600) < 0.8
+    bi, bs = holo.topk_cosine_batch(codes, queries, 7, normalized=normalized, valid=valid)
+    assert bi.shape == bs.shape == (nq, 7)
+    for q in range(nq):
+        si, ss = holo.topk_cosine(codes, queries[q], 7, normalized=normalized, valid=valid)
+        np.testing.assert_array_equal(bi[q], si)
+        np.testing.assert_array_equal(bs[q], ss)
+        _assert_same((si, ss), naive.topk_cosine(codes, queries[q], 7, normalized, valid))
+
+
+# ------------------------------------------------------------------ properties
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    m=st.integers(1, 60),
+    d=st.integers(1, 12),
+    k=st.integers(1, 70),
+    seed=st.integers(0, 2**32 - 1),
+    small_ints=st.booleans(),
+)
+def test_result_is_a_valid_topk_under_reference_scores(m, d, k, seed, small_ints):
+    # Structured codes (small integers) create many exact and near ties; the
+    # kernel must return a top-k that is correct up to float64 rounding: scores
+    # sorted, each equal to the reference score of its row, and no row left out
+    # that beats the k-th score by more than rounding.
+    rng = np.random.default_rng(seed)
+    if small_ints:
+        codes = rng.integers(-2, 3, (m, d)).astype(np.float32)
+        query = rng.integers(-2, 3, d).astype(np.float32)
+        if not query.any():
+            query[0] = 1.0
+    else:
+        codes = rng.standard_normal((m, d), dtype=np.float32)
+        query = rng.standard_normal(d, dtype=np.float32)
+    idx, scores = holo.topk_cosine(codes, query, k)
+    ref = naive.cosine_scores(codes, query)
+    assert idx.shape == (min(k, m),)
+    assert len(set(idx.tolist())) == idx.size
+    np.testing.assert_allclose(scores, ref[idx], rtol=0, atol=1e-12)
+    assert np.all(np.diff(scores) <= 0)
+    assert np.all(np.abs(scores) <= 1 + 1e-12)
+    left_out = np.setdiff1d(np.arange(m), idx)
+    if left_out.size:
+        assert ref[left_out].max() <= scores[-1] + 1e-12
+    # Equal scores (bitwise) must come in index order.
+    for a in range(idx.size - 1):
+        if scores[a] == scores[a + 1]:
+            assert idx[a] < idx[a + 1]
+
+
+# ------------------------------------------------------------------ validation
+
+
+def test_rejects_float64_codes_naming_codes():
+    with pytest.raises(TypeError, match="codes"):
+        holo.topk_cosine(np.ones((3, 4)), np.ones(4, np.float32), 1)
+
+
+def test_rejects_bad_query_and_k():
+    codes = np.ones((3, 4), dtype=np.float32)
+    with pytest.raises(ValueError, match="query"):
+        holo.topk_cosine(codes, np.ones(5, np.float32), 1)
+    with pytest.raises(TypeError, match="query"):
+        holo.topk_cosine(codes, np.ones(4), 1)
+    with pytest.raises(ValueError, match="query"):
+        holo.topk_cosine(codes, np.array([1, np.nan, 0, 0], np.float32), 1)
+    with pytest.raises(ValueError, match="query"):
+        holo.topk_cosine(codes, np.array([1, np.inf, 0, 0], np.float32), 1)
+    with pytest.raises(ValueError, match="query"):
+        holo.topk_cosine(codes, np.zeros(4, np.float32), 1)
+    for bad_k in (0, -3):
+        with pytest.raises(ValueError, match="k"):
+            holo.topk_cosine(codes, np.ones(4, np.float32), bad_k)
+    with pytest.raises(TypeError, match="k"):
+        holo.topk_cosine(codes, np.ones(4, np.float32), 2.0)
+
+
+def test_rejects_bad_codes_layout():
+    with pytest.raises(ValueError, match="codes"):
+        holo.topk_cosine(np.ones((4, 6), np.float32)[:, ::2], np.ones(3, np.float32), 1)
+    with pytest.raises(ValueError, match="codes"):
+        holo.topk_cosine(np.ones(4, np.float32), np.ones(4, np.float32), 1)
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_codes_raise_naming_the_row(tiny_blocks, normalized, bad):
+    rng = np.random.default_rng(1)
+    codes = _random_codes(rng, 200, 8)
+    codes[123, 5] = bad
+    with pytest.raises(ValueError, match=r"codes.*row 123"):
+        holo.topk_cosine(codes, rng.standard_normal(8, dtype=np.float32), 3, normalized=normalized)
+
+
+def test_rejects_bad_valid_mask():
+    codes = np.ones((3, 4), dtype=np.float32)
+    query = np.ones(4, np.float32)
+    with pytest.raises(TypeError, match="valid"):
+        holo.topk_cosine(codes, query, 1, valid=np.ones(3, np.int64))
+    with pytest.raises(ValueError, match="valid"):
+        holo.topk_cosine(codes, query, 1, valid=np.ones(4, np.bool_))
+
+
+def test_batch_validation():
+    codes = np.ones((3, 4), dtype=np.float32)
+    with pytest.raises(ValueError, match="queries"):
+        holo.topk_cosine_batch(codes, np.ones((2, 5), np.float32), 1)
+    with pytest.raises(ValueError, match="queries row 1"):
+        holo.topk_cosine_batch(codes, np.array([[1, 0, 0, 0], [0, 0, 0, 0]], np.float32), 1)
+    with pytest.raises(TypeError, match="codes"):
+        holo.topk_cosine_batch(codes.astype(np.float64), np.ones((2, 4), np.float32), 1)
+
+
+# ------------------------------------------------------------------ norms
+
+
+def test_row_norms_and_normalize_rows():
+    rng = np.random.default_rng(8)
+    codes = _random_codes(rng, 300, 10, zero_rows=(4,))
+    np.testing.assert_allclose(holo.row_norms(codes), naive.row_norms(codes), rtol=1e-14)
+    unit = holo.normalize_rows(codes)
+    norms = naive.row_norms(unit)
+    assert norms[4] == 0.0
+    np.testing.assert_allclose(np.delete(norms, 4), 1.0, atol=1e-6)
+    np.testing.assert_allclose(unit * holo.row_norms(codes)[:, None], codes, rtol=1e-6, atol=0)
+    in_place = codes.copy()
+    assert holo.normalize_rows(in_place, out=in_place) is in_place
+    np.testing.assert_array_equal(in_place, unit)
+
+
+def test_norm_helpers_validate():
+    bad = np.ones((3, 4), np.float32)
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match=r"codes.*row 1"):
+        holo.row_norms(bad)
+    with pytest.raises(ValueError, match="codes"):
+        holo.normalize_rows(bad)
+    with pytest.raises(TypeError, match="out"):
+        holo.normalize_rows(np.ones((3, 4), np.float32), out=np.ones((3, 4)))
+    with pytest.raises(ValueError, match="out"):
+        holo.normalize_rows(np.ones((3, 4), np.float32), out=np.ones((4, 3), np.float32))
+
+
+# ------------------------------------------------------------------ picture
+
+
+def test_interference_grid_matches_naive_loop():
+    rng = np.random.default_rng(12)
+    primes = np.array([2, 3, 5, 7, 11, 13, 17, 19, 23, 29], dtype=np.int64)
+    state = rng.standard_normal(10) + 1j * rng.standard_normal(10)
+    state /= np.linalg.norm(state)
+    got = holo.interference_grid(state, primes)
+    want = naive.interference_grid(state, primes)
+    assert got.shape == (32, 32)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    # |H(0, 0)|² = |Σ α_p|² (every phase is zero at the origin).
+    assert got[0, 0] == pytest.approx(abs(state.sum()) ** 2, rel=1e-12)
+    assert holo.interference_grid(state, primes, size=5).shape == (5, 5)
+
+
+def test_interference_grid_validates():
+    with pytest.raises(TypeError, match="prime_state"):
+        holo.interference_grid(np.ones(2), np.array([2, 3], np.int64))
+    with pytest.raises(ValueError, match="primes"):
+        holo.interference_grid(np.ones(2, np.complex128), np.array([2, 3, 5], np.int64))
+    with pytest.raises(ValueError, match="primes"):
+        holo.interference_grid(np.ones(2, np.complex128), np.array([1, 3], np.int64))
+
+
+def test_warmup_runs():
+    holo._warmup()
+    assert math.isfinite(
+        holo.topk_cosine(np.ones((1, 1), np.float32), np.ones(1, np.float32), 1)[1][0]
+    )

@@ -1,0 +1,46 @@
+"""Layout rules: one place for Numba flags; kernels import without the upper layers."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNEL_FILES = sorted((ROOT / "kernels").glob("*.py"))
+
+
+def test_numba_flags_only_in_config():
+    # Kernels choose only *which* policy they need (``jit(parallel=True)``,
+    # ``jit(fastmath=False)``); the flag values themselves live in _config.
+    pattern = re.compile(r"numba\.(njit|jit)\b|\bnjit\b|\bcache\s*=|fastmath\s*=\s*(True|\{)")
+    offenders = []
+    for path in KERNEL_FILES:
+        if path.name == "_config.py":
+            continue
+        for lineno, line in enumerate(path.read_text().splitlines(), 1):
+            if pattern.search(line):
+                offenders.append(f"{path.name}:{lineno}: {line.strip()}")
+    assert offenders == []
+
+
+def test_every_kernel_module_has_a_warmup_and_all():
+    import kernels
+    from kernels.warmup import MODULES
+
+    for name in MODULES:
+        mod = getattr(kernels, name)
+        assert callable(mod._warmup), name
+        assert mod.__all__, name
+
+
+def test_kernels_import_without_upper_layers():
+    code = (
+        "import sys, kernels, kernels.warmup\n"
+        "bad = [m for m in ('sentient_core', 'lmdb', 'httpx', 'msgspec', 'pypdf', 'bench') "
+        "if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == ""

@@ -1,0 +1,44 @@
+"""The README is executable documentation: its commands and its example must work."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def _section(title: str) -> str:
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, re.S | re.M)
+    assert match, f"README has no '## {title}' section"
+    return match.group(1)
+
+
+def _code_blocks(text: str, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", text, re.S)
+
+
+def test_quick_start_is_two_make_targets_and_ci_runs_the_test_one():
+    blocks = _code_blocks(_section("Quick start (fresh machine)"), "sh")
+    commands = [line.split("#")[0].strip() for line in blocks[0].splitlines() if line.strip()]
+    assert commands == ["make run", "make test"]
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^run: ", makefile, re.M) and re.search(r"^test: ", makefile, re.M)
+    ci = [
+        line.strip()
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert ci[-1] == "make test"
+
+
+def test_embedding_example_runs(tmp_path):
+    (code,) = _code_blocks(_section("Embedding the kernels"), "python")
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    out = subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    assert "coherence" in out.stdout and "loss" in out.stdout
