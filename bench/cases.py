@@ -23,6 +23,9 @@ MODULES = (
     "bench.cases_holographic",
     "bench.cases_scorer",
     "bench.cases_credit",
+    "bench.cases_observer",
+    "bench.cases_memory",
+    "bench.cases_integration",
 )
 
 

@@ -120,7 +120,7 @@ def _fmt_rate(r: Result) -> str:
         )
         parts.append(f"{scaled} {r.case.item_unit}/s")
     if r.gbps is not None:
-        parts.append(f"{r.gbps:.1f} GB/s")
+        parts.append(f"{r.gbps:.1f} GB/s" if r.gbps >= 0.1 else f"{r.gbps * 1e3:.1f} MB/s")
     return ", ".join(parts)
 
 
@@ -147,7 +147,11 @@ def format_table(results: Iterable[Result]) -> str:
                 _fmt_time(r.ours_s),
                 r.case.peer_name,
                 _fmt_time(r.peer_s),
-                "—" if r.ratio is None else f"{r.ratio:.1f}×",
+                "—"
+                if r.ratio is None
+                else f"{r.ratio:.1f}×"
+                if r.ratio >= 1
+                else f"{r.ratio:.3f}×",
                 _fmt_rate(r),
                 r.case.target,
                 "" if met is None else ("yes" if met else "NO"),

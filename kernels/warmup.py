@@ -17,7 +17,7 @@ from numba.core.registry import CPUDispatcher
 
 __all__ = ["MODULES", "ModuleWarmup", "warmup"]
 
-MODULES = ("sedenion", "smf", "prsc", "holographic", "scorer", "credit")
+MODULES = ("sedenion", "smf", "prsc", "holographic", "scorer", "credit", "tick")
 
 
 @dataclass(frozen=True)

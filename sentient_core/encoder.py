@@ -53,6 +53,7 @@ import numpy as np
 
 from kernels._config import jit
 from sentient_core.ingest.keywords import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, STOP_WORDS, tokenize
+from sentient_core.ingest.keywords import keywords as _python_keywords
 
 __all__ = [
     "CHAR_TO_PRIME",
@@ -474,6 +475,113 @@ def _encode_kernel(
 
 
 @_jit
+def _keyword_kernel(
+    buf, offsets, word_cp, stop_table, min_chars, max_chars, cand_start, cand_end, n_cand
+):
+    """Rank each text's content tokens by (count desc, first occurrence asc).
+
+    Same tokenisation as :func:`_encode_kernel` (``buf`` is lowercased UTF-8).
+    Writes, for text ``t``, the byte spans of its top ``cand_start.shape[1]``
+    distinct tokens into ``cand_start[t]``/``cand_end[t]`` and their number into
+    ``n_cand[t]`` (the caller decodes the spans and drops pure numbers).
+    """
+    n = offsets.size - 1
+    width_cap = cand_start.shape[1]
+    max_bytes = 0
+    for t in range(n):
+        max_bytes = max(max_bytes, offsets[t + 1] - offsets[t])
+    cap = max_bytes // 2 + 1
+    hs = np.empty(cap, dtype=np.uint64)
+    starts = np.empty(cap, dtype=np.int64)
+    ends = np.empty(cap, dtype=np.int64)
+    g_first = np.empty(cap, dtype=np.int64)
+    g_key = np.empty(cap, dtype=np.int64)
+    n_table = word_cp.size
+    for t in range(n):
+        lo = offsets[t]
+        hi = offsets[t + 1]
+        m = 0
+        in_tok = False
+        h = _U_FNV_OFFSET
+        n_bytes = 0
+        n_chars = 0
+        tok_start = lo
+        i = lo
+        while i <= hi:
+            width = 1
+            if i == hi:
+                is_word = False
+            else:
+                b = np.int64(buf[i])
+                if b < 0x80:
+                    is_word = word_cp[b]
+                else:
+                    if b < 0xE0:
+                        cp = ((b & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F)
+                        width = 2
+                    elif b < 0xF0:
+                        cp = (
+                            ((b & 0x0F) << 12)
+                            | ((np.int64(buf[i + 1]) & 0x3F) << 6)
+                            | (np.int64(buf[i + 2]) & 0x3F)
+                        )
+                        width = 3
+                    else:
+                        cp = (
+                            ((b & 0x07) << 18)
+                            | ((np.int64(buf[i + 1]) & 0x3F) << 12)
+                            | ((np.int64(buf[i + 2]) & 0x3F) << 6)
+                            | (np.int64(buf[i + 3]) & 0x3F)
+                        )
+                        width = 4
+                    is_word = cp < n_table and word_cp[cp]
+            if is_word:
+                if not in_tok:
+                    in_tok = True
+                    h = _U_FNV_OFFSET
+                    n_bytes = 0
+                    n_chars = 0
+                    tok_start = i
+                for k in range(width):
+                    h = (h ^ np.uint64(buf[i + k])) * _U_FNV_PRIME
+                n_bytes += width
+                n_chars += 1
+            elif in_tok:
+                in_tok = False
+                if min_chars <= n_chars <= max_chars:
+                    hf = _mix64(h ^ (np.uint64(n_bytes) * _U_GOLDEN))
+                    if not _is_stop(hf, stop_table):
+                        hs[m] = hf
+                        starts[m] = tok_start
+                        ends[m] = i
+                        m += 1
+            i += width
+        n_cand[t] = 0
+        if m == 0:
+            continue
+        # Stable sort by hash: each group's first entry is its first occurrence.
+        order = np.argsort(hs[:m], kind="mergesort")
+        ng = 0
+        count = 0
+        for j in range(m):
+            if j == 0 or hs[order[j]] != hs[order[j - 1]]:
+                if j > 0:
+                    g_key[ng - 1] = (m - count) * (m + 1) + g_first[ng - 1]
+                g_first[ng] = order[j]
+                ng += 1
+                count = 0
+            count += 1
+        g_key[ng - 1] = (m - count) * (m + 1) + g_first[ng - 1]
+        ranked = np.argsort(g_key[:ng])
+        top = min(ng, width_cap)
+        for c in range(top):
+            first = g_first[ranked[c]]
+            cand_start[t, c] = starts[first]
+            cand_end[t, c] = ends[first]
+        n_cand[t] = top
+
+
+@_jit
 def _excitation_csr(ex_re, ex_im, gain):
     """Per-(text, prime) complex sums → CSR (offsets, bank indices, amounts, phases).
 
@@ -812,6 +920,55 @@ class TokenPrimeEncoder:
             self.config.excitation_gain,
             self.config.n_dominant,
         )
+
+    def keywords_many(self, texts: Sequence[str], k: int = 8) -> list[list[str]]:
+        """Top-``k`` keywords of each text, as :func:`sentient_core.ingest.keywords.keywords`.
+
+        Same result (most frequent non-stop-word tokens, ties by first
+        occurrence, pure numbers dropped) from one Numba pass over the batch
+        instead of a Python tokenise-and-count per text.
+        """
+        texts = _check_texts(texts)
+        if k < 0:
+            raise ValueError(f"k must be >= 0, got {k}")
+        if not texts:
+            return []
+        parts = [t.lower().encode("utf-8", "surrogatepass") for t in texts]
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in parts], out=offsets[1:])
+        joined = b"".join(parts)
+        buf = np.frombuffer(joined, dtype=np.uint8)
+        astral = bool(buf.size) and bool((buf >= 0xF0).any())
+        n_cand = 2 * k + 8  # room for the pure numbers dropped below
+        cand_start = np.zeros((len(texts), n_cand), dtype=np.int64)
+        cand_end = np.zeros((len(texts), n_cand), dtype=np.int64)
+        counts = np.zeros(len(texts), dtype=np.int64)
+        _keyword_kernel(
+            buf,
+            offsets,
+            _WORD_TABLE.get(astral),
+            _STOP_TABLE,
+            MIN_TOKEN_CHARS,
+            MAX_TOKEN_CHARS,
+            cand_start,
+            cand_end,
+            counts,
+        )
+        out: list[list[str]] = []
+        for t in range(len(texts)):
+            words = [
+                joined[a:b].decode("utf-8", "surrogatepass")
+                for a, b in zip(
+                    cand_start[t, : counts[t]].tolist(),
+                    cand_end[t, : counts[t]].tolist(),
+                    strict=True,
+                )
+            ]
+            top = [w for w in words if not w.isdigit()][:k]
+            if len(top) < k and counts[t] == n_cand:
+                top = _python_keywords(texts[t], k)  # many numbers among the top: rare
+            out.append(top)
+        return out
 
     def encode(self, text: str) -> EncodedText:
         """Encode one text (excitation, code, dominant primes).

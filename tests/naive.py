@@ -14,5 +14,6 @@ from tests import naive_prsc as prsc
 from tests import naive_scorer as scorer
 from tests import naive_sedenion as sedenion
 from tests import naive_smf as smf
+from tests import naive_tick as tick
 
-__all__ = ["credit", "holographic", "prsc", "scorer", "sedenion", "smf"]
+__all__ = ["credit", "holographic", "prsc", "scorer", "sedenion", "smf", "tick"]

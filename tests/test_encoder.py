@@ -500,3 +500,37 @@ def test_fingerprint_tracks_everything_that_changes_codes():
     }
     assert base not in others
     assert len(others) == 4
+
+
+# --- keywords_many: the batched keyword kernel equals the Python reference ---
+
+
+@settings(deadline=None, max_examples=150)
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from([*"abc ABC 123 ß İ ü é ² ٣ -.\n", "the", " and ", "x1"]),
+            max_size=60,
+        ).map("".join),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_keywords_many_matches_python_keywords(texts):
+    from sentient_core.ingest.keywords import keywords
+
+    enc = get_encoder("token")
+    assert enc.keywords_many(texts, 5) == [keywords(t, 5) for t in texts]
+
+
+def test_keywords_many_on_real_documentation():
+    from pydoc_data.topics import topics
+
+    from sentient_core.ingest.keywords import keywords
+
+    texts = [topics[name][:2000] for name in sorted(topics)[:60]]
+    enc = get_encoder("token")
+    assert enc.keywords_many(texts) == [keywords(t) for t in texts]
+    assert enc.keywords_many([]) == []
+    with pytest.raises(TypeError):
+        enc.keywords_many([b"bytes"])

@@ -6,6 +6,7 @@ both must stay stable: changing them changes every stored prime encoding.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import Counter
 from operator import itemgetter
@@ -74,14 +75,16 @@ def keywords(text: str, k: int = 8) -> list[str]:
     counts = Counter(tokenize(text))
     for word in STOP_WORDS.intersection(counts):
         del counts[word]
-    top: list[str] = []
-    # Counter keeps first-insertion order and sorting is stable (reverse=True
-    # included), so equal counts stay in order of first occurrence.
-    for token, _ in sorted(counts.items(), key=itemgetter(1), reverse=True):
-        if len(top) == k:
-            break
-        if not token.isdigit():
-            top.append(token)
+    # Counter keeps first-insertion order and heapq.nlargest is documented to
+    # equal sorted(..., reverse=True)[:n] (stable), so equal counts stay in
+    # order of first occurrence. Asking for a few extra leaves room for the
+    # pure numbers we drop; only if that is not enough do we sort everything.
+    n = min(len(counts), 2 * k + 8)
+    ranked = heapq.nlargest(n, counts.items(), key=itemgetter(1))
+    top = [token for token, _ in ranked if not token.isdigit()][:k]
+    if len(top) < k and n < len(counts):
+        ranked = sorted(counts.items(), key=itemgetter(1), reverse=True)
+        top = [token for token, _ in ranked if not token.isdigit()][:k]
     return top
 
 

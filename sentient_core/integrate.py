@@ -1,0 +1,416 @@
+"""Memory integration: files → text → chunks → codes → observer → LMDB, stage by stage.
+
+This is the pipeline behind ``cli.py ingest`` and ``cli.py profile``. Each stage
+is timed separately so that a profile shows where the time goes:
+
+read      raw bytes from disk (the file is read once, into the page cache)
+extract   bytes → text (txt/md/json/html, pdf via pypdf)
+chunk     text → 2000-char chunks with 200 overlap (sentence breaks)
+encode    chunk → tokens → prime excitations + hashed code (one fused kernel)
+keywords  chunk → topic and keywords
+observe   excite the oscillators with each chunk and tick once (PRSC + SMF)
+code      assemble trace records: code, SMF orientation, primes, metadata
+commit    one LMDB write transaction per batch of chunks (durable)
+
+Failure policy: a file that cannot be read or extracted is reported by name
+with the reason and skipped before anything of it is stored. Chunks are
+committed in batches that may span files; only plain-text files larger than
+``stream_threshold`` are streamed (never held whole), and if such a file fails
+part-way (it changed on disk, an I/O error) the traces already committed from
+it are retired in one compensating transaction, so nothing of a bad file stays
+recallable. Peak memory is bounded by one batch plus one text block.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+
+import msgspec
+
+from sentient_core.ingest import (
+    IngestError,
+    UnreadableFile,
+    chunk_text,
+    extract_text,
+    iter_chunks,
+    iter_files,
+    iter_text,
+    kind_of,
+    topic_and_keywords,
+)
+from sentient_core.ingest.keywords import heading
+from sentient_core.memory import HolographicMemory, NewTrace
+from sentient_core.observer import Observer
+
+__all__ = [
+    "STAGES",
+    "IngestSummary",
+    "Integrator",
+    "Progress",
+    "SkippedFile",
+    "StageTimes",
+]
+
+STAGES = ("read", "extract", "chunk", "encode", "keywords", "observe", "code", "commit")
+
+#: Plain-text files above this size are streamed instead of read whole.
+STREAM_THRESHOLD = 16 << 20
+DEFAULT_BATCH = 512
+
+
+class SkippedFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A file that was not ingested, and why."""
+
+    path: str
+    reason: str
+
+
+class StageTimes(msgspec.Struct, forbid_unknown_fields=True):
+    """Seconds spent per stage (see the module docstring)."""
+
+    read: float = 0.0
+    extract: float = 0.0
+    chunk: float = 0.0
+    encode: float = 0.0
+    keywords: float = 0.0
+    observe: float = 0.0
+    code: float = 0.0
+    commit: float = 0.0
+
+    def total(self) -> float:
+        return sum(getattr(self, s) for s in STAGES)
+
+
+class IngestSummary(msgspec.Struct, forbid_unknown_fields=True):
+    """What one ingest run did."""
+
+    files: int = 0
+    chunks: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    commits: int = 0
+    skipped: list[SkippedFile] = msgspec.field(default_factory=list)
+    stages: StageTimes = msgspec.field(default_factory=StageTimes)
+
+    @property
+    def chunks_per_s(self) -> float:
+        return self.chunks / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.bytes / 1e6 / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict:
+        d = msgspec.to_builtins(self)
+        d["chunks_per_s"] = self.chunks_per_s
+        d["mb_per_s"] = self.mb_per_s
+        return d
+
+
+class Progress(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A progress update passed to the ``progress`` callback."""
+
+    files_done: int
+    files_total: int
+    bytes_done: int
+    bytes_total: int
+    chunks: int
+    elapsed: float
+    current: str
+
+
+class _Pending:
+    """Chunks waiting for the next commit, with the file each came from."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.sources: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def add(self, text: str, source: str) -> None:
+        self.texts.append(text)
+        self.sources.append(source)
+
+    def clear(self) -> None:
+        self.texts.clear()
+        self.sources.clear()
+
+
+class Integrator:
+    """Ingest files into a :class:`HolographicMemory` through an :class:`Observer`.
+
+    Parameters
+    ----------
+    memory : HolographicMemory
+        Where traces go (its store receives one write transaction per batch).
+    observer : Observer
+        Excited by every chunk and ticked once per chunk; the SMF orientation
+        after that tick is stored with the trace.
+    kind : str
+        Trace kind recorded for ingested chunks.
+    importance : float
+        Importance recorded for ingested chunks.
+    batch : int
+        Chunks per commit.
+    """
+
+    def __init__(
+        self,
+        memory: HolographicMemory,
+        observer: Observer,
+        *,
+        kind: str = "observed",
+        importance: float = 0.5,
+        tags: tuple[str, ...] = (),
+        batch: int = DEFAULT_BATCH,
+        chunk_size: int = 2000,
+        chunk_overlap: int = 200,
+        stream_threshold: int = STREAM_THRESHOLD,
+    ) -> None:
+        if batch < 1:
+            raise ValueError(f"batch must be >= 1, got {batch}")
+        self.memory = memory
+        self.observer = observer
+        self.kind = kind
+        self.importance = importance
+        self.tags = tuple(tags)
+        self.batch = batch
+        self.chunk_size = chunk_size
+        self.chunk_overlap = chunk_overlap
+        self.stream_threshold = stream_threshold
+
+    # -- public -------------------------------------------------------------
+
+    def ingest(
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        *,
+        progress: Callable[[Progress], None] | None = None,
+    ) -> IngestSummary:
+        """Ingest files and folders (recursively); return what was done.
+
+        Bad files are listed in ``summary.skipped`` with the reason; they never
+        stop the run.
+        """
+        summary = IngestSummary()
+        entries = list(iter_files(paths))
+        files = []
+        for e in entries:
+            if e.skipped:
+                summary.skipped.append(SkippedFile(e.path, e.skip_reason or "skipped"))
+            else:
+                files.append(e.path)
+        sizes = [_size(p) for p in files]
+        bytes_total = sum(sizes)
+        t_start = time.perf_counter()
+        pending = _Pending()
+        bytes_done = 0
+        for i, (path, size) in enumerate(zip(files, sizes, strict=True)):
+            ok = self._ingest_file(path, size, pending, summary)
+            if ok:
+                summary.files += 1
+                summary.bytes += size
+            bytes_done += size
+            if progress is not None:
+                progress(
+                    Progress(
+                        files_done=i + 1,
+                        files_total=len(files),
+                        bytes_done=bytes_done,
+                        bytes_total=bytes_total,
+                        chunks=summary.chunks + len(pending),
+                        elapsed=time.perf_counter() - t_start,
+                        current=path,
+                    )
+                )
+        self._flush(pending, summary)
+        summary.seconds = time.perf_counter() - t_start
+        return summary
+
+    def ingest_texts(self, texts: Sequence[str], *, source: str = "") -> IngestSummary:
+        """Chunk and integrate in-memory texts (no file stages)."""
+        summary = IngestSummary()
+        t0 = time.perf_counter()
+        pending = _Pending()
+        for text in texts:
+            t = time.perf_counter()
+            chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
+            summary.stages.chunk += time.perf_counter() - t
+            for c in chunks:
+                pending.add(c.text, source)
+                if len(pending) >= self.batch:
+                    self._flush(pending, summary)
+            summary.bytes += len(text.encode())
+        self._flush(pending, summary)
+        summary.seconds = time.perf_counter() - t0
+        return summary
+
+    # -- stages -------------------------------------------------------------
+
+    def _ingest_file(self, path: str, size: int, pending: _Pending, summary: IngestSummary) -> bool:
+        st = summary.stages
+        source = str(Path(path).resolve())
+        streamed = size > self.stream_threshold and kind_of(path) in ("txt", "md")
+        try:
+            t = time.perf_counter()
+            if not streamed:
+                _read_bytes(path)  # the read stage: raw I/O, separate from parsing
+            st.read += time.perf_counter() - t
+            t = time.perf_counter()
+            if streamed:
+                pieces: Iterable[str] = iter_text(path)
+            else:
+                pieces = (extract_text(path).text,)
+            st.extract += time.perf_counter() - t
+        except IngestError as err:
+            summary.skipped.append(SkippedFile(path, err.reason))
+            return False
+        if not streamed:
+            # Whole file in hand: chunk it all before anything is queued, so a
+            # failure leaves nothing of this file behind.
+            t = time.perf_counter()
+            (text,) = pieces
+            chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
+            st.chunk += time.perf_counter() - t
+            if not chunks:
+                summary.skipped.append(SkippedFile(path, "no text to ingest"))
+                return False
+            for c in chunks:
+                pending.add(c.text, source)
+                if len(pending) >= self.batch:
+                    self._flush(pending, summary)
+            return True
+        return self._ingest_streamed(path, source, pieces, pending, summary)
+
+    def _ingest_streamed(
+        self,
+        path: str,
+        source: str,
+        pieces: Iterable[str],
+        pending: _Pending,
+        summary: IngestSummary,
+    ) -> bool:
+        st = summary.stages
+        committed_ids: list[int] = []
+        n = 0
+        try:
+            it: Iterator = iter_chunks(pieces, self.chunk_size, self.chunk_overlap)
+            while True:
+                t = time.perf_counter()
+                c = next(it, None)
+                st.chunk += time.perf_counter() - t
+                if c is None:
+                    break
+                n += 1
+                pending.add(c.text, source)
+                if len(pending) >= self.batch:
+                    committed_ids.extend(self._flush(pending, summary, only_source=source))
+        except (IngestError, OSError, UnicodeError) as err:
+            reason = err.reason if isinstance(err, IngestError) else f"{type(err).__name__}: {err}"
+            self._drop_source(pending, source)
+            if committed_ids:
+                self.memory.retire(committed_ids)
+                summary.chunks -= len(committed_ids)
+            summary.skipped.append(SkippedFile(path, f"failed part-way: {reason}"))
+            return False
+        if n == 0:
+            summary.skipped.append(SkippedFile(path, "no text to ingest"))
+            return False
+        return True
+
+    @staticmethod
+    def _drop_source(pending: _Pending, source: str) -> None:
+        keep = [(t, s) for t, s in zip(pending.texts, pending.sources, strict=True) if s != source]
+        pending.clear()
+        for t, s in keep:
+            pending.add(t, s)
+
+    def _topics(self, texts: list[str], k: int = 8) -> list[tuple[str, list[str]]]:
+        """(topic, keywords) per text, as :func:`~sentient_core.ingest.topic_and_keywords`."""
+        fast = getattr(self.observer.encoder, "keywords_many", None)
+        if fast is None:
+            return [topic_and_keywords(x, k) for x in texts]
+        tops = fast(texts, max(k, 3))
+        return [
+            (heading(x) or " ".join(top[:3]), top[:k]) for x, top in zip(texts, tops, strict=True)
+        ]
+
+    def _flush(
+        self, pending: _Pending, summary: IngestSummary, only_source: str | None = None
+    ) -> list[int]:
+        """Encode, observe, assemble and commit the pending chunks; return ids of ``only_source``."""
+        if not pending:
+            return []
+        st = summary.stages
+        texts = pending.texts
+        t = time.perf_counter()
+        batch = self.observer.encoder.encode_many(texts)
+        encoded = [batch.item(i) for i in range(len(texts))]
+        st.encode += time.perf_counter() - t
+
+        t = time.perf_counter()
+        topics = self._topics(texts)
+        st.keywords += time.perf_counter() - t
+
+        t = time.perf_counter()
+        obs = self.observer
+        orientations = []
+        for enc in encoded:
+            obs.process_encoded(enc)
+            obs.tick(1)
+            orientations.append(tuple(obs.smf.tolist()))
+        st.observe += time.perf_counter() - t
+
+        t = time.perf_counter()
+        items = []
+        for i, text in enumerate(texts):
+            topic, words = topics[i]
+            items.append(
+                NewTrace(
+                    text=text,
+                    code=encoded[i].code,
+                    smf=orientations[i],
+                    primes=encoded[i].dominant_primes,
+                    kind=self.kind,
+                    source=pending.sources[i],
+                    importance=self.importance,
+                    tags=self.tags,
+                    topic=topic,
+                    keywords=tuple(words),
+                )
+            )
+        st.code += time.perf_counter() - t
+
+        t = time.perf_counter()
+        stored = self.memory.store_batch(items)
+        st.commit += time.perf_counter() - t
+
+        summary.chunks += len(stored)
+        summary.commits += 1
+        ids = [r.id for r in stored if only_source is not None and r.source == only_source]
+        pending.clear()
+        return ids
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _read_bytes(path: str) -> int:
+    """Read a file's bytes and drop them (brings it into the page cache)."""
+    n = 0
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 22):
+                n += len(chunk)
+    except OSError as err:
+        raise UnreadableFile(path, f"cannot read: {err.strerror or err}") from None
+    return n
