@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/python cli.py bench
+	$(BIN)/python cli.py learn --iterations 5 --interval 1
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -26,6 +26,7 @@ MODULES = (
     "bench.cases_observer",
     "bench.cases_memory",
     "bench.cases_integration",
+    "bench.cases_learner",
 )
 
 

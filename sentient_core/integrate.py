@@ -128,17 +128,20 @@ class _Pending:
     def __init__(self) -> None:
         self.texts: list[str] = []
         self.sources: list[str] = []
+        self.tags: list[tuple[str, ...] | None] = []
 
     def __len__(self) -> int:
         return len(self.texts)
 
-    def add(self, text: str, source: str) -> None:
+    def add(self, text: str, source: str, tags: tuple[str, ...] | None = None) -> None:
         self.texts.append(text)
         self.sources.append(source)
+        self.tags.append(tags)
 
     def clear(self) -> None:
         self.texts.clear()
         self.sources.clear()
+        self.tags.clear()
 
 
 class Integrator:
@@ -232,8 +235,10 @@ class Integrator:
         summary.seconds = time.perf_counter() - t_start
         return summary
 
-    def ingest_texts(self, texts: Sequence[str], *, source: str = "") -> IngestSummary:
-        """Chunk and integrate in-memory texts (no file stages)."""
+    def ingest_texts(
+        self, texts: Sequence[str], *, source: str = "", tags: tuple[str, ...] | None = None
+    ) -> IngestSummary:
+        """Chunk and integrate in-memory texts (no file stages); ``tags`` replace the default."""
         summary = IngestSummary()
         t0 = time.perf_counter()
         pending = _Pending()
@@ -242,7 +247,7 @@ class Integrator:
             chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
             summary.stages.chunk += time.perf_counter() - t
             for c in chunks:
-                pending.add(c.text, source)
+                pending.add(c.text, source, tags)
                 if len(pending) >= self.batch:
                     self._flush(pending, summary)
             summary.bytes += len(text.encode())
@@ -325,10 +330,14 @@ class Integrator:
 
     @staticmethod
     def _drop_source(pending: _Pending, source: str) -> None:
-        keep = [(t, s) for t, s in zip(pending.texts, pending.sources, strict=True) if s != source]
+        keep = [
+            (t, s, g)
+            for t, s, g in zip(pending.texts, pending.sources, pending.tags, strict=True)
+            if s != source
+        ]
         pending.clear()
-        for t, s in keep:
-            pending.add(t, s)
+        for t, s, g in keep:
+            pending.add(t, s, g)
 
     def _topics(self, texts: list[str], k: int = 8) -> list[tuple[str, list[str]]]:
         """(topic, keywords) per text, as :func:`~sentient_core.ingest.topic_and_keywords`."""
@@ -379,7 +388,7 @@ class Integrator:
                     kind=self.kind,
                     source=pending.sources[i],
                     importance=self.importance,
-                    tags=self.tags,
+                    tags=self.tags if pending.tags[i] is None else pending.tags[i],
                     topic=topic,
                     keywords=tuple(words),
                 )

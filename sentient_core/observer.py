@@ -346,6 +346,19 @@ class Observer:
         order = np.lexsort((primes, -amp))[:k]
         return tuple(int(p) for p in primes[order])
 
+    def nudge_axis(self, axis: int | str, amount: float) -> np.ndarray:
+        """Add ``amount`` to one SMF axis and renormalise (reflection's wisdom nudge).
+
+        Returns the new field (a copy).
+        """
+        k = smf.AXES.index(axis) if isinstance(axis, str) else check_int("axis", axis, lo=0, hi=15)
+        amount = check_scalar("amount", amount, lo=-1.0, hi=1.0)
+        with self._lock:
+            self._smf[k] += amount
+            smf._normalize(self._smf, self._smf, smf.EPS)
+            self._entropy = float(smf._entropy(self._smf, smf.EPS))
+            return self._smf.copy()
+
     def orientation(self) -> dict[str, float]:
         """The SMF as ``{axis name: value}`` in :data:`kernels.smf.AXES` order."""
         with self._lock:

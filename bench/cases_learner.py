@@ -1,0 +1,116 @@
+"""Benchmark case: the learning loop's own overhead per iteration (issue 4 item 10).
+
+``learner.step`` runs one full iteration — budget checks, observer ticks,
+curiosity (with a batched memory probe), drive, query formulation, ingest and
+integrate of a ~2000-char answer, judge, budget commit, learn, events flush to
+the audit log — over a memory holding 100k traces (at scale 1), with a
+chaperone that answers instantly with a canned grounded passage. Two rows: a
+typical iteration (gaps from the SMF and coherence: no memory probe) and one
+with a queued user question, which curiosity first probes against the whole
+memory (one exact top-1 scan of 100k × 256 float32 = 102 MB). So the time
+measured is everything except waiting on the network or the LLM. Every commit
+is durable (fsync). Target: < 5 ms median. The peer row is one
+``memory.recall`` over the same 100k traces, for scale.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+
+from bench.cases import Case
+from bench.cases_memory import build_store
+from sentient_core.autonomy.budget import BudgetCaps
+from sentient_core.learning.learner import LearnerConfig
+from sentient_core.learning.session import build_learner
+from sentient_core.learning.types import ChaperoneResponse, Source
+from sentient_core.memory import HolographicMemory
+from sentient_core.observer import Observer
+
+TARGET_S = 0.005
+ANSWER = (
+    "Ocean tides are caused by the gravitational pull of the moon and the sun on the oceans. "
+    "Spring tides happen when the sun and moon align; neap tides at quarter moons. "
+) * 12
+
+
+class InstantChaperone:
+    """Answers every request at once with a grounded passage (no network, no LLM)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def handle(self, request) -> ChaperoneResponse:
+        self.n += 1
+        return ChaperoneResponse(
+            request_id=request.id,
+            type=request.type,
+            ok=True,
+            grounded=True,
+            content=f"[{self.n}] {ANSWER}"[:2000],
+            sources=(Source("local", f"/incoming/note{self.n}.md"),),
+        )
+
+
+def cases(scale: float) -> list[Case]:
+    rows = max(int(100_000 * scale), 1_000)
+    built = build_store(rows)
+    store = built["store"]
+    tmp = Path(tempfile.mkdtemp(prefix="sentient-bench-learner-"))
+    observer = Observer()
+    memory = HolographicMemory(store, encoder=observer.encoder)
+    core = SimpleNamespace(data_dir=tmp, store=store, memory=memory, observer=observer)
+    learner = build_learner(
+        core,
+        include_python_docs=False,
+        config=LearnerConfig(interval_s=0, session="bench", reflect_every=0),
+        caps=BudgetCaps(
+            daily_tokens=0,
+            daily_tool_calls=0,
+            per_tick_tokens=0,
+            per_tick_initiatives=0,
+            per_initiative_tokens=0,
+        ),
+        env={},
+    )
+    learner.chaperone = InstantChaperone()
+    query = "Why do ocean tides follow the moon?"
+
+    def typical() -> None:
+        report = learner.step()
+        if report.initiatives == 0:
+            raise AssertionError("the iteration did no work")
+
+    def with_question() -> None:
+        learner.ask(query)
+        report = learner.step()
+        if report.initiatives == 0:
+            raise AssertionError("the iteration did no work")
+
+    def peer() -> None:
+        memory.recall(query, 10, touch=False)
+
+    common = {
+        "peer": peer,
+        "peer_name": f"one memory.recall over {rows:,} traces",
+        "items": 1,
+        "item_unit": "iterations",
+        "target": "< 5 ms median per iteration (excl. network/LLM)",
+        "target_met": lambda o, _p: o < TARGET_S,
+        "repeat": 15,
+    }
+    return [
+        Case(
+            kernel="learner.step",
+            size=f"1 iteration (gaps from the SMF), {rows:,} traces",
+            ours=typical,
+            **common,
+        ),
+        Case(
+            kernel="learner.step[user question]",
+            size=f"1 iteration + memory probe, {rows:,} traces",
+            ours=with_question,
+            **common,
+        ),
+    ]

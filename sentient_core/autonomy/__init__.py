@@ -1,0 +1,1 @@
+"""Bounded autonomy: budget caps, drives (curiosity, pursuit) and the judge."""

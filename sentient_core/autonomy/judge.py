@@ -1,0 +1,292 @@
+"""The judge: did an iteration really learn something? (SPEC §4)
+
+Each iteration's outcome becomes a :class:`Verdict` — ``success``,
+``failure``, ``could_not_verify`` or ``not_applicable`` — with its basis
+(``deterministic``, ``llm`` or ``fail_safe``). The judge fails toward
+silence: a missed learning opportunity is cheap, a fabricated success
+poisons memory. Deterministic rails decide first, in this order:
+
+1. refused (safety filter or budget) → ``not_applicable``: the loop did not try;
+2. not ok (a failed fetch/read, an error) → ``failure``;
+3. ok but also reporting an error → ``could_not_verify`` (inconsistent);
+4. grounded, with a web/local/corpus source, content, and at least one chunk
+   integrated → ``success`` — the only way to success;
+5. grounded but nothing integrated (or no grounding source named, or no
+   content) → ``could_not_verify``;
+6. ungrounded (e.g. an LLM-only answer) without a judge model, or without
+   an answer to judge → ``could_not_verify`` (``fail_safe``).
+
+Only the ungrounded middle goes to the optional judge model, which may turn
+it into ``failure`` (the answer is contradicted, basis ``llm``) or leave it
+at ``could_not_verify`` — never ``success``, whatever it says. A model that
+raises (unreachable, timeout, HTTP error) or replies with anything but the
+strict JSON object ``{"verdict": "contradicted"|"unsupported"|"supported"}``
+gives ``could_not_verify`` (``fail_safe``).
+
+The model is duck-typed: any object with ``chat(messages, max_tokens=...,
+temperature=...)`` returning something with a ``text`` attribute (such as
+:class:`sentient_core.learning.llm.LLMClient`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Protocol
+
+import msgspec
+
+from sentient_core.learning.types import ChaperoneResponse, QueryType, SourceKind
+
+__all__ = [
+    "BASES",
+    "GROUNDING_KINDS",
+    "OUTCOMES",
+    "ChatModel",
+    "IterationOutcome",
+    "Judge",
+    "Verdict",
+]
+
+Outcome = Literal["success", "failure", "could_not_verify", "not_applicable"]
+OUTCOMES: tuple[str, ...] = ("success", "failure", "could_not_verify", "not_applicable")
+Basis = Literal["deterministic", "llm", "fail_safe"]
+BASES: tuple[str, ...] = ("deterministic", "llm", "fail_safe")
+
+GROUNDING_KINDS = frozenset({"web", "local", "corpus"})
+"""Source kinds that come from a grounding action (fetched, read, or read from
+the local corpus). ``llm``, ``summary`` and ``memory`` are not grounding."""
+
+NonNeg = Annotated[int, msgspec.Meta(ge=0)]
+
+MAX_JUDGED_CHARS = 4000
+"""Question and answer are cut to this many characters for the judge model."""
+
+
+class ChatReply(Protocol):
+    text: str
+
+
+class ChatModel(Protocol):
+    """What the judge needs from a model (duck-typed)."""
+
+    def chat(
+        self, messages: list[dict[str, str]], *, max_tokens: int, temperature: float
+    ) -> ChatReply: ...
+
+
+class Verdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The judge's ruling on one iteration.
+
+    Attributes
+    ----------
+    outcome : {"success", "failure", "could_not_verify", "not_applicable"}
+    basis : {"deterministic", "llm", "fail_safe"}
+    reason : str
+        Which rail decided, in words.
+    """
+
+    outcome: Outcome
+    basis: Basis
+    reason: str
+
+
+class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """What happened in one iteration, as far as the judge needs to know.
+
+    Attributes
+    ----------
+    request_type : {"question", "fetch_content", "read_local", "summarize"}
+    ok, refused, grounded : bool
+        As in :class:`~sentient_core.learning.types.ChaperoneResponse`.
+    error : str
+        The response's error message ("" if none).
+    source_kinds : tuple of str
+        Kinds of the response's sources.
+    integrated_chunks : int
+        Chunks of this response stored as traces.
+    content_chars : int
+        Length of the response's content.
+    answer, question : str
+        The answer text and the question asked (for the judge model).
+    """
+
+    request_type: QueryType
+    ok: bool
+    refused: bool = False
+    grounded: bool = False
+    error: str = ""
+    source_kinds: tuple[SourceKind, ...] = ()
+    integrated_chunks: NonNeg = 0
+    content_chars: NonNeg = 0
+    answer: str = ""
+    question: str = ""
+
+    @classmethod
+    def from_response(
+        cls, response: ChaperoneResponse, *, integrated_chunks: int, question: str = ""
+    ) -> IterationOutcome:
+        """The outcome of ``response`` after ``integrated_chunks`` chunks of it were stored."""
+        return cls(
+            request_type=response.type,
+            ok=response.ok,
+            refused=response.refused,
+            grounded=response.grounded,
+            error=response.error,
+            source_kinds=tuple(s.kind for s in response.sources),
+            integrated_chunks=integrated_chunks,
+            content_chars=len(response.content),
+            answer=response.content,
+            question=question,
+        )
+
+
+class _ModelReply(msgspec.Struct, frozen=True):
+    # Extra keys (a "reason", say) are ignored; the verdict must be exact.
+    verdict: Literal["contradicted", "unsupported", "supported"]
+
+
+_REPLY = msgspec.json.Decoder(_ModelReply)
+
+_SYSTEM = (
+    "You check an answer for factual support. You have no tools and no sources."
+    " Reply with exactly one JSON object and nothing else:"
+    ' {"verdict": "contradicted"} if the answer is wrong,'
+    ' {"verdict": "supported"} if it is well established,'
+    ' {"verdict": "unsupported"} if you cannot tell.'
+)
+
+
+def _v(outcome: Outcome, basis: Basis, reason: str) -> Verdict:
+    return Verdict(outcome=outcome, basis=basis, reason=reason)
+
+
+class Judge:
+    """Judge iteration outcomes; deterministic rails first, an optional model for the middle.
+
+    Parameters
+    ----------
+    llm : ChatModel, optional
+        Judge model for ungrounded answers (can only ever say failure or
+        could_not_verify). None: ungrounded answers are could_not_verify.
+    max_tokens : int
+        Reply budget for the judge model.
+
+    Attributes
+    ----------
+    outcomes, bases : dict[str, int]
+        Verdicts given, by outcome and by basis.
+    model_calls, model_errors, model_garbage : int
+        Judge-model calls, calls that raised, replies that did not parse.
+    """
+
+    def __init__(self, llm: ChatModel | None = None, *, max_tokens: int = 32) -> None:
+        self.llm = llm
+        self.max_tokens = max_tokens
+        self.outcomes: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
+        self.bases: dict[str, int] = dict.fromkeys(BASES, 0)
+        self.model_calls = 0
+        self.model_errors = 0
+        self.model_garbage = 0
+
+    def judge(self, outcome: IterationOutcome) -> Verdict:
+        """The verdict on one iteration (see the module docstring for the rails)."""
+        verdict = self._judge(outcome)
+        self.outcomes[verdict.outcome] += 1
+        self.bases[verdict.basis] += 1
+        return verdict
+
+    def counters(self) -> dict[str, Any]:
+        """All counters, JSON-ready."""
+        return {
+            "outcomes": dict(self.outcomes),
+            "bases": dict(self.bases),
+            "model_calls": self.model_calls,
+            "model_errors": self.model_errors,
+            "model_garbage": self.model_garbage,
+        }
+
+    def _judge(self, o: IterationOutcome) -> Verdict:
+        if o.refused:
+            return _v(
+                "not_applicable", "deterministic", "the request was refused; nothing was tried"
+            )
+        if not o.ok:
+            what = {"fetch_content": "fetch", "read_local": "read"}.get(o.request_type, "request")
+            detail = f": {o.error}" if o.error else ""
+            return _v("failure", "deterministic", f"the {what} failed{detail}")
+        if o.error:
+            return _v(
+                "could_not_verify",
+                "deterministic",
+                f"the response is ok but reports an error ({o.error}); not counted as success",
+            )
+        if o.grounded:
+            return self._grounded(o)
+        return self._ungrounded(o)
+
+    @staticmethod
+    def _grounded(o: IterationOutcome) -> Verdict:
+        if not GROUNDING_KINDS.intersection(o.source_kinds):
+            return _v(
+                "could_not_verify",
+                "deterministic",
+                "marked grounded but names no web, local or corpus source",
+            )
+        if o.content_chars == 0:
+            return _v("could_not_verify", "deterministic", "grounded but the content was empty")
+        if o.integrated_chunks == 0:
+            return _v(
+                "could_not_verify", "deterministic", "grounded content, but nothing was integrated"
+            )
+        return _v(
+            "success",
+            "deterministic",
+            f"grounded content integrated as {o.integrated_chunks} chunk(s)",
+        )
+
+    def _ungrounded(self, o: IterationOutcome) -> Verdict:
+        if self.llm is None:
+            return _v(
+                "could_not_verify", "fail_safe", "ungrounded answer and no judge model to check it"
+            )
+        if not o.answer.strip():
+            return _v("could_not_verify", "fail_safe", "ungrounded and there is no answer to check")
+        messages = [
+            {"role": "system", "content": _SYSTEM},
+            {
+                "role": "user",
+                "content": f"Question: {o.question[:MAX_JUDGED_CHARS]}\n\n"
+                f"Answer: {o.answer[:MAX_JUDGED_CHARS]}",
+            },
+        ]
+        self.model_calls += 1
+        try:
+            reply = self.llm.chat(messages, max_tokens=self.max_tokens, temperature=0.0)
+            text = reply.text
+        except Exception as exc:  # unreachable, timeout, HTTP error, bad client: all fail safe
+            self.model_errors += 1
+            return _v(
+                "could_not_verify",
+                "fail_safe",
+                f"judge model unavailable ({type(exc).__name__}: {exc})"[:300],
+            )
+        try:
+            if not isinstance(text, str):
+                raise TypeError(f"reply text is {type(text).__name__}, not str")
+            verdict = _REPLY.decode(text.strip()).verdict
+        except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
+            self.model_garbage += 1
+            return _v(
+                "could_not_verify",
+                "fail_safe",
+                f"judge model reply is not the expected JSON: {str(text)[:80]!r}",
+            )
+        if verdict == "contradicted":
+            return _v(
+                "failure", "llm", "the judge model says the ungrounded answer is contradicted"
+            )
+        # "supported" by a model is still not grounding: never success.
+        return _v(
+            "could_not_verify",
+            "llm",
+            f"the judge model says {verdict}; an ungrounded answer is never counted as success",
+        )

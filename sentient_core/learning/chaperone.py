@@ -1,0 +1,510 @@
+"""The chaperone: the only component that touches the network or files for the learner.
+
+The learner hands over :class:`~sentient_core.learning.types.ChaperoneRequest`
+objects (data, never callables) and gets a
+:class:`~sentient_core.learning.types.ChaperoneResponse` back for each; nothing
+raises out of :meth:`Chaperone.handle`.
+
+Request types
+-------------
+``question``
+    The LLM's ``ask`` when an LLM is configured (``Source("llm", model)``,
+    ``grounded=False``: a model's word is never a grounding action). Without an
+    LLM, or when the LLM fails (:class:`~sentient_core.learning.llm.LLMError`),
+    the offline :class:`~sentient_core.learning.offline.CorpusAnswerer` answers
+    with verbatim passages; those are ``grounded=True`` because they are text
+    the chaperone really read from files it is allowed to read (the incoming
+    dir, ``Source("local", path)``) or from the documentation that ships with
+    Python (``Source("corpus", "pydoc:…")``). An LLM failure that was covered by
+    the offline answer is *not* put in ``response.error`` (the judge reads an
+    ok response with an error as inconsistent); it is recorded as an ``error``
+    event, in the interaction log, in :attr:`Chaperone.counters` and as
+    ``fallback`` in the ``chaperone.response`` event.
+``fetch_content``
+    ``fetcher.fetch(url)`` (which runs the safety checks and saves into the
+    incoming dir), then the text of the content (from the very bytes the
+    fetcher checked): ``grounded=True``, ``Source("web", final_url)``.
+``read_local``
+    ``fetcher.read_local(path)`` (the safety filter resolves and checks the
+    path and reads it), then the text of those bytes: ``grounded=True``,
+    ``Source("local", resolved path)``.
+``summarize``
+    Of ``text``, or of the content at ``path``/``url`` read/fetched first. The
+    LLM's ``summarize`` (``Source("summary", model)``, not grounded) or, with no
+    LLM or when it fails, an extractive summary (``Source("summary",
+    "offline-extractive")``) which is grounded exactly when its input came from
+    a grounded read (its sentences are verbatim). The origin's source follows
+    the summary's in ``sources``.
+
+A safety refusal comes back as ``refused=True`` with the check's name and the
+reason; a fetch/read failure as ``ok=False`` with ``error``.
+
+Logging: every request, response, refusal and error goes to an interaction log
+(the last ``log_size`` entries, :meth:`Chaperone.interactions`) and, when an
+:class:`~sentient_core.learning.events.EventBus` is given, to events
+``chaperone.request``, ``chaperone.response``, ``refusal`` and ``error`` (the
+bus persists them to the audit log on its next flush).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Literal
+
+import msgspec
+
+from sentient_core.ingest import EmptyFile, IngestError, kind_of
+from sentient_core.ingest.extract import (
+    STREAMED_KINDS,
+    _decode_text,
+    _html_charset,
+    _html_text,
+    _json_text,
+    _no_text_reason,
+    _pdf_text,
+)
+from sentient_core.learning.events import EventBus
+from sentient_core.learning.fetch import Fetcher, FetchError
+from sentient_core.learning.llm import LLMClient, LLMError
+from sentient_core.learning.offline import CorpusAnswerer, summarize_extractive
+from sentient_core.learning.safety import Refusal, SafetyFilter
+from sentient_core.learning.types import ChaperoneRequest, ChaperoneResponse, Source
+
+__all__ = ["OFFLINE_SUMMARY_REF", "Chaperone", "Interaction", "extract_data"]
+
+OFFLINE_SUMMARY_REF = "offline-extractive"
+PREVIEW_CHARS = 200
+
+InteractionKind = Literal["request", "response", "refusal", "error"]
+
+
+class Interaction(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One entry of the chaperone's interaction log.
+
+    Attributes
+    ----------
+    seq : int
+        Position in the chaperone's lifetime (keeps counting when old entries drop).
+    t : float
+        Unix time from the chaperone's clock.
+    kind : str
+        ``request``, ``response``, ``refusal`` or ``error``.
+    request_id, type : str
+        The request it belongs to.
+    data : dict
+        Details (JSON-compatible; content only as a short preview).
+    """
+
+    seq: int
+    t: float
+    kind: InteractionKind
+    request_id: str
+    type: str
+    data: dict[str, Any]
+
+
+class _Failed(Exception):
+    """A handler's clean failure: becomes ``ok=False`` with these fields."""
+
+    def __init__(self, error: str, **fields: Any):
+        super().__init__(error)
+        self.error = error
+        self.fields = fields
+
+
+class _Content(msgspec.Struct, frozen=True):
+    """Text obtained by a grounding read, with its provenance."""
+
+    text: str
+    source: Source
+    saved_path: str = ""
+    mime: str = ""
+    bytes: int = 0
+
+
+def extract_data(path: str, data: bytes) -> str:
+    """Text of content already read, by the rules of :func:`sentient_core.ingest.extract_text`.
+
+    The fetcher has read (and size-checked) exactly these bytes, opening a local
+    file with ``O_NOFOLLOW`` and checking its identity; extracting from them,
+    rather than opening the path again, keeps the text the text that was checked
+    and avoids a second read. The format comes from ``path``'s extension.
+
+    Raises
+    ------
+    IngestError
+        A subclass naming the file and the reason.
+    """
+    # ingest has no public bytes entry point yet; these helpers are the ones
+    # extract_text itself uses, so the rules cannot drift apart.
+    kind = kind_of(path)
+    if not data:
+        raise EmptyFile(path, "empty file (0 bytes)")
+    pages = 1
+    if kind in STREAMED_KINDS:
+        text = _decode_text(path, data)
+    elif kind == "json":
+        text = _json_text(path, _decode_text(path, data))
+    elif kind == "html":
+        text = _html_text(_decode_text(path, data, fallback=_html_charset(data)))
+    else:
+        text, pages = _pdf_text(path, data)
+    if not text.strip():
+        raise EmptyFile(path, _no_text_reason(kind, pages))
+    return text
+
+
+def _sources(items: tuple[Source, ...] | list[Source]) -> tuple[Source, ...]:
+    """Unique sources in first-seen order."""
+    return tuple(dict.fromkeys(items))
+
+
+class Chaperone:
+    """Serve the learner's requests through the safety filter, the fetcher and an answerer.
+
+    Parameters
+    ----------
+    safety : SafetyFilter
+        The filter the fetcher enforces (kept for its counters: :attr:`safety`).
+    fetcher : Fetcher
+        Does every network fetch and local read (``fetch(url)``, ``read_local(path)``).
+    llm : LLMClient, optional
+        An OpenAI-compatible model; ``None`` runs fully offline.
+    answerer : CorpusAnswerer, optional
+        The offline answerer (the embedded default, and the LLM's fallback).
+    events : EventBus, optional
+        Where events are published.
+    log_size : int
+        Entries kept in the interaction log (oldest dropped first).
+    clock : callable
+        Unix time for log entries.
+    timer : callable
+        Monotonic clock for ``elapsed_s``.
+    answer_k, min_score : int, float
+        Passages per offline answer and their score threshold.
+    summary_sentences : int
+        Sentences in an offline summary.
+    """
+
+    def __init__(
+        self,
+        safety: SafetyFilter,
+        fetcher: Fetcher,
+        *,
+        llm: LLMClient | None = None,
+        answerer: CorpusAnswerer | None = None,
+        events: EventBus | None = None,
+        log_size: int = 1000,
+        clock: Callable[[], float] = time.time,
+        timer: Callable[[], float] = time.perf_counter,
+        answer_k: int = 3,
+        min_score: float = 0.12,
+        summary_sentences: int = 3,
+    ):
+        if log_size < 1:
+            raise ValueError(f"log_size must be >= 1, got {log_size}")
+        self.safety = safety
+        self.fetcher = fetcher
+        self.llm = llm
+        self.answerer = answerer
+        self.events = events
+        self.answer_k = answer_k
+        self.min_score = min_score
+        self.summary_sentences = summary_sentences
+        self._clock = clock
+        self._timer = timer
+        self._log: deque[Interaction] = deque(maxlen=log_size)
+        self._seq = itertools.count()
+        self._lock = threading.Lock()
+        # A fetch saves a new file into the incoming dir: re-scan before the next offline answer.
+        self._stale_corpus = False
+        self._counters: dict[str, int] = dict.fromkeys(
+            (
+                "requests",
+                "ok",
+                "refused",
+                "failed",
+                "internal_errors",
+                "llm_calls",
+                "llm_errors",
+                "offline_answers",
+                "fallbacks",
+            ),
+            0,
+        )
+        self._by_type: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ introspection
+
+    def interactions(self, last: int | None = None) -> list[Interaction]:
+        """The logged interactions, oldest first (only the ``last`` ones if given)."""
+        with self._lock:
+            entries = list(self._log)
+        return entries if last is None else entries[-last:] if last > 0 else []
+
+    @property
+    def counters(self) -> dict[str, Any]:
+        """Requests, outcomes, LLM calls/errors, fallbacks, and requests by type."""
+        with self._lock:
+            return {**self._counters, "by_type": dict(self._by_type)}
+
+    def _count(self, key: str, n: int = 1) -> None:
+        with self._lock:
+            self._counters[key] += n
+
+    def _log_entry(self, kind: InteractionKind, req: ChaperoneRequest, data: dict) -> None:
+        entry = Interaction(
+            seq=next(self._seq),
+            t=self._clock(),
+            kind=kind,
+            request_id=req.id,
+            type=req.type,
+            data=data,
+        )
+        with self._lock:
+            self._log.append(entry)
+
+    def _publish(self, kind: str, **data: Any) -> None:
+        if self.events is not None:
+            self.events.publish(kind, **data)
+
+    def _error(self, req: ChaperoneRequest, stage: str, message: str) -> None:
+        data = {"stage": stage, "error": message}
+        self._log_entry("error", req, data)
+        self._publish("error", id=req.id, type=req.type, **data)
+
+    # ------------------------------------------------------------------ entry point
+
+    def handle(self, request: ChaperoneRequest) -> ChaperoneResponse:
+        """Serve one request; never raises (failures come back as responses)."""
+        start = self._timer()
+        with self._lock:
+            self._counters["requests"] += 1
+            self._by_type[request.type] = self._by_type.get(request.type, 0) + 1
+        req_data = {
+            "topic": request.topic,
+            "question": request.question,
+            "url": request.url,
+            "path": request.path,
+            "text_chars": len(request.text),
+            "gap_type": request.gap_type,
+            "session": request.session,
+        }
+        self._log_entry("request", request, req_data)
+        self._publish("chaperone.request", id=request.id, type=request.type, **req_data)
+
+        fallback = ""
+        fields: dict[str, Any]
+        try:
+            fields, fallback = self._dispatch(request)
+            outcome = "ok" if fields.get("ok") else "failed"
+        except Refusal as refusal:
+            check, reason = str(refusal.check), str(refusal.reason)
+            fields = {"ok": False, "refused": True, "check": check, "reason": reason}
+            outcome = "refused"
+            data = {"check": check, "reason": reason, "url": request.url, "path": request.path}
+            self._log_entry("refusal", request, data)
+            self._publish("refusal", id=request.id, type=request.type, **data)
+        except FetchError as exc:
+            fields = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            outcome = "failed"
+        except _Failed as exc:
+            fields = {"ok": False, "error": exc.error, **exc.fields}
+            outcome = "failed"
+        except Exception as exc:  # a bug or an unexpected OS error must not stop the learner
+            message = f"internal error: {type(exc).__name__}: {exc}"
+            fields = {"ok": False, "error": message}
+            outcome = "failed"
+            self._count("internal_errors")
+            self._error(request, "chaperone", message)
+        self._count(outcome)
+
+        response = ChaperoneResponse(
+            request_id=request.id,
+            type=request.type,
+            elapsed_s=max(0.0, self._timer() - start),
+            **fields,
+        )
+        resp_data = {
+            "ok": response.ok,
+            "refused": response.refused,
+            "check": response.check,
+            "reason": response.reason,
+            "error": response.error,
+            "grounded": response.grounded,
+            "sources": [{"kind": s.kind, "ref": s.ref} for s in response.sources],
+            "saved_path": response.saved_path,
+            "mime": response.mime,
+            "bytes": response.bytes,
+            "tokens": response.tokens,
+            "elapsed_s": response.elapsed_s,
+            "content_chars": len(response.content),
+            "preview": response.content[:PREVIEW_CHARS],
+            "fallback": fallback,
+        }
+        self._log_entry("response", request, resp_data)
+        self._publish("chaperone.response", id=request.id, type=request.type, **resp_data)
+        return response
+
+    def _dispatch(self, req: ChaperoneRequest) -> tuple[dict[str, Any], str]:
+        if req.type == "question":
+            return self._question(req)
+        if req.type == "fetch_content":
+            return self._content_fields(self._fetch(req.url)), ""
+        if req.type == "read_local":
+            return self._content_fields(self._read(req.path)), ""
+        if req.type == "summarize":
+            return self._summarize(req)
+        raise _Failed(f"unknown request type {req.type!r}")
+
+    # ------------------------------------------------------------------ grounding reads
+
+    def _extract(self, path: str, data: bytes, **fields: Any) -> str:
+        try:
+            return extract_data(path, data)
+        except IngestError as err:
+            raise _Failed(f"{type(err).__name__}: {err.reason}", **fields) from None
+
+    def _fetch(self, url: str) -> _Content:
+        if not url:
+            raise _Failed("fetch_content needs a url")
+        result = self.fetcher.fetch(url)
+        self._stale_corpus = True
+        saved = str(result.saved_path or "")
+        kept = {"saved_path": saved, "mime": result.mime, "bytes": result.bytes}
+        if not saved:
+            raise _Failed("the fetcher saved no file to extract text from", **kept)
+        text = self._extract(saved, result.data, **kept)
+        return _Content(
+            text=text,
+            source=Source("web", str(result.final_url or result.url)),
+            saved_path=saved,
+            mime=result.mime,
+            bytes=result.bytes,
+        )
+
+    def _read(self, path: str) -> _Content:
+        if not path:
+            raise _Failed("read_local needs a path")
+        local = self.fetcher.read_local(path)
+        real = str(local.path)
+        text = self._extract(real, local.data, mime=local.mime, bytes=local.bytes)
+        return _Content(text=text, source=Source("local", real), mime=local.mime, bytes=local.bytes)
+
+    @staticmethod
+    def _content_fields(c: _Content) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "content": c.text,
+            "sources": (c.source,),
+            "grounded": True,
+            "saved_path": c.saved_path,
+            "mime": c.mime,
+            "bytes": c.bytes,
+        }
+
+    # ------------------------------------------------------------------ question
+
+    def _ask_llm(self, req: ChaperoneRequest, call: Callable[[], Any]) -> tuple[Any, str]:
+        """Run an LLM call; on LLMError record it and return (None, error)."""
+        self._count("llm_calls")
+        try:
+            return call(), ""
+        except LLMError as err:
+            message = f"{type(err).__name__}: {err}"
+            self._count("llm_errors")
+            self._error(req, "llm", message)
+            return None, message
+
+    def _question(self, req: ChaperoneRequest) -> tuple[dict[str, Any], str]:
+        question = (req.question or req.topic).strip()
+        if not question:
+            raise _Failed("question request without a question or topic")
+        llm_error = ""
+        if self.llm is not None:
+            llm = self.llm
+            reply, llm_error = self._ask_llm(req, lambda: llm.ask(question, context=req.text))
+            if reply is not None:
+                return {
+                    "ok": True,
+                    "content": reply.text,
+                    "sources": (Source("llm", reply.model),),
+                    "grounded": False,
+                    "tokens": reply.total_tokens,
+                }, ""
+        if self.answerer is None:
+            raise _Failed(
+                f"LLM failed and no offline answerer is configured ({llm_error})"
+                if llm_error
+                else "no LLM and no offline answerer configured"
+            )
+        if self._stale_corpus:
+            self._stale_corpus = False
+            self.answerer.refresh()
+        answer = self.answerer.answer(question, k=self.answer_k, min_score=self.min_score)
+        self._count("offline_answers")
+        fallback = "offline" if llm_error else ""
+        if fallback:
+            self._count("fallbacks")
+        if not answer.text:
+            note = f"; the LLM failed too ({llm_error})" if llm_error else ""
+            raise _Failed(f"no passage of the local corpus scored above {self.min_score:g}{note}")
+        return {
+            "ok": True,
+            "content": answer.text,
+            "sources": _sources(answer.sources),
+            "grounded": True,
+        }, fallback
+
+    # ------------------------------------------------------------------ summarize
+
+    def _summarize(self, req: ChaperoneRequest) -> tuple[dict[str, Any], str]:
+        origin: _Content | None = None
+        if req.text.strip():
+            text = req.text
+        elif req.path:
+            origin = self._read(req.path)
+            text = origin.text
+        elif req.url:
+            origin = self._fetch(req.url)
+            text = origin.text
+        else:
+            raise _Failed("summarize needs text, a path or a url")
+        extra: dict[str, Any] = {}
+        origin_sources: tuple[Source, ...] = ()
+        if origin is not None:
+            origin_sources = (origin.source,)
+            extra = {"saved_path": origin.saved_path, "mime": origin.mime, "bytes": origin.bytes}
+        llm_error = ""
+        if self.llm is not None:
+            llm = self.llm
+            reply, llm_error = self._ask_llm(req, lambda: llm.summarize(text))
+            if reply is not None:
+                return {
+                    "ok": True,
+                    "content": reply.text,
+                    "sources": (Source("summary", reply.model), *origin_sources),
+                    "grounded": False,
+                    "tokens": reply.total_tokens,
+                    **extra,
+                }, ""
+        if self.answerer is not None:
+            summary = self.answerer.summarize(text, self.summary_sentences)
+        else:
+            summary = summarize_extractive(text, self.summary_sentences)
+        fallback = "offline" if llm_error else ""
+        if fallback:
+            self._count("fallbacks")
+        if not summary:
+            raise _Failed("nothing to summarize (no sentences in the text)", **extra)
+        return {
+            "ok": True,
+            "content": summary,
+            "sources": (Source("summary", OFFLINE_SUMMARY_REF), *origin_sources),
+            "grounded": origin is not None,
+            **extra,
+        }, fallback

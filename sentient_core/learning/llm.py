@@ -1,0 +1,513 @@
+"""Client for any OpenAI-compatible ``/v1/chat/completions`` server.
+
+LM Studio (the default ``http://localhost:1234/v1``), llama.cpp's server,
+Ollama and vLLM all speak this schema. Only the chaperone uses this client.
+
+Retry policy
+------------
+A request is tried at most ``1 + max_retries`` times. Retried: connection
+errors, timeouts, HTTP 5xx and HTTP 429. The wait before retry ``n`` (1-based)
+is ``min(backoff_max_s, backoff_s · 2**(n-1))`` — no jitter, so runs are
+deterministic. A ``Retry-After`` (seconds) of at most ``retry_after_max_s`` is
+honoured instead; a longer one ends a 429 at once (waiting an hour inside a
+learning step helps nobody) and is ignored on a 5xx (plain backoff). Other 4xx and malformed bodies are
+not retried: asking again would get the same answer.
+
+Timeouts
+--------
+``timeout_s`` bounds connect, each read and each write (``httpx.Timeout``) and
+also the *whole* response: the body is streamed and a server that dribbles
+bytes slowly is cut off at the deadline. Bodies above ``max_response_bytes``
+are refused while streaming.
+
+Exceptions::
+
+    LLMError                 base
+    ├── LLMUnavailable       could not connect, or timed out, on every attempt
+    ├── LLMHTTPError         an HTTP error status (``status``, ``body`` excerpt)
+    └── LLMBadResponse       not JSON, no choices, empty content, oversize body
+
+The API key (optional) is read from the environment variable named by
+``api_key_env`` at each request and sent as ``Authorization: Bearer …``; it is
+never stored on the client, put in a message, or logged.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated
+
+import httpx
+import msgspec
+
+__all__ = [
+    "LLMBadResponse",
+    "LLMClient",
+    "LLMConfig",
+    "LLMError",
+    "LLMHTTPError",
+    "LLMReply",
+    "LLMUnavailable",
+    "LLMUsage",
+]
+
+PosFloat = Annotated[float, msgspec.Meta(gt=0.0)]
+NonNegFloat = Annotated[float, msgspec.Meta(ge=0.0)]
+NonNeg = Annotated[int, msgspec.Meta(ge=0)]
+
+BODY_EXCERPT_CHARS = 300
+
+SYSTEM_ANSWER = (
+    "You are the chaperone of an autonomous learner. Answer the question factually "
+    "and concisely. If you are not sure, say that you do not know."
+)
+SYSTEM_SUMMARY = (
+    "Summarize the following content in a few sentences. Keep only what the content "
+    "says; add nothing."
+)
+
+
+class LLMConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Where and how to reach the chat-completions server.
+
+    Attributes
+    ----------
+    base_url : str
+        Up to and including ``/v1``; ``/chat/completions`` is appended.
+    model : str
+        Model name sent in each request.
+    api_key_env : str
+        Environment variable holding the API key (unset or empty: no key sent).
+    timeout_s : float
+        Connect/read/write timeout and the deadline for a whole response.
+    max_retries : int
+        Retries after the first attempt (so at most ``1 + max_retries`` attempts).
+    backoff_s, backoff_max_s : float
+        First retry wait and its cap (doubling in between).
+    retry_after_max_s : float
+        Largest ``Retry-After`` honoured; a longer one ends the request.
+    answer_max_tokens, temperature : int, float
+        Limits for :meth:`LLMClient.ask`.
+    summary_max_tokens, summary_temperature, summary_input_chars
+        Limits for :meth:`LLMClient.summarize` (only the first
+        ``summary_input_chars`` characters are sent).
+    max_response_bytes : int
+        Larger response bodies are refused (a 500-token answer is a few KiB).
+    trust_env : bool
+        Use proxy settings from the environment (off: the default server is local).
+    """
+
+    base_url: str = "http://localhost:1234/v1"
+    model: str = "local-model"
+    api_key_env: str = "SENTIENT_LLM_API_KEY"
+    timeout_s: Annotated[float, msgspec.Meta(gt=0.0, le=3600.0)] = 30.0
+    max_retries: Annotated[int, msgspec.Meta(ge=0, le=20)] = 3
+    backoff_s: Annotated[float, msgspec.Meta(ge=0.0, le=60.0)] = 0.5
+    backoff_max_s: Annotated[float, msgspec.Meta(ge=0.0, le=600.0)] = 8.0
+    retry_after_max_s: Annotated[float, msgspec.Meta(ge=0.0, le=600.0)] = 10.0
+    answer_max_tokens: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 500
+    temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 0.7
+    summary_max_tokens: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 300
+    summary_temperature: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 0.5
+    summary_input_chars: Annotated[int, msgspec.Meta(ge=1)] = 4000
+    max_response_bytes: Annotated[int, msgspec.Meta(ge=1024)] = 1 << 20
+    trust_env: bool = False
+
+
+class LLMReply(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One completion.
+
+    ``estimated`` is true when the server sent no ``usage`` and the token
+    counts are ``ceil(chars / 4)`` estimates.
+    """
+
+    text: str
+    prompt_tokens: NonNeg
+    completion_tokens: NonNeg
+    total_tokens: NonNeg
+    model: str
+    attempts: Annotated[int, msgspec.Meta(ge=1)]
+    elapsed_s: NonNegFloat
+    estimated: bool = False
+    finish_reason: str = ""
+
+
+class LLMUsage(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Running totals of one client (a snapshot)."""
+
+    requests: NonNeg = 0
+    attempts: NonNeg = 0
+    replies: NonNeg = 0
+    failures: NonNeg = 0
+    retries: NonNeg = 0
+    prompt_tokens: NonNeg = 0
+    completion_tokens: NonNeg = 0
+    total_tokens: NonNeg = 0
+    estimated_replies: NonNeg = 0
+
+
+class LLMError(Exception):
+    """Base of the LLM client's errors."""
+
+
+class LLMUnavailable(LLMError):
+    """The server could not be reached or did not answer in time on any attempt."""
+
+
+class LLMHTTPError(LLMError):
+    """The server answered with an HTTP error status.
+
+    Attributes
+    ----------
+    status : int
+    body : str
+        The start of the response body (at most 300 characters).
+    retry_after : float or None
+        The server's ``Retry-After`` in seconds, if it sent one.
+    """
+
+    def __init__(self, status: int, body: str, retry_after: float | None = None, note: str = ""):
+        self.status = status
+        self.body = body
+        self.retry_after = retry_after
+        msg = f"HTTP {status}" + (f" ({note})" if note else "")
+        super().__init__(f"{msg}: {body}" if body else msg)
+
+    def __reduce__(self):
+        return (type(self), (self.status, self.body, self.retry_after))
+
+
+class LLMBadResponse(LLMError):
+    """The server answered 2xx but the body is not a usable completion."""
+
+
+# Server responses are parsed leniently (servers add their own fields), but
+# the parts we use must have the right types.
+class _Message(msgspec.Struct):
+    content: str | None = None
+
+
+class _Choice(msgspec.Struct):
+    message: _Message | None = None
+    text: str | None = None  # legacy completions-style servers
+    finish_reason: str | None = None
+
+
+class _Usage(msgspec.Struct):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+
+
+class _Completion(msgspec.Struct):
+    choices: list[_Choice] | None = None
+    usage: _Usage | None = None
+    model: str | None = None
+
+
+_DECODE_COMPLETION = msgspec.json.Decoder(_Completion)
+_ENCODE = msgspec.json.Encoder()
+
+
+class _Timeout(Exception):
+    """Whole-response deadline passed (internal; becomes a retried timeout)."""
+
+
+def _estimate_tokens(chars: int) -> int:
+    return math.ceil(chars / 4)
+
+
+def _excerpt(data: bytes) -> str:
+    text = data[: BODY_EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
+    text = " ".join(text.split())
+    return text[:BODY_EXCERPT_CHARS]
+
+
+def _retry_after(value: str | None) -> float | None:
+    # Only the delta-seconds form; an HTTP-date would need the server's clock.
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+class LLMClient:
+    """Chat completions with bounded retries, a deadline and usage accounting.
+
+    Parameters
+    ----------
+    config : LLMConfig, optional
+    transport : httpx.BaseTransport, optional
+        For unit tests (``httpx.MockTransport``); default: real network.
+    sleep : callable
+        Waits between retries (injectable so tests do not wait).
+    monotonic : callable
+        Clock for the response deadline and ``elapsed_s``.
+    environ : mapping, optional
+        Where the API key is looked up (default ``os.environ``).
+
+    Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        config: LLMConfig | None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+        environ: Mapping[str, str] | None = None,
+    ):
+        self.config = config or LLMConfig()
+        self._sleep = sleep
+        self._monotonic = monotonic
+        # None: read os.environ at each request (the key is never copied onto the client).
+        self._environ = environ
+        self._url = self.config.base_url.rstrip("/") + "/chat/completions"
+        t = self.config.timeout_s
+        self._http = httpx.Client(
+            transport=transport,
+            timeout=httpx.Timeout(t, connect=t, read=t, write=t, pool=t),
+            trust_env=self.config.trust_env,
+            follow_redirects=False,
+        )
+        self._lock = threading.Lock()
+        self._usage: dict[str, int] = dict.fromkeys(LLMUsage.__struct_fields__, 0)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"LLMClient(base_url={self.config.base_url!r}, model={self.config.model!r})"
+
+    @property
+    def model(self) -> str:
+        """The configured model name."""
+        return self.config.model
+
+    @property
+    def total_usage(self) -> LLMUsage:
+        """Totals since the client was made (requests, attempts, tokens, …)."""
+        with self._lock:
+            return LLMUsage(**self._usage)
+
+    def _count(self, **inc: int) -> None:
+        with self._lock:
+            for key, n in inc.items():
+                self._usage[key] += n
+
+    # ------------------------------------------------------------------ high level
+
+    def ask(self, question: str, context: str = "") -> LLMReply:
+        """Answer a question (≤ ``answer_max_tokens`` at ``temperature``)."""
+        user = f"Context:\n{context}\n\nQuestion: {question}" if context else question
+        return self.chat(
+            [{"role": "system", "content": SYSTEM_ANSWER}, {"role": "user", "content": user}],
+            max_tokens=self.config.answer_max_tokens,
+            temperature=self.config.temperature,
+        )
+
+    def summarize(self, text: str) -> LLMReply:
+        """Summarise the first ``summary_input_chars`` characters of ``text``."""
+        return self.chat(
+            [
+                {"role": "system", "content": SYSTEM_SUMMARY},
+                {"role": "user", "content": text[: self.config.summary_input_chars]},
+            ],
+            max_tokens=self.config.summary_max_tokens,
+            temperature=self.config.summary_temperature,
+        )
+
+    # ------------------------------------------------------------------ core
+
+    def chat(
+        self, messages: Sequence[Mapping[str, str]], *, max_tokens: int, temperature: float
+    ) -> LLMReply:
+        """POST one chat completion, retrying per the module's policy.
+
+        Parameters
+        ----------
+        messages : sequence of {"role": ..., "content": ...}
+        max_tokens : int
+        temperature : float
+
+        Raises
+        ------
+        LLMUnavailable, LLMHTTPError, LLMBadResponse
+        """
+        payload = _ENCODE.encode(
+            {
+                "model": self.config.model,
+                "messages": [dict(m) for m in messages],
+                "max_tokens": int(max_tokens),
+                "temperature": float(temperature),
+                "stream": False,
+            }
+        )
+        prompt_chars = sum(len(m.get("content", "")) for m in messages)
+        self._count(requests=1)
+        start = self._monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            self._count(attempts=1)
+            try:
+                result = self._attempt(payload, attempt)
+            except LLMError:
+                self._count(failures=1)
+                raise
+            if isinstance(result, LLMReply):
+                return self._finish(result, prompt_chars, attempt, start)
+            self._count(retries=1)
+            self._sleep(result)
+
+    def _finish(self, raw: LLMReply, prompt_chars: int, attempts: int, start: float) -> LLMReply:
+        reply = msgspec.structs.replace(
+            raw, attempts=attempts, elapsed_s=max(0.0, self._monotonic() - start)
+        )
+        if reply.estimated:
+            reply = msgspec.structs.replace(
+                reply,
+                prompt_tokens=_estimate_tokens(prompt_chars),
+                completion_tokens=_estimate_tokens(len(reply.text)),
+            )
+            reply = msgspec.structs.replace(
+                reply, total_tokens=reply.prompt_tokens + reply.completion_tokens
+            )
+        self._count(
+            replies=1,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            total_tokens=reply.total_tokens,
+            estimated_replies=int(reply.estimated),
+        )
+        return reply
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.config.backoff_max_s, self.config.backoff_s * 2.0 ** (attempt - 1))
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        env = os.environ if self._environ is None else self._environ
+        key = env.get(self.config.api_key_env, "")
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _attempt(self, payload: bytes, attempt: int) -> LLMReply | float:
+        """One HTTP exchange: a reply, or the seconds to wait before retrying."""
+        can_retry = attempt <= self.config.max_retries
+        deadline = self._monotonic() + self.config.timeout_s
+        try:
+            with self._http.stream(
+                "POST", self._url, content=payload, headers=self._headers()
+            ) as r:
+                status = r.status_code
+                retry_after = _retry_after(r.headers.get("retry-after"))
+                declared = r.headers.get("content-length")
+                if (
+                    declared is not None
+                    and declared.isdigit()
+                    and int(declared) > self.config.max_response_bytes
+                ):
+                    raise LLMBadResponse(
+                        f"response of {int(declared)} bytes exceeds the cap of "
+                        f"{self.config.max_response_bytes} bytes"
+                    )
+                body = self._read_body(r, deadline)
+        except (httpx.TimeoutException, _Timeout) as exc:
+            if can_retry:
+                return self._backoff(attempt)
+            what = "deadline" if isinstance(exc, _Timeout) else type(exc).__name__
+            raise LLMUnavailable(
+                f"{self._url}: no response within {self.config.timeout_s:g} s "
+                f"({what}) after {attempt} attempt(s)"
+            ) from None
+        except httpx.TransportError as exc:
+            # Connect refused, reset, DNS failure, protocol garbage at the HTTP level.
+            if can_retry:
+                return self._backoff(attempt)
+            raise LLMUnavailable(
+                f"{self._url}: {type(exc).__name__}: {exc} after {attempt} attempt(s)"
+            ) from None
+
+        if status == 429:
+            if retry_after is not None and retry_after > self.config.retry_after_max_s:
+                raise LLMHTTPError(
+                    status, _excerpt(body), retry_after, note=f"Retry-After {retry_after:g} s"
+                )
+            if can_retry:
+                return retry_after if retry_after is not None else self._backoff(attempt)
+            raise LLMHTTPError(status, _excerpt(body), retry_after, note=f"{attempt} attempt(s)")
+        if status >= 500:
+            if can_retry:
+                # A 503 may say when to come back; a long wait falls back to the backoff.
+                small = retry_after is not None and retry_after <= self.config.retry_after_max_s
+                return retry_after if small else self._backoff(attempt)
+            raise LLMHTTPError(status, _excerpt(body), retry_after, note=f"{attempt} attempt(s)")
+        if status >= 300:
+            raise LLMHTTPError(status, _excerpt(body), retry_after)
+        return self._parse(body)
+
+    def _read_body(self, response: httpx.Response, deadline: float) -> bytes:
+        cap = self.config.max_response_bytes
+        parts: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > cap:
+                raise LLMBadResponse(f"response body exceeds the cap of {cap} bytes")
+            parts.append(chunk)
+            if self._monotonic() > deadline:
+                raise _Timeout
+        return b"".join(parts)
+
+    def _parse(self, body: bytes) -> LLMReply:
+        try:
+            completion = _DECODE_COMPLETION.decode(body)
+        except msgspec.DecodeError as exc:
+            raise LLMBadResponse(f"not a chat completion ({exc}): {_excerpt(body)!r}") from None
+        if not completion.choices:
+            raise LLMBadResponse(f"no choices in the response: {_excerpt(body)!r}")
+        choice = completion.choices[0]
+        text = choice.message.content if choice.message is not None else None
+        if text is None:
+            text = choice.text
+        if text is None or not text.strip():
+            raise LLMBadResponse("empty completion content")
+        usage = completion.usage
+        counts = (
+            (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens)
+            if usage is not None
+            else (None, None, None)
+        )
+        estimated = counts[0] is None or counts[1] is None
+        prompt, comp = max(0, counts[0] or 0), max(0, counts[1] or 0)
+        total = counts[2] if counts[2] is not None and counts[2] >= 0 else prompt + comp
+        return LLMReply(
+            text=text.strip(),
+            prompt_tokens=prompt,
+            completion_tokens=comp,
+            total_tokens=total,
+            model=completion.model or self.config.model,
+            attempts=1,
+            elapsed_s=0.0,
+            estimated=estimated,
+            finish_reason=choice.finish_reason or "",
+        )

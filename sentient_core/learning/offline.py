@@ -1,0 +1,515 @@
+"""The embedded default chaperone: extractive answers from a local corpus, no LLM.
+
+Corpus
+    Text files (.txt, .md, .json, .html/.htm, .pdf, through
+    :func:`sentient_core.ingest.extract_text`) under the given folders — by
+    default the incoming dir — walked with :func:`sentient_core.ingest.iter_files`
+    (symlinks leaving a root are not followed, dot-files skipped); files that
+    cannot be extracted are skipped and listed in :attr:`CorpusAnswerer.skipped`.
+    Plus, unless disabled, the documentation that ships with Python: every
+    ``pydoc_data.topics`` topic (the language reference pages ``help()`` shows)
+    and the docstring (≥ 200 characters) of each public top-level stdlib module.
+    Module docstrings are read from the source files with :mod:`tokenize`, never
+    by importing the modules: no import side effects and ~100 MB less memory
+    than importing the whole stdlib.
+
+Passages
+    Paragraphs (blank-line separated) packed up to ``passage_chars`` (600)
+    characters; a longer paragraph is cut at sentence ends, a longer sentence at
+    a space. Each passage keeps its source: ``Source("corpus",
+    "pydoc:topic:<name>")`` / ``"pydoc:module:<name>"`` for the shipped docs,
+    ``Source("local", <path>)`` for a file.
+
+Ranking
+    Passage codes come from the token encoder (``code_dim`` 1024 by default:
+    with hashed features, more dimensions mean fewer chance collisions between
+    unrelated words, which matters for an absolute ``min_score``); a question is
+    ranked by exact cosine with :func:`kernels.holographic.topk_cosine`. A
+    candidate must also share at least one content word with the question, so
+    a score made only of hash collisions never counts as an answer.
+
+Everything is deterministic: files in walk order, stable tie-breaking (lower
+row first), no randomness.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import os
+import re
+import sys
+import sysconfig
+import threading
+import time
+import tokenize as _pytokenize
+from collections.abc import Sequence
+from typing import Annotated
+
+import msgspec
+import numpy as np
+
+from kernels.holographic import topk_cosine
+from sentient_core.encoder import TextEncoder, get_encoder
+from sentient_core.ingest import STOP_WORDS, IngestError, extract_text, iter_files, tokenize
+from sentient_core.learning.types import Source
+
+__all__ = [
+    "DEFAULT_CODE_DIM",
+    "PASSAGE_CHARS",
+    "CorpusAnswerer",
+    "CorpusStats",
+    "OfflineAnswer",
+    "python_doc_documents",
+    "split_passages",
+    "split_sentences",
+    "summarize_extractive",
+]
+
+PASSAGE_CHARS = 600
+DEFAULT_CODE_DIM = 1024
+MIN_DOCSTRING_CHARS = 200
+DEFAULT_MAX_FILE_BYTES = 16 << 20
+DEFAULT_MAX_PASSAGES = 200_000
+_CANDIDATE_FACTOR = 8  # candidates ranked per answer slot before the word-overlap check
+
+#: Never read for docstrings (no doc value, or an interpreter/IDE internal).
+_SKIPPED_MODULES = frozenset({"antigravity", "this", "idlelib", "turtledemo", "pydoc_data"})
+
+
+class OfflineAnswer(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """An extractive answer.
+
+    ``passages[i]`` came from ``sources[i]`` with cosine ``scores[i]``, best
+    first; ``text`` is the passages joined by blank lines. Empty when nothing
+    scored above the threshold.
+    """
+
+    text: str
+    sources: tuple[Source, ...] = ()
+    scores: tuple[float, ...] = ()
+    passages: tuple[str, ...] = ()
+
+
+class CorpusStats(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Size of the index and what building it cost."""
+
+    passages: Annotated[int, msgspec.Meta(ge=0)]
+    doc_passages: Annotated[int, msgspec.Meta(ge=0)]
+    files: Annotated[int, msgspec.Meta(ge=0)]
+    skipped: Annotated[int, msgspec.Meta(ge=0)]
+    code_dim: Annotated[int, msgspec.Meta(ge=1)]
+    docs_build_s: Annotated[float, msgspec.Meta(ge=0.0)]
+    refresh_s: Annotated[float, msgspec.Meta(ge=0.0)]
+
+
+# --------------------------------------------------------------------------- text splitting
+
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+# A sentence ends at . ! ? (optionally closed by a quote/bracket) before whitespace.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` (paragraph breaks also end a sentence), stripped, non-empty."""
+    out: list[str] = []
+    for para in _PARAGRAPH.split(text):
+        start = 0
+        for m in _SENTENCE_END.finditer(para):
+            piece = para[start : m.start() + len(m.group(0).rstrip())].strip()
+            if piece:
+                out.append(piece)
+            start = m.end()
+        tail = para[start:].strip()
+        if tail:
+            out.append(tail)
+    return out
+
+
+def _hard_split(text: str, max_chars: int) -> list[str]:
+    out: list[str] = []
+    while len(text) > max_chars:
+        cut = text.rfind(" ", 0, max_chars + 1)
+        if cut <= max_chars // 2:  # no usable space: cut mid-word rather than emit a sliver
+            cut = max_chars
+        out.append(text[:cut].rstrip())
+        text = text[cut:].lstrip()
+    if text:
+        out.append(text)
+    return out
+
+
+def split_passages(text: str, max_chars: int = PASSAGE_CHARS) -> list[str]:
+    """Cut ``text`` into passages of at most ``max_chars`` characters.
+
+    Paragraphs are kept whole when they fit and consecutive short ones are
+    packed together; a long paragraph is cut at sentence ends, a long sentence
+    at a space.
+    """
+    if max_chars < 20:
+        raise ValueError(f"max_chars must be >= 20, got {max_chars}")
+    pieces: list[str] = []
+    for para in _PARAGRAPH.split(text):
+        para = para.strip()
+        if not para:
+            continue
+        if len(para) <= max_chars:
+            pieces.append(para)
+            continue
+        sentences: list[str] = []
+        for s in split_sentences(para):
+            sentences.extend(_hard_split(s, max_chars))
+        buf = ""
+        for s in sentences:
+            if buf and len(buf) + 1 + len(s) <= max_chars:
+                buf += " " + s
+            else:
+                if buf:
+                    pieces.append(buf)
+                buf = s
+        if buf:
+            pieces.append(buf)
+    out: list[str] = []
+    buf = ""
+    for p in pieces:
+        if buf and len(buf) + 2 + len(p) <= max_chars:
+            buf += "\n\n" + p
+        else:
+            if buf:
+                out.append(buf)
+            buf = p
+    if buf:
+        out.append(buf)
+    return out
+
+
+def _content_words(text: str) -> set[str]:
+    return {t for t in tokenize(text) if t not in STOP_WORDS}
+
+
+# --------------------------------------------------------------------------- shipped docs
+
+
+def _source_docstring(path: str) -> str | None:
+    """The module docstring of a .py file, read with the tokenizer (no import)."""
+    try:
+        with open(path, "rb") as f:
+            for tok in _pytokenize.tokenize(f.readline):
+                if tok.type in (
+                    _pytokenize.ENCODING,
+                    _pytokenize.COMMENT,
+                    _pytokenize.NL,
+                    _pytokenize.NEWLINE,
+                ):
+                    continue
+                if tok.type != _pytokenize.STRING:
+                    return None
+                # literal_eval handles prefixes (r, u) and escapes; a b-string is not a docstring.
+                value = ast.literal_eval(tok.string)
+                return value if isinstance(value, str) else None
+    except (OSError, SyntaxError, ValueError, _pytokenize.TokenError):
+        return None
+    return None
+
+
+def python_doc_documents() -> list[tuple[str, str]]:
+    """The Python documentation shipped with the interpreter, as ``(ref, text)``.
+
+    ``ref`` is ``"pydoc:topic:<name>"`` for each ``pydoc_data.topics`` topic (by
+    name) and ``"pydoc:module:<name>"`` for each public stdlib module with a
+    docstring of at least 200 characters (by name); identical texts are kept once.
+    """
+    docs: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    try:
+        from pydoc_data.topics import topics
+    except ImportError:  # some distributions split pydoc_data out
+        topics = {}
+    for name in sorted(topics):
+        text = topics[name].strip()
+        if text and text not in seen:
+            seen.add(text)
+            docs.append((f"pydoc:topic:{name}", text))
+    stdlib = sysconfig.get_paths()["stdlib"]
+    for name in sorted(sys.stdlib_module_names):
+        if name.startswith("_") or name in _SKIPPED_MODULES:
+            continue
+        for path in (os.path.join(stdlib, name + ".py"), os.path.join(stdlib, name, "__init__.py")):
+            if os.path.isfile(path):
+                doc = _source_docstring(path)
+                if doc is not None:
+                    text = inspect.cleandoc(doc)
+                    if len(text) >= MIN_DOCSTRING_CHARS and text not in seen:
+                        seen.add(text)
+                        docs.append((f"pydoc:module:{name}", text))
+                break
+    return docs
+
+
+class _Block(msgspec.Struct, frozen=True):
+    """Passages of one document or file with their codes (rows unit-norm or zero)."""
+
+    source: Source
+    passages: tuple[str, ...]
+    codes: np.ndarray
+    stamp: tuple[int, int] = (0, 0)  # (mtime_ns, size) of a file, to skip unchanged ones
+
+
+def _encode_blocks(
+    encoder: TextEncoder, docs: Sequence[tuple[Source, str]], max_chars: int
+) -> list[_Block]:
+    texts: list[str] = []
+    spans: list[tuple[Source, int, int]] = []
+    for source, text in docs:
+        ps = split_passages(text, max_chars)
+        spans.append((source, len(texts), len(texts) + len(ps)))
+        texts.extend(ps)
+    codes = (
+        encoder.encode_batch(texts) if texts else np.zeros((0, encoder.code_dim), dtype=np.float32)  # type: ignore[attr-defined]
+    )
+    return [_Block(source=src, passages=tuple(texts[a:b]), codes=codes[a:b]) for src, a, b in spans]
+
+
+@functools.cache
+def _default_doc_blocks(code_dim: int, max_chars: int) -> tuple[tuple[_Block, ...], float]:
+    """Shipped-docs index for the default encoder, built once per process."""
+    return _build_doc_blocks(get_encoder("token", code_dim=code_dim), max_chars)
+
+
+def _build_doc_blocks(encoder: TextEncoder, max_chars: int) -> tuple[tuple[_Block, ...], float]:
+    t0 = time.perf_counter()
+    docs = [(Source("corpus", ref), text) for ref, text in python_doc_documents()]
+    blocks = tuple(_encode_blocks(encoder, docs, max_chars))
+    return blocks, time.perf_counter() - t0
+
+
+# --------------------------------------------------------------------------- answerer
+
+
+class _Index(msgspec.Struct, frozen=True):
+    """An immutable snapshot: swapped whole by refresh(), so answer() needs no lock."""
+
+    passages: tuple[str, ...]
+    sources: tuple[Source, ...]
+    codes: np.ndarray
+
+
+def summarize_extractive(
+    text: str, max_sentences: int = 3, *, encoder: TextEncoder | None = None
+) -> str:
+    """The ``max_sentences`` sentences most similar to the whole text, in original order.
+
+    Ties go to the earlier sentence. Returns ``""`` for text without sentences.
+    """
+    if max_sentences < 1:
+        raise ValueError(f"max_sentences must be >= 1, got {max_sentences}")
+    sentences = split_sentences(text)
+    if len(sentences) <= max_sentences:
+        return " ".join(sentences)
+    enc = encoder or _default_encoder(DEFAULT_CODE_DIM)
+    codes = enc.encode_batch([text, *sentences])
+    whole, rows = codes[0], np.ascontiguousarray(codes[1:])
+    if not whole.any():
+        chosen = list(range(max_sentences))  # no content words at all: the opening
+    else:
+        idx, _ = topk_cosine(rows, whole, max_sentences, normalized=True)
+        chosen = sorted(idx.tolist())
+    return " ".join(sentences[i] for i in chosen)
+
+
+@functools.cache
+def _default_encoder(code_dim: int) -> TextEncoder:
+    return get_encoder("token", code_dim=code_dim)
+
+
+class CorpusAnswerer:
+    """Answer questions with passages of a local corpus (extractive, with sources).
+
+    Parameters
+    ----------
+    dirs : sequence of path
+        Folders (or files) whose text files are indexed, e.g. the incoming dir.
+        Missing folders are fine (nothing indexed until they appear).
+    include_python_docs : bool
+        Also index the documentation that ships with Python.
+    encoder : TextEncoder, optional
+        Default: the token encoder with ``code_dim`` 1024 (the shipped-docs part
+        of its index is then built once per process and shared).
+    passage_chars : int
+        Largest passage.
+    max_file_bytes : int
+        Larger files are skipped.
+    max_passages : int
+        Cap on file passages (the index never grows without bound); files past
+        it are skipped with a reason.
+    """
+
+    def __init__(
+        self,
+        dirs: Sequence[str | os.PathLike[str]],
+        *,
+        include_python_docs: bool = True,
+        encoder: TextEncoder | None = None,
+        passage_chars: int = PASSAGE_CHARS,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        max_passages: int = DEFAULT_MAX_PASSAGES,
+    ):
+        if isinstance(dirs, (str, os.PathLike)):
+            dirs = [dirs]
+        self.dirs = tuple(os.fspath(d) for d in dirs)
+        self.passage_chars = passage_chars
+        self.max_file_bytes = max_file_bytes
+        self.max_passages = max_passages
+        self._encoder = encoder or _default_encoder(DEFAULT_CODE_DIM)
+        self._lock = threading.Lock()  # serialises refresh(); answer() reads a snapshot
+        self._doc_blocks: tuple[_Block, ...] = ()
+        docs_s = 0.0
+        if include_python_docs:
+            if encoder is None:
+                self._doc_blocks, docs_s = _default_doc_blocks(DEFAULT_CODE_DIM, passage_chars)
+            else:
+                self._doc_blocks, docs_s = _build_doc_blocks(encoder, passage_chars)
+        self._docs_build_s = docs_s
+        self._file_blocks: dict[str, _Block] = {}
+        self.skipped: list[tuple[str, str]] = []
+        self._refresh_s = 0.0
+        self._index = _Index(passages=(), sources=(), codes=np.zeros((0, 1), np.float32))
+        self.refresh()
+
+    @property
+    def code_dim(self) -> int:
+        return int(self._encoder.code_dim)  # type: ignore[attr-defined]
+
+    @property
+    def stats(self) -> CorpusStats:
+        """Index size and build times (docs: once per process for the default encoder)."""
+        index = self._index
+        n_doc = sum(len(b.passages) for b in self._doc_blocks)
+        return CorpusStats(
+            passages=len(index.passages),
+            doc_passages=n_doc,
+            files=len(self._file_blocks),
+            skipped=len(self.skipped),
+            code_dim=self.code_dim,
+            docs_build_s=self._docs_build_s,
+            refresh_s=self._refresh_s,
+        )
+
+    def __len__(self) -> int:
+        return len(self._index.passages)
+
+    def refresh(self) -> int:
+        """Re-scan the folders: index new or changed files, drop deleted ones.
+
+        Unchanged files (same mtime and size) are not read again.
+
+        Returns
+        -------
+        int
+            Number of files (re)read.
+        """
+        with self._lock:
+            t0 = time.perf_counter()
+            old = self._file_blocks
+            blocks: dict[str, _Block] = {}
+            skipped: list[tuple[str, str]] = []
+            todo: list[tuple[str, tuple[int, int]]] = []
+            order: list[str] = []
+            for entry in iter_files(self.dirs) if self.dirs else ():
+                path = entry.path
+                if entry.skip_reason is not None:
+                    if entry.skip_reason != "not found":
+                        skipped.append((path, entry.skip_reason))
+                    continue
+                try:
+                    st = os.stat(path)
+                except OSError as exc:
+                    skipped.append((path, f"cannot stat: {exc.strerror or exc}"))
+                    continue
+                stamp = (st.st_mtime_ns, st.st_size)
+                order.append(path)
+                prev = old.get(path)
+                if prev is not None and prev.stamp == stamp:
+                    blocks[path] = prev
+                else:
+                    todo.append((path, stamp))
+            n_passages = sum(len(b.passages) for b in blocks.values())
+            fresh: list[tuple[Source, str]] = []
+            stamps: list[tuple[int, int]] = []
+            for path, stamp in todo:
+                try:
+                    text = extract_text(path, max_bytes=self.max_file_bytes).text
+                except IngestError as err:
+                    skipped.append((path, err.reason))
+                    continue
+                n_new = len(text) // self.passage_chars + 1  # estimate, to enforce the cap early
+                if n_passages + n_new > self.max_passages:
+                    skipped.append((path, f"index full ({self.max_passages} passages)"))
+                    continue
+                n_passages += n_new
+                fresh.append((Source("local", path), text))
+                stamps.append(stamp)
+            for block, stamp in zip(
+                _encode_blocks(self._encoder, fresh, self.passage_chars), stamps, strict=True
+            ):
+                blocks[block.source.ref] = msgspec.structs.replace(block, stamp=stamp)
+            # Keep walk order for determinism regardless of which files were re-read.
+            ordered = [blocks[p] for p in order if p in blocks]
+            self._file_blocks = {b.source.ref: b for b in ordered}
+            self.skipped = skipped
+            self._index = self._assemble([*self._doc_blocks, *ordered])
+            self._refresh_s = time.perf_counter() - t0
+            return len(fresh)
+
+    def _assemble(self, blocks: Sequence[_Block]) -> _Index:
+        passages: list[str] = []
+        sources: list[Source] = []
+        for b in blocks:
+            passages.extend(b.passages)
+            sources.extend([b.source] * len(b.passages))
+        dim = self.code_dim
+        codes = (
+            np.ascontiguousarray(np.concatenate([b.codes for b in blocks]), dtype=np.float32)
+            if blocks
+            else np.zeros((0, dim), dtype=np.float32)
+        )
+        return _Index(passages=tuple(passages), sources=tuple(sources), codes=codes)
+
+    def answer(self, question: str, k: int = 3, min_score: float = 0.12) -> OfflineAnswer:
+        """Up to ``k`` passages most similar to ``question`` above ``min_score``.
+
+        Passages repeated verbatim (the same text in two places) are given once.
+        A passage sharing no content word with the question is never returned.
+        """
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        index = self._index
+        q = self._encoder.encode_batch([question])[0]
+        words = _content_words(question)
+        if not index.passages or not q.any() or not words:
+            return OfflineAnswer(text="")
+        n_cand = min(len(index.passages), k * _CANDIDATE_FACTOR)
+        idx, scores = topk_cosine(index.codes, q, n_cand, normalized=True)
+        picked: list[int] = []
+        picked_scores: list[float] = []
+        seen: set[str] = set()
+        for i, s in zip(idx.tolist(), scores.tolist(), strict=True):
+            if s < min_score or len(picked) == k:
+                break  # scores are sorted best first
+            text = index.passages[i]
+            if text in seen or not (words & _content_words(text)):
+                continue
+            seen.add(text)
+            picked.append(i)
+            picked_scores.append(float(s))
+        return OfflineAnswer(
+            text="\n\n".join(index.passages[i] for i in picked),
+            sources=tuple(index.sources[i] for i in picked),
+            scores=tuple(picked_scores),
+            passages=tuple(index.passages[i] for i in picked),
+        )
+
+    def summarize(self, text: str, max_sentences: int = 3) -> str:
+        """Extractive summary (see :func:`summarize_extractive`) with this encoder."""
+        return summarize_extractive(text, max_sentences, encoder=self._encoder)

@@ -1,0 +1,325 @@
+"""The learning loop through real parts: LMDB store, offline chaperone over real files, events."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sentient_core.autonomy.budget import BudgetCaps
+from sentient_core.core import Core
+from sentient_core.learning.curiosity import Curiosity
+from sentient_core.learning.events import read_events
+from sentient_core.learning.learner import LearnerConfig
+from sentient_core.learning.query import QueryFormulator
+from sentient_core.learning.reflect import reflect
+from sentient_core.learning.session import build_learner
+from sentient_core.learning.types import ChaperoneRequest, ChaperoneResponse, Gap, Source
+from sentient_core.memory import NewTrace
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CORPUS = {
+    "tides.md": "# Tides\n\nOcean tides are caused by the gravitational pull of the moon and the sun. "
+    "Spring tides happen when the sun and moon align. Neap tides happen at quarter moons.",
+    "bees.txt": "Honey bees communicate the direction of flowers with a waggle dance. "
+    "The angle of the dance encodes the direction relative to the sun.",
+    "volcano.txt": "Volcanoes erupt when magma rises through the crust. Basaltic magma is "
+    "runny, while rhyolitic magma is viscous and explosive.",
+}
+
+
+class FixedClock:
+    def __init__(self, t: float = 1_800_000_000.0, step: float = 1.0) -> None:
+        self.t, self.step = t, step
+
+    def __call__(self) -> float:
+        self.t += self.step
+        return self.t
+
+
+@pytest.fixture
+def corpus_dir(tmp_path):
+    d = tmp_path / "corpus"
+    d.mkdir()
+    for name, text in CORPUS.items():
+        (d / name).write_text(text)
+    return d
+
+
+_OPEN: list = []
+
+
+@pytest.fixture(autouse=True)
+def _close_learners():
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+def _learner(core, corpus_dir, **kw):
+    config = kw.pop("config", LearnerConfig(interval_s=0, session="t", reflect_every=2))
+    learner = build_learner(
+        core,
+        corpus_dirs=[corpus_dir],
+        include_python_docs=False,
+        config=config,
+        clock=kw.pop("clock", FixedClock()),
+        env=kw.pop("env", {}),
+        **kw,
+    )
+    _OPEN.append(learner)
+    return learner
+
+
+def test_offline_session_learns_grounded_content_and_logs_every_step(tmp_path, corpus_dir):
+    with Core(tmp_path / "data") as core:
+        learner = _learner(core, corpus_dir)
+        learner.ask("Why do ocean tides happen with the moon?")
+        stats = learner.run(4)
+        assert stats.iterations == 4 and stats.queries >= 4
+        assert stats.outcomes.get("success", 0) >= 1
+        assert stats.ingested == core.memory.count > 0
+        learned = core.memory.recent(100)
+        assert all(r.kind == "learned" and r.importance == pytest.approx(0.6) for r in learned)
+        assert any("tides" in r.source for r in learned)
+        kinds = {e.kind for _, e in read_events(core.store)}
+    for kind in (
+        "session",
+        "curiosity",
+        "query",
+        "chaperone.request",
+        "chaperone.response",
+        "integrate",
+        "judge",
+        "learn",
+        "iteration",
+        "reflect",
+    ):
+        assert kind in kinds, kind
+
+
+def test_sessions_are_deterministic_under_seed_and_clock(tmp_path, corpus_dir):
+    runs = []
+    for name in ("a", "b"):
+        with Core(tmp_path / name) as core:
+            learner = _learner(core, corpus_dir)
+            learner.ask("How do honey bees tell direction?")
+            learner.run(4)
+            runs.append(
+                [
+                    (
+                        e.t,
+                        e.kind,
+                        e.iteration,
+                        json.dumps(
+                            {k: v for k, v in e.data.items() if k not in ("elapsed_s", "stats")},
+                            sort_keys=True,
+                            default=str,
+                        ),
+                    )
+                    for _, e in read_events(core.store)
+                ]
+            )
+    assert runs[0] == runs[1]
+
+
+def test_every_gap_type_fires(tmp_path, corpus_dir):
+    with Core(tmp_path / "data") as core:
+        cur = Curiosity(core.observer, core.memory)
+        # smf_imbalance: a fresh field is e0, every other axis is below 0.15|s|
+        first = cur.detect()
+        assert "smf_imbalance" in {g.type for g in first.gaps}
+        # question: a user question memory cannot answer
+        cur.ask("How do volcanoes erupt?")
+        assert "question" in {g.type for g in cur.detect().gaps}
+        # memory_miss: a follow-up the core raised that memory cannot answer …
+        core.memory.store_batch([NewTrace(text=CORPUS["bees.txt"], kind="learned")])
+        cur.ask("What causes volcanic magma to explode?", origin="followup")
+        assert "memory_miss" in {g.type for g in cur.detect().gaps}
+        # … and one it can answer is not a gap at all
+        cur.ask("honey bees waggle dance direction flowers sun", origin="followup")
+        assert all(g.type != "memory_miss" for g in cur.detect().gaps)
+        # coherence_drop: excite the bank hard, then let coherence fall below its mean
+        core.observer.tick(300)
+        for _ in range(20):
+            core.observer.process_text("volcano magma tides bees dance moon sun crust")
+            core.observer.tick(1)
+        drops = 0
+        for _ in range(200):
+            core.observer.tick(5)
+            drops += any(g.type == "coherence_drop" for g in cur.detect().gaps)
+        assert drops > 0
+        assert all(
+            cur.fired[t] > 0 for t in ("smf_imbalance", "question", "memory_miss", "coherence_drop")
+        )
+
+
+def test_all_four_request_types_are_produced():
+    q = QueryFormulator(session="s")
+    assert (
+        q.from_gap(Gap(type="question", topic="t", question="What is a tide?")).type == "question"
+    )
+    assert (
+        q.from_gap(
+            Gap(type="focus", topic="t", question="q", url="https://docs.python.org/3/")
+        ).type
+        == "fetch_content"
+    )
+    assert (
+        q.from_gap(Gap(type="focus", topic="t", question="q", path="notes.md")).type == "read_local"
+    )
+    assert (
+        q.from_gap(Gap(type="question", topic="t", question="learn https://arxiv.org/abs/1")).type
+        == "fetch_content"
+    )
+    req = ChaperoneRequest(id="x", type="question", question="q")
+    answer = ChaperoneResponse(
+        request_id="x",
+        type="question",
+        ok=True,
+        grounded=True,
+        content="see https://en.wikipedia.org/wiki/Tide for more",
+        sources=(Source("local", "/data/incoming/tides.md"),),
+    )
+    q.observe(req, answer)
+    fetched = ChaperoneRequest(
+        id="y", type="fetch_content", url="https://en.wikipedia.org/wiki/Tide"
+    )
+    q.observe(
+        fetched,
+        ChaperoneResponse(
+            request_id="y", type="fetch_content", ok=True, grounded=True, content="x" * 5000
+        ),
+    )
+    followups = []
+    while q.pending:
+        followups.extend(q.followups())
+    assert [r.type for r in followups] == ["read_local", "fetch_content", "summarize"]
+    assert all(q.produced[t] > 0 for t in ("question", "fetch_content", "read_local", "summarize"))
+
+
+def test_reflection_links_connected_traces_and_feeds_followups(tmp_path):
+    with Core(tmp_path / "data") as core:
+        rng = np.random.default_rng(0)
+        base = rng.standard_normal(16)
+        items = []
+        for i, word in enumerate(("magma", "crust", "basalt", "eruption")):
+            v = base + 0.05 * rng.standard_normal(16)
+            v /= np.linalg.norm(v)
+            items.append(
+                NewTrace(text=f"{word} notes {i}", smf=tuple(v), kind="learned", keywords=(word,))
+            )
+        core.memory.store_batch(items)
+        wisdom_before = core.observer.smf[7]
+        asked: set[str] = set()
+        r = reflect(core.memory, core.observer, asked=asked)
+        assert r.links == 6 and r.traces == 4  # every pair of the 4 aligned traces
+        assert 1 <= len(r.followups) <= 3
+        assert core.observer.smf[7] > wisdom_before
+        assert np.linalg.norm(core.observer.smf) == pytest.approx(1.0)
+        cur = Curiosity(core.observer, core.memory)
+        for f in r.followups:
+            cur.ask(f, origin="followup")
+        assert set(cur.pending_questions) == set(r.followups)
+        # a second reflection does not link the same pairs again
+        assert reflect(core.memory, core.observer, asked=asked).links == 0
+
+
+def test_start_stop_pause_resume_never_runs_two_loops(tmp_path, corpus_dir):
+    with Core(tmp_path / "data") as core:
+        learner = _learner(
+            core,
+            corpus_dir,
+            config=LearnerConfig(interval_s=0.05, session="bg", max_iterations=100),
+        )
+        assert learner.start() is True
+        assert learner.start() is False
+        learner.pause()
+        learner.resume()
+        learner.resume()
+        threads = [t for t in threading.enumerate() if t.name == "sentient-learner"]
+        assert len(threads) == 1
+        learner.stop()
+        assert not learner.running
+        assert learner.stats.iterations >= 1
+
+
+def test_budget_caps_stop_work_exactly_and_kill_switch(tmp_path, corpus_dir):
+    with Core(tmp_path / "data") as core:
+        caps = BudgetCaps(daily_tool_calls=3)
+        learner = _learner(core, corpus_dir, caps=caps)
+        stats = learner.run(10)
+        assert stats.stopped_by == "budget:daily_tool_calls"
+        assert learner.budget.today().tool_calls == 3
+        assert stats.queries == 3
+    with Core(tmp_path / "killed") as core:
+        learner = _learner(core, corpus_dir, env={"SENTIENT_AUTONOMOUS": "0"})
+        stats = learner.run(5)
+        assert stats.stopped_by == "budget:kill_switch"
+        assert stats.queries == 0 and core.memory.count == 0
+
+
+def test_cli_learn_and_eavesdrop_from_another_process(tmp_path, corpus_dir):
+    data = tmp_path / "data"
+    Core(data).close()  # create the store so the eavesdropper can open it first
+    env_py = [sys.executable, "cli.py", "--data-dir", str(data)]
+    eaves = subprocess.Popen(
+        [*env_py, "eavesdrop", "--json", "--until-end", "--seconds", "120", "--poll", "0.05"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        learn = subprocess.run(
+            [
+                *env_py,
+                "learn",
+                "--iterations",
+                "3",
+                "--interval",
+                "0.2",
+                "--corpus",
+                str(corpus_dir),
+                "--ask",
+                "Why do tides happen?",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert learn.returncode == 0, learn.stderr
+        out, _err = eaves.communicate(timeout=120)
+    finally:
+        eaves.kill()
+    assert "summary: 3 iteration(s)" in learn.stdout
+    assert "[iter 1] curiosity" in learn.stdout and "judge:" in learn.stdout
+    events = [json.loads(line) for line in out.splitlines()]
+    kinds = [e["kind"] for e in events]
+    assert kinds.count("iteration") == 3
+    assert kinds[-1] == "session" and events[-1]["data"]["state"] == "ended"
+
+
+def test_cli_budget_and_focus(tmp_path, capsys):
+    from sentient_core.cli import main
+
+    data = str(tmp_path / "data")
+    Core(data).close()
+    assert main(["focus", "coupled oscillators", "--data-dir", data]) == 0
+    assert "focus goal g1: coupled oscillators" in capsys.readouterr().out
+    assert main(["focus", "--json", "--data-dir", data]) == 0
+    goals = json.loads(capsys.readouterr().out)
+    assert [g["topic"] for g in goals] == ["coupled oscillators"]
+    assert main(["budget", "--json", "--data-dir", data]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["caps"]["daily_tokens"] == 20000 and report["today"]["tokens"] == 0
+    assert main(["budget", "--data-dir", data]) == 0
+    out = capsys.readouterr().out
+    assert "daily_tokens" in out and "autonomy ON" in out

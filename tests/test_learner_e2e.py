@@ -1,0 +1,190 @@
+"""The learner end to end through real loopback servers.
+
+An OpenAI-compatible chat server (canned completions with usage counts) and an
+HTTPS content server with a throw-away CA, both on 127.0.0.1 and explicitly
+allowed by this test configuration. Fault modes: server down, timeout, 500,
+garbage JSON, slow drip, oversize — the learner records each failure and goes on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sentient_core.autonomy.budget import BudgetCaps
+from sentient_core.core import Core
+from sentient_core.learning.events import read_events
+from sentient_core.learning.learner import LearnerConfig
+from sentient_core.learning.safety import DEFAULT_ALLOWED_DOMAINS, SafetyPolicy
+from sentient_core.learning.session import build_learner, incoming_dir
+from tests.servers.content import ContentServer
+from tests.servers.openai import OpenAIServer, closed_port_url
+
+ANSWERS = {
+    "tides": "Tides are caused by the moon's gravity. I am certain this is correct.",
+    "oscillator": "Coupled oscillators synchronise above a critical coupling.",
+}
+
+
+@pytest.fixture(scope="module")
+def content():
+    with ContentServer(hang_s=2.0, drip_s=0.05, stream_limit_s=10.0) as srv:
+        yield srv
+
+
+_OPEN: list = []
+
+
+@pytest.fixture(autouse=True)
+def _close_learners():
+    """Close every learner's network clients (sockets) at the end of each test."""
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+def _learner(core, *, llm_url=None, content=None, caps=None, iterations=20, timeout_s=None):
+    policy = SafetyPolicy(
+        incoming_dir=str(incoming_dir(core.data_dir)),
+        allowed_domains=(*DEFAULT_ALLOWED_DOMAINS, "localhost"),
+        allow_private_addresses=True,  # test configuration only: loopback servers
+        rate_limit_requests=1000,
+    )
+    opts = {"verify": content.ca_path} if content is not None else {}
+    if timeout_s is not None:
+        import httpx
+
+        opts["timeout"] = httpx.Timeout(timeout_s)
+        opts["max_duration_s"] = 2.0
+    learner = build_learner(
+        core,
+        llm_url=llm_url,
+        include_python_docs=False,
+        policy=policy,
+        caps=caps or BudgetCaps(daily_tool_calls=0, daily_tokens=0),
+        config=LearnerConfig(
+            interval_s=0, session="e2e", max_iterations=iterations, reflect_every=0
+        ),
+        env={},
+        fetcher_options=opts,
+    )
+    if llm_url:
+        # Fast failures: one retry, short backoff and timeout.
+        learner.chaperone.llm.config = learner.chaperone.llm.config.__class__(
+            **{
+                **_cfg(learner.chaperone.llm.config),
+                "max_retries": 1,
+                "backoff_s": 0.01,
+                "timeout_s": 1.0,
+            }
+        )
+    _OPEN.append(learner)
+    return learner
+
+
+def _cfg(config):
+    import msgspec
+
+    return msgspec.structs.asdict(config)
+
+
+def _judged(core) -> list[tuple[str, str]]:
+    return [
+        (e.data["id"], e.data["outcome"]) for _, e in read_events(core.store) if e.kind == "judge"
+    ]
+
+
+def test_grounded_fetches_of_every_format_succeed_and_are_integrated(tmp_path, content):
+    with Core(tmp_path / "d") as core:
+        learner = _learner(core, content=content)
+        for path in ("/page.html", "/paper.pdf", "/data.json", "/notes.md"):
+            learner.ask(f"Please learn {content.url(path)}")
+        stats = learner.run(4)
+        assert stats.requests.get("fetch_content") == 4
+        assert stats.outcomes.get("success") == 4
+        sources = {r.source for r in core.memory.recent(100)}
+        assert {
+            content.url(p) for p in ("/page.html", "/paper.pdf", "/data.json", "/notes.md")
+        } <= sources
+        hits = core.memory.recall("kuramoto oscillators synchronise coupling", k=1, touch=False)
+        assert hits and hits[0].record.source == content.url("/page.html")
+        saved = list(incoming_dir(core.data_dir).iterdir())
+        assert len(saved) == 4
+
+
+def test_llm_only_answer_is_could_not_verify_and_records_usage(tmp_path):
+    with OpenAIServer(ANSWERS) as llm, Core(tmp_path / "d") as core:
+        learner = _learner(core, llm_url=llm.base_url)
+        learner.ask("What causes ocean tides?")
+        stats = learner.run(1)
+        judged = dict(_judged(core))
+        assert "could_not_verify" in judged.values()
+        assert "success" not in judged.values()
+        assert stats.tokens > 0
+        assert learner.budget.today().tokens == stats.tokens
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("/redirect/offlist", "refused"),
+        ("/octet", "refused"),
+        ("/oversize/declared", "refused"),
+        ("/oversize/stream", "refused"),
+        ("/status/500", "failed"),
+        ("/slow", "failed"),
+        ("/drip", "failed"),
+    ],
+)
+def test_content_faults_are_recorded_and_the_loop_goes_on(tmp_path, content, path, expected):
+    with Core(tmp_path / "d") as core:
+        learner = _learner(core, content=content, timeout_s=0.5)
+        learner.ask(f"Please learn {content.url(path)}")
+        learner.ask(f"Please learn {content.url('/notes.md')}")
+        stats = learner.run(2)
+        assert stats.iterations == 2
+        if expected == "refused":
+            assert stats.refused >= 1
+            assert any(e.kind == "refusal" for _, e in read_events(core.store))
+        else:
+            assert stats.failed >= 1
+            assert "failure" in stats.outcomes
+        # … and the next initiative still learned the good page
+        assert any(r.source == content.url("/notes.md") for r in core.memory.recent(50))
+        outside = [
+            p for p in Path(tmp_path).rglob("*") if p.is_file() and "incoming" not in p.parts
+        ]
+        assert all(p.name in ("data.mdb", "lock.mdb") for p in outside)
+
+
+@pytest.mark.parametrize("fault", ["down", "timeout", "500", "garbage", "drip", "oversize"])
+def test_llm_faults_fall_back_and_the_loop_goes_on(tmp_path, fault):
+    with OpenAIServer(ANSWERS) as llm, Core(tmp_path / "d") as core:
+        url = closed_port_url() if fault == "down" else llm.base_url
+        if fault != "down":
+            options = {
+                "timeout": {"hang_s": 3.0},
+                "drip": {"drip_s": 0.3},
+                "oversize": {"size": 5_000_000},
+            }
+            llm.fault(fault, times=10, **options.get(fault, {}))
+        learner = _learner(core, llm_url=url)
+        learner.ask("What causes ocean tides?")
+        learner.ask("How do coupled oscillators behave?")
+        stats = learner.run(2)
+        assert stats.iterations == 2 and stats.queries >= 2
+        assert "success" not in stats.outcomes  # nothing grounded happened
+        responses = [e.data for _, e in read_events(core.store) if e.kind == "chaperone.response"]
+        recorded = [d for d in responses if d.get("fallback") or "LLM failed" in d.get("error", "")]
+        assert len(recorded) == len(responses) >= 2, "every LLM failure must be recorded"
+
+
+def test_budget_stops_at_the_daily_token_cap_exactly(tmp_path):
+    with OpenAIServer(ANSWERS) as llm, Core(tmp_path / "d") as core:
+        learner = _learner(
+            core, llm_url=llm.base_url, caps=BudgetCaps(daily_tokens=1200, per_initiative_tokens=0)
+        )
+        stats = learner.run(20)
+        assert stats.stopped_by.startswith("budget:")
+        assert learner.budget.today().tokens <= 1200

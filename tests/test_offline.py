@@ -1,0 +1,241 @@
+"""Offline answerer: extractive answers with sources from the Python docs and the
+incoming dir, refresh, threshold, determinism, passages and extractive summaries."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sentient_core.encoder import get_encoder
+from sentient_core.learning.offline import (
+    PASSAGE_CHARS,
+    CorpusAnswerer,
+    python_doc_documents,
+    split_passages,
+    split_sentences,
+    summarize_extractive,
+)
+from sentient_core.learning.types import Source
+
+QUOKKA = (
+    "The quokkaflux resonator calibrates the brindlewave sensor array every morning.\n\n"
+    "Calibration of the quokkaflux resonator takes twelve minutes and needs a cold start."
+)
+QUOKKA_Q = "How is the quokkaflux resonator calibrated?"
+
+
+@pytest.fixture(scope="module")
+def docs_answerer():
+    return CorpusAnswerer([], include_python_docs=True)
+
+
+def test_answers_a_python_question_from_the_shipped_docs(docs_answerer):
+    ans = docs_answerer.answer("How does the with statement use a context manager?")
+    assert ans.text
+    assert len(ans.sources) == len(ans.scores) == len(ans.passages) <= 3
+    assert ans.text == "\n\n".join(ans.passages)
+    assert all(s.kind == "corpus" and s.ref.startswith("pydoc:") for s in ans.sources)
+    assert "context manager" in ans.passages[0]
+    assert "__enter__" in ans.text or "__exit__" in ans.text
+    assert list(ans.scores) == sorted(ans.scores, reverse=True)
+    assert min(ans.scores) >= 0.12
+    assert all(len(p) <= PASSAGE_CHARS for p in ans.passages)
+
+
+def test_module_docstrings_are_indexed_too(docs_answerer):
+    ans = docs_answerer.answer("How do I decode JSON text into Python objects?")
+    assert Source("corpus", "pydoc:module:json") in ans.sources
+
+
+def test_nothing_above_threshold_gives_an_empty_answer(docs_answerer):
+    for q in ("zxqvbl florbix quuxnarf", "", "the and of to", "!!!"):
+        ans = docs_answerer.answer(q)
+        assert ans.text == "" and ans.sources == () and ans.scores == ()
+    strict = docs_answerer.answer("How does the with statement work?", min_score=0.99)
+    assert strict.text == "" and strict.sources == ()
+
+
+def test_answers_are_deterministic_and_independent_of_the_docs_cache(docs_answerer):
+    # A custom encoder with the same settings builds its docs index from scratch.
+    fresh = CorpusAnswerer([], encoder=get_encoder("token", code_dim=1024))
+    for q in ("What does the global statement do?", "How are exceptions raised?"):
+        a, b, c = docs_answerer.answer(q), docs_answerer.answer(q), fresh.answer(q)
+        assert a == b == c
+        assert a.text
+
+
+def test_a_file_dropped_in_incoming_becomes_answerable_after_refresh(tmp_path):
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    ans = CorpusAnswerer([incoming], include_python_docs=False)
+    assert ans.answer(QUOKKA_Q).text == ""
+    path = incoming / "notes.md"
+    path.write_text(QUOKKA)
+    assert ans.answer(QUOKKA_Q).text == ""  # not before refresh
+    assert ans.refresh() == 1
+    got = ans.answer(QUOKKA_Q)
+    assert "quokkaflux resonator" in got.text
+    assert set(got.sources) == {Source("local", str(path))}
+    assert ans.stats.files == 1
+    assert ans.refresh() == 0  # unchanged files are not read again
+    # A change is picked up; a deletion removes the passages.
+    path.write_text(QUOKKA + "\n\nThe brindlewave sensor also hums at dusk, loudly.")
+    assert ans.refresh() == 1
+    assert "hums at dusk" in ans.answer("When does the brindlewave sensor hum?").text
+    path.unlink()
+    ans.refresh()
+    assert ans.answer(QUOKKA_Q).text == "" and len(ans) == 0
+
+
+def test_every_format_is_indexed_and_bad_files_are_skipped(tmp_path):
+    from tests.pdfgen import text_pdf
+
+    (tmp_path / "a.txt").write_text("Zorbulent gardens grow purple zorbulent moss in winter.")
+    (tmp_path / "b.json").write_text('{"note": "Velmoric engines burn velmoric salt slowly."}')
+    (tmp_path / "c.html").write_text("<html><body><p>Trastic owls nest in trastic caves.</p>")
+    (tmp_path / "d.pdf").write_bytes(text_pdf([["Glimmerant tides rise under glimmerant moons."]]))
+    (tmp_path / "bad.pdf").write_bytes(b"not a pdf at all")
+    (tmp_path / "bin.txt").write_bytes(b"\x00\x01\x02" * 100)
+    (tmp_path / "empty.md").write_bytes(b"")
+    (tmp_path / "skip.exe").write_bytes(b"MZ")
+    ans = CorpusAnswerer([tmp_path], include_python_docs=False)
+    for word, name in [
+        ("zorbulent moss", "a.txt"),
+        ("velmoric salt", "b.json"),
+        ("trastic owls", "c.html"),
+        ("glimmerant tides", "d.pdf"),
+    ]:
+        got = ans.answer(f"What about {word}?")
+        assert got.sources == (Source("local", str(tmp_path / name)),), word
+    skipped = dict(ans.skipped)
+    assert set(skipped) == {
+        str(tmp_path / n) for n in ("bad.pdf", "bin.txt", "empty.md", "skip.exe")
+    }
+    assert "PDF" in skipped[str(tmp_path / "bad.pdf")]
+    assert ans.stats.files == 4 and ans.stats.skipped == 4
+
+
+def test_symlinks_out_of_the_incoming_dir_are_not_read(tmp_path):
+    outside = tmp_path / "secret.txt"
+    outside.write_text("The vault password of the quokkaflux resonator is hunter2.")
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    os.symlink(outside, incoming / "link.txt")
+    ans = CorpusAnswerer([incoming], include_python_docs=False)
+    assert ans.answer("vault password quokkaflux resonator").text == ""
+    assert [p for p, _ in ans.skipped] == [str(incoming / "link.txt")]
+
+
+def test_missing_folder_is_empty_until_it_appears(tmp_path):
+    incoming = tmp_path / "later"
+    ans = CorpusAnswerer([incoming], include_python_docs=False)
+    assert len(ans) == 0 and ans.skipped == []
+    incoming.mkdir()
+    (incoming / "q.txt").write_text(QUOKKA)
+    ans.refresh()
+    assert ans.answer(QUOKKA_Q).text
+
+
+def test_passage_cap_bounds_the_index(tmp_path):
+    for i in range(5):
+        (tmp_path / f"f{i}.txt").write_text(f"Paragraph {i} about zephyrine kites.\n\n" * 3)
+    ans = CorpusAnswerer([tmp_path], include_python_docs=False, max_passages=2)
+    assert ans.stats.files == 2
+    assert len(ans) <= 2
+    assert sum("index full" in why for _, why in ans.skipped) == 3
+
+
+def test_python_docs_are_read_without_importing_modules():
+    code = (
+        "import json, sys\n"
+        "from sentient_core.learning.offline import python_doc_documents\n"
+        "before = set(sys.modules)\n"
+        "docs = python_doc_documents()\n"
+        "refs = [r for r, _ in docs]\n"
+        "print(json.dumps([refs, sorted(set(sys.modules) - before)]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout
+    refs, new_modules = json.loads(out)
+    assert len(refs) > 100
+    assert "pydoc:topic:with" in refs and "pydoc:module:smtplib" in refs
+    # Only the topics module is imported; module docstrings come from source files.
+    assert set(new_modules) <= {"pydoc_data", "pydoc_data.topics"}
+
+
+def test_python_doc_documents_are_unique_and_sorted():
+    docs = python_doc_documents()
+    refs = [r for r, _ in docs]
+    texts = [t for _, t in docs]
+    assert len(set(texts)) == len(texts)
+    topics = [r for r in refs if r.startswith("pydoc:topic:")]
+    modules = [r for r in refs if r.startswith("pydoc:module:")]
+    assert topics == sorted(topics) and modules == sorted(modules)
+    assert refs == topics + modules
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet="abc xyz.!?\n", max_size=300),
+            st.text(alphabet="q", min_size=1, max_size=900),  # a long word without spaces
+        ),
+        max_size=8,
+    ),
+    st.integers(min_value=20, max_value=700),
+)
+def test_split_passages_keeps_every_word_within_the_limit(parts, max_chars):
+    text = "\n\n".join(parts)
+    passages = split_passages(text, max_chars)
+    assert all(0 < len(p) <= max_chars for p in passages)
+    # Words come back in order; a word longer than the limit is cut but not lost.
+    assert "".join("".join(p.split()) for p in passages) == "".join(text.split())
+
+
+def test_split_passages_packs_short_paragraphs_and_cuts_long_ones_at_sentences():
+    text = "Short one.\n\nShort two.\n\n" + " ".join(f"Sentence number {i}." for i in range(60))
+    passages = split_passages(text, 200)
+    assert passages[0].startswith("Short one.\n\nShort two.")
+    assert all(p.endswith(".") for p in passages)
+
+
+def test_split_sentences():
+    assert split_sentences("One. Two! Three? (Four.) Five\n\nSix") == [
+        "One.",
+        "Two!",
+        "Three?",
+        "(Four.)",
+        "Five",
+        "Six",
+    ]
+
+
+def test_extractive_summary_keeps_on_topic_sentences_in_order():
+    sentences = [
+        "Holographic memory stores each trace as a fixed-length code.",
+        "The stock market closed higher on Tuesday.",
+        "Recall in holographic memory ranks every stored code by cosine.",
+        "A good code makes related traces score high in holographic memory.",
+        "Bananas are rich in potassium.",
+        "Holographic memory codes must discriminate unrelated traces.",
+    ]
+    text = " ".join(sentences)
+    summary = summarize_extractive(text, max_sentences=3)
+    picked = [s for s in sentences if s in summary]
+    assert len(picked) == 3
+    assert summary == " ".join(picked)  # verbatim, original order
+    assert "stock market" not in summary and "Bananas" not in summary
+    assert summarize_extractive(text, 3) == summary  # deterministic
+    assert summarize_extractive("Just one sentence here.", 3) == "Just one sentence here."
+    assert summarize_extractive("", 3) == ""
+    with pytest.raises(ValueError):
+        summarize_extractive(text, 0)
