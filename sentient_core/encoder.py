@@ -365,6 +365,74 @@ def _excite_sorted(hashes, n_bank, k_primes, ex_re, ex_im):
 
 
 @_jit
+def _scan_tokens(buf, lo, hi, word_cp, stop_table, min_chars, max_chars, hashes, starts, ends):
+    """Content tokens of ``buf[lo:hi]`` (lowercased UTF-8), in order; returns how many.
+
+    A token is a run of code points with ``word_cp[cp]`` (beyond the table: not
+    word) of ``min_chars``..``max_chars`` characters whose hash is not a stop
+    word. Writes each token's hash and byte span ``[starts[m], ends[m])``.
+    """
+    n_table = word_cp.size
+    m = 0
+    in_tok = False
+    h = _U_FNV_OFFSET
+    n_bytes = 0
+    n_chars = 0
+    tok_start = lo
+    i = lo
+    while i <= hi:
+        width = 1
+        if i == hi:
+            is_word = False
+        else:
+            b = np.int64(buf[i])
+            if b < 0x80:
+                is_word = word_cp[b]
+            else:
+                if b < 0xE0:
+                    cp = ((b & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F)
+                    width = 2
+                elif b < 0xF0:
+                    cp = (
+                        ((b & 0x0F) << 12)
+                        | ((np.int64(buf[i + 1]) & 0x3F) << 6)
+                        | (np.int64(buf[i + 2]) & 0x3F)
+                    )
+                    width = 3
+                else:
+                    cp = (
+                        ((b & 0x07) << 18)
+                        | ((np.int64(buf[i + 1]) & 0x3F) << 12)
+                        | ((np.int64(buf[i + 2]) & 0x3F) << 6)
+                        | (np.int64(buf[i + 3]) & 0x3F)
+                    )
+                    width = 4
+                is_word = cp < n_table and word_cp[cp]
+        if is_word:
+            if not in_tok:
+                in_tok = True
+                h = _U_FNV_OFFSET
+                n_bytes = 0
+                n_chars = 0
+                tok_start = i
+            for k in range(width):
+                h = (h ^ np.uint64(buf[i + k])) * _U_FNV_PRIME
+            n_bytes += width
+            n_chars += 1
+        elif in_tok:
+            in_tok = False
+            if min_chars <= n_chars <= max_chars:
+                hf = _mix64(h ^ (np.uint64(n_bytes) * _U_GOLDEN))
+                if not _is_stop(hf, stop_table):
+                    hashes[m] = hf
+                    starts[m] = tok_start
+                    ends[m] = i
+                    m += 1
+        i += width
+    return m
+
+
+@_jit
 def _encode_kernel(
     buf,
     offsets,
@@ -394,64 +462,23 @@ def _encode_kernel(
     for t in range(n):
         max_bytes = max(max_bytes, offsets[t + 1] - offsets[t])
     toks = np.empty(max_bytes // 2 + 1, dtype=np.uint64)
+    starts = np.empty(max_bytes // 2 + 1, dtype=np.int64)
+    ends = np.empty(max_bytes // 2 + 1, dtype=np.int64)
     big = np.empty(max_bytes // 2 + 1, dtype=np.uint64)
     acc = np.zeros(code_dim, dtype=np.float64)
-    n_table = word_cp.size
     for t in range(n):
-        lo = offsets[t]
-        hi = offsets[t + 1]
-        m = 0
-        in_tok = False
-        h = _U_FNV_OFFSET
-        n_bytes = 0
-        n_chars = 0
-        i = lo
-        while i <= hi:
-            width = 1
-            if i == hi:
-                is_word = False
-            else:
-                b = np.int64(buf[i])
-                if b < 0x80:
-                    is_word = word_cp[b]
-                else:
-                    if b < 0xE0:
-                        cp = ((b & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F)
-                        width = 2
-                    elif b < 0xF0:
-                        cp = (
-                            ((b & 0x0F) << 12)
-                            | ((np.int64(buf[i + 1]) & 0x3F) << 6)
-                            | (np.int64(buf[i + 2]) & 0x3F)
-                        )
-                        width = 3
-                    else:
-                        cp = (
-                            ((b & 0x07) << 18)
-                            | ((np.int64(buf[i + 1]) & 0x3F) << 12)
-                            | ((np.int64(buf[i + 2]) & 0x3F) << 6)
-                            | (np.int64(buf[i + 3]) & 0x3F)
-                        )
-                        width = 4
-                    is_word = cp < n_table and word_cp[cp]
-            if is_word:
-                if not in_tok:
-                    in_tok = True
-                    h = _U_FNV_OFFSET
-                    n_bytes = 0
-                    n_chars = 0
-                for k in range(width):
-                    h = (h ^ np.uint64(buf[i + k])) * _U_FNV_PRIME
-                n_bytes += width
-                n_chars += 1
-            elif in_tok:
-                in_tok = False
-                if min_chars <= n_chars <= max_chars:
-                    hf = _mix64(h ^ (np.uint64(n_bytes) * _U_GOLDEN))
-                    if not _is_stop(hf, stop_table):
-                        toks[m] = hf
-                        m += 1
-            i += width
+        m = _scan_tokens(
+            buf,
+            offsets[t],
+            offsets[t + 1],
+            word_cp,
+            stop_table,
+            min_chars,
+            max_chars,
+            toks,
+            starts,
+            ends,
+        )
         n_tokens_out[t] = m
         if m == 0:
             continue
@@ -496,66 +523,19 @@ def _keyword_kernel(
     ends = np.empty(cap, dtype=np.int64)
     g_first = np.empty(cap, dtype=np.int64)
     g_key = np.empty(cap, dtype=np.int64)
-    n_table = word_cp.size
     for t in range(n):
-        lo = offsets[t]
-        hi = offsets[t + 1]
-        m = 0
-        in_tok = False
-        h = _U_FNV_OFFSET
-        n_bytes = 0
-        n_chars = 0
-        tok_start = lo
-        i = lo
-        while i <= hi:
-            width = 1
-            if i == hi:
-                is_word = False
-            else:
-                b = np.int64(buf[i])
-                if b < 0x80:
-                    is_word = word_cp[b]
-                else:
-                    if b < 0xE0:
-                        cp = ((b & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F)
-                        width = 2
-                    elif b < 0xF0:
-                        cp = (
-                            ((b & 0x0F) << 12)
-                            | ((np.int64(buf[i + 1]) & 0x3F) << 6)
-                            | (np.int64(buf[i + 2]) & 0x3F)
-                        )
-                        width = 3
-                    else:
-                        cp = (
-                            ((b & 0x07) << 18)
-                            | ((np.int64(buf[i + 1]) & 0x3F) << 12)
-                            | ((np.int64(buf[i + 2]) & 0x3F) << 6)
-                            | (np.int64(buf[i + 3]) & 0x3F)
-                        )
-                        width = 4
-                    is_word = cp < n_table and word_cp[cp]
-            if is_word:
-                if not in_tok:
-                    in_tok = True
-                    h = _U_FNV_OFFSET
-                    n_bytes = 0
-                    n_chars = 0
-                    tok_start = i
-                for k in range(width):
-                    h = (h ^ np.uint64(buf[i + k])) * _U_FNV_PRIME
-                n_bytes += width
-                n_chars += 1
-            elif in_tok:
-                in_tok = False
-                if min_chars <= n_chars <= max_chars:
-                    hf = _mix64(h ^ (np.uint64(n_bytes) * _U_GOLDEN))
-                    if not _is_stop(hf, stop_table):
-                        hs[m] = hf
-                        starts[m] = tok_start
-                        ends[m] = i
-                        m += 1
-            i += width
+        m = _scan_tokens(
+            buf,
+            offsets[t],
+            offsets[t + 1],
+            word_cp,
+            stop_table,
+            min_chars,
+            max_chars,
+            hs,
+            starts,
+            ends,
+        )
         n_cand[t] = 0
         if m == 0:
             continue
