@@ -9,11 +9,12 @@ holographic  Exact top-k cosine search over float32 code rows.
 scorer       Bounded learned recall scorer (score, rank, SGD on judged outcomes).
 credit       Memory credit with hysteresis (strength changes from surprise events).
 tick         Fused observer tick: PRSC step + SMF update per step, in one call.
+text         Tokenise/hash/count UTF-8 text into hashed codes and keyword ranks.
 
 Importing this package needs only numpy and numba. Call :func:`kernels.warmup.warmup`
 once at start-up to compile (or load from the on-disk cache) every kernel.
 """
 
-from kernels import credit, holographic, prsc, scorer, sedenion, smf, tick
+from kernels import credit, holographic, prsc, scorer, sedenion, smf, text, tick
 
-__all__ = ["credit", "holographic", "prsc", "scorer", "sedenion", "smf", "tick"]
+__all__ = ["credit", "holographic", "prsc", "scorer", "sedenion", "smf", "text", "tick"]

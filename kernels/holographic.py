@@ -515,5 +515,9 @@ def _warmup() -> None:
     topk_cosine(codes, query, 2)
     topk_cosine(codes, query, 2, normalized=True, valid=np.ones(3, dtype=np.bool_))
     topk_cosine_batch(codes, np.ones((2, 4), dtype=np.float32), 2)
+    # Read-only queries (e.g. an encoder's frozen code) are a separate Numba type.
+    frozen = np.ones(4, dtype=np.float32)
+    frozen.setflags(write=False)
+    topk_cosine(codes, frozen, 2, normalized=True, valid=np.ones(3, dtype=np.bool_))
     normalize_rows(codes)
     interference_grid(np.ones(2, dtype=np.complex128), np.array([2, 3], dtype=np.int64))

@@ -17,7 +17,7 @@ from numba.core.registry import CPUDispatcher
 
 __all__ = ["MODULES", "ModuleWarmup", "warmup"]
 
-MODULES = ("sedenion", "smf", "prsc", "holographic", "scorer", "credit", "tick")
+MODULES = ("sedenion", "smf", "prsc", "holographic", "scorer", "credit", "tick", "text")
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kernels import text as text_kernels
 from sentient_core import encoder as enc
 from sentient_core.encoder import (
     CHAR_TO_PRIME,
@@ -102,18 +103,18 @@ def reference_token_encode(
     acc = np.zeros(code_dim)
 
     def add(h: int, weight: float) -> None:
-        m = mix64(h ^ enc._SALT_CODE)
+        m = mix64(h ^ text_kernels._SALT_CODE)
         acc[reduce32(m, code_dim)] += -weight if m >> 63 else weight
 
     sums: dict[int, complex] = {}
     for h, tf in Counter(hashes).items():
         w = 1.0 + math.log(tf)
         add(h, w)
-        ma = mix64(h ^ enc._SALT_PRIME_A)
+        ma = mix64(h ^ text_kernels._SALT_PRIME_A)
         first = reduce32(ma, bank_size)
         picks = [(first, ma >> 52)]
         if primes_per_token > 1 and bank_size > 1:
-            mb = mix64(h ^ enc._SALT_PRIME_B)
+            mb = mix64(h ^ text_kernels._SALT_PRIME_B)
             picks.append(((first + 1 + reduce32(mb, bank_size - 1)) % bank_size, mb >> 52))
         for idx, q in picks:
             sums[idx] = sums.get(idx, 0j) + w * complex(
@@ -121,7 +122,8 @@ def reference_token_encode(
             )
     if bigram_weight > 0:
         pairs = [
-            mix64(((a * enc._SALT_BIGRAM) & MASK64) ^ b) for a, b in itertools.pairwise(hashes)
+            mix64(((a * text_kernels._SALT_BIGRAM) & MASK64) ^ b)
+            for a, b in itertools.pairwise(hashes)
         ]
         for h, tf in Counter(pairs).items():
             add(h, bigram_weight * (1.0 + math.log(tf)))

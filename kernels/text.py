@@ -1,0 +1,426 @@
+"""Text kernels: tokenise, hash, count and accumulate features over UTF-8 bytes.
+
+The numeric heart of :mod:`sentient_core.encoder` (the token encoder and the
+batched keyword ranking). Pure functions over arrays: the caller passes the
+lowercased UTF-8 bytes of a batch, the ``\\w`` code-point table and the
+stop-word hash table. Deterministic: no fast-math, no parallel reductions, so
+codes are bit-identical across processes.
+
+Hashing: 64-bit FNV-1a over a token's UTF-8 bytes, finished with the
+SplitMix64 mixer (``_mix64``); salts separate the streams derived from one
+token hash (code bucket and sign, prime picks, bigrams).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from kernels._config import jit
+
+__all__ = ["FNV_OFFSET", "FNV_PRIME", "GOLDEN", "MASK64", "PHASE_BITS"]
+
+_MASK64 = (1 << 64) - 1
+_FNV_OFFSET = 0xCBF29CE484222325
+_FNV_PRIME = 0x100000001B3
+_GOLDEN = 0x9E3779B97F4A7C15
+# Salts separate the streams derived from one token hash.
+_SALT_CODE = 0xC2B2AE3D27D4EB4F
+_SALT_PRIME_A = 0x165667B19E3779F9
+_SALT_PRIME_B = 0xD6E8FEB86659FD93
+_SALT_BIGRAM = 0xFF51AFD7ED558CCD
+
+# 1 + ln(tf) for small counts, computed once so the kernel rarely calls log.
+_TF_TABLE = np.array([0.0] + [1.0 + math.log(c) for c in range(1, 4096)], dtype=np.float64)
+_TF_TABLE.setflags(write=False)
+
+# Token phases are quantised to 2π/4096 and read from tables (no sin/cos per token).
+_PHASE_BITS = 12
+_PHASE_COS = np.cos(np.arange(1 << _PHASE_BITS) * (2.0 * math.pi / (1 << _PHASE_BITS)))
+_PHASE_SIN = np.sin(np.arange(1 << _PHASE_BITS) * (2.0 * math.pi / (1 << _PHASE_BITS)))
+_PHASE_COS.setflags(write=False)
+_PHASE_SIN.setflags(write=False)
+
+# ---------------------------------------------------------------------------
+# Kernel (pure function over arrays; deterministic: no fastmath, no parallel reductions)
+# ---------------------------------------------------------------------------
+# _TF_TABLE and _PHASE_* are compiled in as constants (defined in this module,
+# so editing them invalidates Numba's cache); the stop-word table and token length
+# bounds come from ingest.keywords and are therefore passed as arguments.
+
+# No fast-math: reassociated float sums could differ between CPUs.
+_jit = jit(fastmath=False)
+
+_U_FNV_OFFSET = np.uint64(_FNV_OFFSET)
+_U_FNV_PRIME = np.uint64(_FNV_PRIME)
+_U_GOLDEN = np.uint64(_GOLDEN)
+_U_SALT_CODE = np.uint64(_SALT_CODE)
+_U_SALT_A = np.uint64(_SALT_PRIME_A)
+_U_SALT_B = np.uint64(_SALT_PRIME_B)
+_U_SALT_BIGRAM = np.uint64(_SALT_BIGRAM)
+_U_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_U_M2 = np.uint64(0x94D049BB133111EB)
+_U_PHASE_SHIFT = np.uint64(64 - _PHASE_BITS)
+
+
+@_jit
+def _mix64(x):
+    x ^= x >> np.uint64(30)
+    x *= _U_M1
+    x ^= x >> np.uint64(27)
+    x *= _U_M2
+    return x ^ (x >> np.uint64(31))
+
+
+@_jit
+def _tf_weight(count):
+    if count < _TF_TABLE.size:
+        return _TF_TABLE[count]
+    return 1.0 + math.log(count)
+
+
+@_jit
+def _reduce(x, n):
+    """Map a hash to [0, n) by its low 32 bits (multiply-shift, no division); n < 2**32."""
+    return np.int64(((x & np.uint64(0xFFFFFFFF)) * np.uint64(n)) >> np.uint64(32))
+
+
+@_jit
+def _is_stop(h, stop_table):
+    mask = np.uint64(stop_table.size - 1)
+    slot = h & mask
+    while True:
+        v = stop_table[slot]
+        if v == h:
+            return True
+        if v == 0:
+            return False
+        slot = (slot + np.uint64(1)) & mask
+
+
+@_jit
+def _add_sorted_features(hashes, scale, acc, code_dim):
+    """acc[bucket(h)] += sign(h) · scale · (1 + ln tf) for each distinct h (sorted input)."""
+    m = hashes.size
+    i = 0
+    while i < m:
+        h = hashes[i]
+        j = i + 1
+        while j < m and hashes[j] == h:
+            j += 1
+        mixed = _mix64(h ^ _U_SALT_CODE)
+        bucket = _reduce(mixed, code_dim)
+        w = scale * _tf_weight(j - i)
+        if mixed >> np.uint64(63):
+            acc[bucket] -= w
+        else:
+            acc[bucket] += w
+        i = j
+
+
+@_jit
+def _excite_sorted(hashes, n_bank, k_primes, ex_re, ex_im):
+    """Sum (1 + ln tf) · e^{iθ} onto the primes each distinct token picks (sorted input)."""
+    m = hashes.size
+    i = 0
+    while i < m:
+        h = hashes[i]
+        j = i + 1
+        while j < m and hashes[j] == h:
+            j += 1
+        w = _tf_weight(j - i)
+        ma = _mix64(h ^ _U_SALT_A)
+        first = _reduce(ma, n_bank)
+        q = np.int64(ma >> _U_PHASE_SHIFT)
+        ex_re[first] += w * _PHASE_COS[q]
+        ex_im[first] += w * _PHASE_SIN[q]
+        if k_primes > 1 and n_bank > 1:
+            mb = _mix64(h ^ _U_SALT_B)
+            # A second, different prime: offset 1..n_bank-1 from the first.
+            second = (first + 1 + _reduce(mb, n_bank - 1)) % n_bank
+            q = np.int64(mb >> _U_PHASE_SHIFT)
+            ex_re[second] += w * _PHASE_COS[q]
+            ex_im[second] += w * _PHASE_SIN[q]
+        i = j
+
+
+@_jit
+def _scan_tokens(buf, lo, hi, word_cp, stop_table, min_chars, max_chars, hashes, starts, ends):
+    """Content tokens of ``buf[lo:hi]`` (lowercased UTF-8), in order; returns how many.
+
+    A token is a run of code points with ``word_cp[cp]`` (beyond the table: not
+    word) of ``min_chars``..``max_chars`` characters whose hash is not a stop
+    word. Writes each token's hash and byte span ``[starts[m], ends[m])``.
+    """
+    n_table = word_cp.size
+    m = 0
+    in_tok = False
+    h = _U_FNV_OFFSET
+    n_bytes = 0
+    n_chars = 0
+    tok_start = lo
+    i = lo
+    while i <= hi:
+        width = 1
+        if i == hi:
+            is_word = False
+        else:
+            b = np.int64(buf[i])
+            if b < 0x80:
+                is_word = word_cp[b]
+            else:
+                if b < 0xE0:
+                    cp = ((b & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F)
+                    width = 2
+                elif b < 0xF0:
+                    cp = (
+                        ((b & 0x0F) << 12)
+                        | ((np.int64(buf[i + 1]) & 0x3F) << 6)
+                        | (np.int64(buf[i + 2]) & 0x3F)
+                    )
+                    width = 3
+                else:
+                    cp = (
+                        ((b & 0x07) << 18)
+                        | ((np.int64(buf[i + 1]) & 0x3F) << 12)
+                        | ((np.int64(buf[i + 2]) & 0x3F) << 6)
+                        | (np.int64(buf[i + 3]) & 0x3F)
+                    )
+                    width = 4
+                is_word = cp < n_table and word_cp[cp]
+        if is_word:
+            if not in_tok:
+                in_tok = True
+                h = _U_FNV_OFFSET
+                n_bytes = 0
+                n_chars = 0
+                tok_start = i
+            for k in range(width):
+                h = (h ^ np.uint64(buf[i + k])) * _U_FNV_PRIME
+            n_bytes += width
+            n_chars += 1
+        elif in_tok:
+            in_tok = False
+            if min_chars <= n_chars <= max_chars:
+                hf = _mix64(h ^ (np.uint64(n_bytes) * _U_GOLDEN))
+                if not _is_stop(hf, stop_table):
+                    hashes[m] = hf
+                    starts[m] = tok_start
+                    ends[m] = i
+                    m += 1
+        i += width
+    return m
+
+
+@_jit
+def _encode_kernel(
+    buf,
+    offsets,
+    word_cp,
+    stop_table,
+    min_chars,
+    max_chars,
+    code_dim,
+    bigram_weight,
+    n_bank,
+    k_primes,
+    want_excitation,
+    codes_out,
+    n_tokens_out,
+    ex_re,
+    ex_im,
+):
+    """Tokenise, hash, filter, count and accumulate every text of a batch.
+
+    ``buf[offsets[t]:offsets[t + 1]]`` is text ``t``, lowercased, UTF-8. Token
+    characters are the code points with ``word_cp[cp]`` (beyond the table: not
+    word). Writes ``codes_out[t]`` (unit norm or left zero), ``n_tokens_out[t]``
+    and, if ``want_excitation``, per-prime sums into ``ex_re[t]``/``ex_im[t]``.
+    """
+    n = offsets.size - 1
+    max_bytes = 0
+    for t in range(n):
+        max_bytes = max(max_bytes, offsets[t + 1] - offsets[t])
+    toks = np.empty(max_bytes // 2 + 1, dtype=np.uint64)
+    starts = np.empty(max_bytes // 2 + 1, dtype=np.int64)
+    ends = np.empty(max_bytes // 2 + 1, dtype=np.int64)
+    big = np.empty(max_bytes // 2 + 1, dtype=np.uint64)
+    acc = np.zeros(code_dim, dtype=np.float64)
+    for t in range(n):
+        m = _scan_tokens(
+            buf,
+            offsets[t],
+            offsets[t + 1],
+            word_cp,
+            stop_table,
+            min_chars,
+            max_chars,
+            toks,
+            starts,
+            ends,
+        )
+        n_tokens_out[t] = m
+        if m == 0:
+            continue
+        acc[:] = 0.0
+        uni = np.sort(toks[:m])
+        _add_sorted_features(uni, 1.0, acc, code_dim)
+        if want_excitation:
+            _excite_sorted(uni, n_bank, k_primes, ex_re[t], ex_im[t])
+        if bigram_weight > 0.0 and m > 1:
+            for j in range(m - 1):
+                big[j] = _mix64((toks[j] * _U_SALT_BIGRAM) ^ toks[j + 1])
+            pairs = np.sort(big[: m - 1])
+            _add_sorted_features(pairs, bigram_weight, acc, code_dim)
+        norm = 0.0
+        for d in range(code_dim):
+            norm += acc[d] * acc[d]
+        if norm > 0.0:
+            inv = 1.0 / math.sqrt(norm)
+            for d in range(code_dim):
+                codes_out[t, d] = np.float32(acc[d] * inv)
+
+
+@_jit
+def _keyword_kernel(
+    buf, offsets, word_cp, stop_table, min_chars, max_chars, cand_start, cand_end, n_cand
+):
+    """Rank each text's content tokens by (count desc, first occurrence asc).
+
+    Same tokenisation as :func:`_encode_kernel` (``buf`` is lowercased UTF-8).
+    Writes, for text ``t``, the byte spans of its top ``cand_start.shape[1]``
+    distinct tokens into ``cand_start[t]``/``cand_end[t]`` and their number into
+    ``n_cand[t]`` (the caller decodes the spans and drops pure numbers).
+    """
+    n = offsets.size - 1
+    width_cap = cand_start.shape[1]
+    max_bytes = 0
+    for t in range(n):
+        max_bytes = max(max_bytes, offsets[t + 1] - offsets[t])
+    cap = max_bytes // 2 + 1
+    hs = np.empty(cap, dtype=np.uint64)
+    starts = np.empty(cap, dtype=np.int64)
+    ends = np.empty(cap, dtype=np.int64)
+    g_first = np.empty(cap, dtype=np.int64)
+    g_key = np.empty(cap, dtype=np.int64)
+    for t in range(n):
+        m = _scan_tokens(
+            buf,
+            offsets[t],
+            offsets[t + 1],
+            word_cp,
+            stop_table,
+            min_chars,
+            max_chars,
+            hs,
+            starts,
+            ends,
+        )
+        n_cand[t] = 0
+        if m == 0:
+            continue
+        # Stable sort by hash: each group's first entry is its first occurrence.
+        order = np.argsort(hs[:m], kind="mergesort")
+        ng = 0
+        count = 0
+        for j in range(m):
+            if j == 0 or hs[order[j]] != hs[order[j - 1]]:
+                if j > 0:
+                    g_key[ng - 1] = (m - count) * (m + 1) + g_first[ng - 1]
+                g_first[ng] = order[j]
+                ng += 1
+                count = 0
+            count += 1
+        g_key[ng - 1] = (m - count) * (m + 1) + g_first[ng - 1]
+        ranked = np.argsort(g_key[:ng])
+        top = min(ng, width_cap)
+        for c in range(top):
+            first = g_first[ranked[c]]
+            cand_start[t, c] = starts[first]
+            cand_end[t, c] = ends[first]
+        n_cand[t] = top
+
+
+@_jit
+def _excitation_csr(ex_re, ex_im, gain):
+    """Per-(text, prime) complex sums → CSR (offsets, bank indices, amounts, phases).
+
+    Amounts are scaled so each text's strongest prime gets ``gain``; primes whose
+    sum cancelled to below 1e-12 of the peak are dropped; phases are in [0, 2π).
+    """
+    n, n_bank = ex_re.shape
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    amp = np.empty(n_bank, dtype=np.float64)
+    idx = np.empty(n * n_bank, dtype=np.int64)
+    amounts = np.empty(n * n_bank, dtype=np.float64)
+    phases = np.empty(n * n_bank, dtype=np.float64)
+    two_pi = 2.0 * math.pi
+    m = 0
+    for t in range(n):
+        peak = 0.0
+        for p in range(n_bank):
+            amp[p] = math.hypot(ex_re[t, p], ex_im[t, p])
+            peak = max(peak, amp[p])
+        if peak > 0.0:
+            for p in range(n_bank):
+                if amp[p] > peak * 1e-12:
+                    idx[m] = p
+                    amounts[m] = gain * amp[p] / peak
+                    phase = math.atan2(ex_im[t, p], ex_re[t, p])
+                    if phase < 0.0:
+                        phase += two_pi
+                    phases[m] = 0.0 if phase >= two_pi else phase
+                    m += 1
+        offsets[t + 1] = m
+    return offsets, idx[:m].copy(), amounts[:m].copy(), phases[:m].copy()
+
+
+@_jit
+def _dominant_order(amounts, primes, k):
+    """Positions of the ``k`` largest amounts, largest first, ties by smaller prime."""
+    m = amounts.size
+    order = np.arange(m)
+    for i in range(1, m):  # insertion sort: m is at most the bank size
+        j = i
+        while j > 0:
+            a, b = order[j - 1], order[j]
+            if amounts[b] > amounts[a] or (amounts[b] == amounts[a] and primes[b] < primes[a]):
+                order[j - 1], order[j] = b, a
+                j -= 1
+            else:
+                break
+    return order[: min(k, m)]
+
+
+FNV_OFFSET, FNV_PRIME, GOLDEN, MASK64, PHASE_BITS = (
+    _FNV_OFFSET,
+    _FNV_PRIME,
+    _GOLDEN,
+    _MASK64,
+    _PHASE_BITS,
+)
+
+
+def _warmup() -> None:
+    """Compile the text kernels with the signatures the encoder uses."""
+    word_cp = np.zeros(128, dtype=np.bool_)
+    word_cp[ord("a") : ord("z") + 1] = True
+    stop = np.zeros(16, dtype=np.uint64)
+    stop.setflags(write=False)  # the encoder's stop table is frozen (its own Numba type)
+    buf = np.frombuffer(b"tides follow the moon tides", dtype=np.uint8)
+    offsets = np.array([0, buf.size], dtype=np.int64)
+    codes = np.zeros((1, 8), dtype=np.float32)
+    n_tok = np.zeros(1, dtype=np.int64)
+    ex = np.zeros((1, 4))
+    _encode_kernel(
+        buf, offsets, word_cp, stop, 2, 40, 8, 0.5, 4, 2, True, codes, n_tok, ex, ex.copy()
+    )
+    starts = np.zeros((1, 4), dtype=np.int64)
+    _keyword_kernel(buf, offsets, word_cp, stop, 2, 40, starts, starts.copy(), n_tok)
+    _offsets, _idx, amounts, _phases = _excitation_csr(ex, ex.copy(), 0.3)
+    primes = np.arange(amounts.size, dtype=np.int64)
+    _dominant_order(amounts, primes, 2)
+    amounts.setflags(write=False)  # EncodedBatch hands out read-only views
+    primes.setflags(write=False)
+    _dominant_order(amounts, primes, 2)

@@ -1,0 +1,40 @@
+"""Warm-up compiles every signature real use needs: nothing compiles mid-iteration."""
+
+import numpy as np
+from numba.core.registry import CPUDispatcher
+
+import kernels
+from kernels.warmup import MODULES, warmup
+
+
+def _signatures() -> dict[str, int]:
+    out = {}
+    for name in MODULES:
+        mod = getattr(kernels, name)
+        for attr, value in vars(mod).items():
+            if isinstance(value, CPUDispatcher):
+                out[f"{name}.{attr}"] = len(value.signatures)
+    return out
+
+
+def test_typical_use_after_warmup_compiles_nothing_new(tmp_path):
+    from sentient_core.core import Core
+    from sentient_core.integrate import Integrator
+
+    report = warmup()
+    assert [w.module for w in report] == list(MODULES)
+    before = _signatures()
+    with Core(tmp_path / "d") as core:
+        Integrator(core.memory, core.observer).ingest_texts(
+            ["Tides follow the moon. " * 100, "Bees dance to point at flowers. " * 80]
+        )
+        core.memory.recall("moon tides", k=3)
+        core.memory.recall_batch(["moon", "bees"], k=2, touch=False)
+        core.observer.process_text("a new note about coupled oscillators")
+        core.observer.tick(10)
+        core.observer.encoder.keywords_many(["one text", "another text"])
+    kernels.sedenion.mul_batch(np.ones((5000, 16)), np.ones((5000, 16)))
+    kernels.smf.similarity(np.eye(16)[0], np.ones((5000, 16)))
+    after = _signatures()
+    grown = {k: (before.get(k, 0), v) for k, v in after.items() if v != before.get(k, 0)}
+    assert grown == {}
