@@ -33,9 +33,9 @@ so codes are bit-identical across processes. Across machines, buckets, signs and
 prime picks are exact; floats can differ only if the platform's ``log``/``cos``
 (used once for small lookup tables) round differently.
 
-Speed: the token encoder runs as one Numba kernel (:mod:`kernels.text`) per batch over the
+Speed: the token encoder runs as one Numba kernel per batch over the
 concatenated UTF-8 bytes (tokenising, hashing, stop-word filtering, tf counting,
-accumulation). It is a pure function over arrays and could live in ``kernels/``.
+accumulation); the kernels live in :mod:`kernels.text`.
 """
 
 from __future__ import annotations
