@@ -232,6 +232,17 @@ def _cmd_learn(args: argparse.Namespace) -> int:
     from sentient_core.learning.session import build_learner
     from sentient_core.liveview import render
 
+    for folder in args.corpus:
+        if not Path(folder).is_dir():
+            print(f"error: --corpus {folder}: not a directory", file=sys.stderr)
+            return 2
+    if args.llm and not args.llm.startswith(("http://", "https://")):
+        print(
+            f"error: --llm {args.llm!r}: expected an http(s) base URL such as"
+            " http://localhost:1234/v1",
+            file=sys.stderr,
+        )
+        return 2
     config = LearnerConfig(
         interval_s=args.interval,
         max_iterations=max(args.iterations, 1),

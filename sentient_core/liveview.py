@@ -51,8 +51,10 @@ def _body(e: Event) -> str | None:
         ref = src.get("ref", "") if isinstance(src, dict) else str(src)
         kind = src.get("kind", "") if isinstance(src, dict) else ""
         grounded = "grounded" if d.get("grounded") else "not grounded"
+        fallback = f", {d['fallback']} fallback" if d.get("fallback") else ""
         return (
-            f"chaperone ✓ {kind} {_clip(ref, 50)} ({d.get('content_chars', 0)} chars, {grounded})"
+            f"chaperone ✓ {kind} {_clip(ref, 50)} "
+            f"({d.get('content_chars', 0)} chars, {grounded}{fallback})"
         )
     if k == "refusal":
         return f"refused by {d.get('check')}: {_clip(d.get('reason', ''), 80)}"
@@ -77,7 +79,8 @@ def _body(e: Event) -> str | None:
             f" outcomes: {outs}, coherence {d.get('coherence', 0):.3f}"
         )
     if k == "error":
-        return f"ERROR in {d.get('where')}: {d.get('error')}"
+        where = d.get("where") or d.get("stage") or "loop"
+        return f"ERROR in {where}: {_clip(d.get('error', ''), 120)}"
     return f"{k}: {_clip(str(d), 100)}"
 
 

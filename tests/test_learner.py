@@ -323,3 +323,41 @@ def test_cli_budget_and_focus(tmp_path, capsys):
     assert main(["budget", "--data-dir", data]) == 0
     out = capsys.readouterr().out
     assert "daily_tokens" in out and "autonomy ON" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--corpus", "/no/such/dir"], "not a directory"),
+        (["--llm", "localhost:1234"], "expected an http(s) base URL"),
+    ],
+)
+def test_cli_learn_rejects_bad_arguments(tmp_path, capsys, args, message):
+    from sentient_core.cli import main
+
+    assert main(["learn", "--iterations", "1", "--data-dir", str(tmp_path / "d"), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_live_view_names_llm_failures_and_fallbacks():
+    from sentient_core.learning.events import Event
+    from sentient_core.liveview import render
+
+    err = Event(
+        t=0.0, iteration=2, kind="error", data={"stage": "llm", "error": "LLMUnavailable: refused"}
+    )
+    assert render(err) == "[iter 2] ERROR in llm: LLMUnavailable: refused"
+    resp = Event(
+        t=0.0,
+        iteration=2,
+        kind="chaperone.response",
+        data={
+            "ok": True,
+            "grounded": True,
+            "content_chars": 10,
+            "fallback": "offline",
+            "sources": [{"kind": "corpus", "ref": "pydoc:topic:types"}],
+        },
+    )
+    assert "offline fallback" in render(resp)
+    assert render(Event(t=0.0, kind="learn", data={})) is None
