@@ -44,3 +44,56 @@ def test_kernels_import_without_upper_layers():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == ""
+
+
+def test_only_the_chaperone_side_touches_network_or_files():
+    """Curiosity, query, reflect, the learner and the judge get content only through the chaperone."""
+    import ast
+
+    gated = [
+        "learning/curiosity.py",
+        "learning/query.py",
+        "learning/reflect.py",
+        "learning/learner.py",
+        "autonomy/judge.py",
+        "autonomy/drives.py",
+    ]
+    banned_modules = {
+        "httpx",
+        "socket",
+        "urllib",
+        "http",
+        "requests",
+        "ssl",
+        "shutil",
+        "subprocess",
+    }
+    banned_calls = {"open", "urlopen"}
+    problems = []
+    for rel in gated:
+        tree = ast.parse((ROOT / "sentient_core" / rel).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [(node.module or "").split(".")[0]]
+            else:
+                names = []
+            problems += [f"{rel} imports {n}" for n in names if n in banned_modules]
+            if isinstance(node, ast.Call):
+                fn = node.func
+                name = (
+                    fn.id
+                    if isinstance(fn, ast.Name)
+                    else fn.attr
+                    if isinstance(fn, ast.Attribute)
+                    else ""
+                )
+                if name in banned_calls or name in {
+                    "read_text",
+                    "read_bytes",
+                    "write_text",
+                    "write_bytes",
+                }:
+                    problems.append(f"{rel}:{node.lineno} calls {name}()")
+    assert problems == []
