@@ -42,3 +42,16 @@ def test_embedding_example_runs(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert "coherence" in out.stdout and "loss" in out.stdout
+
+
+def test_core_example_runs(tmp_path):
+    (code,) = _code_blocks(_section("Using the core from Python"), "python")
+    script = tmp_path / "core_example.py"
+    script.write_text(code)
+    out = subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert float(lines[0].split()[0]) > 0.3  # the stored sentence is recalled
+    assert lines[-1].startswith("2 iterations,")
