@@ -246,7 +246,7 @@ def _cmd_learn(args: argparse.Namespace) -> int:
     config = LearnerConfig(
         interval_s=args.interval,
         max_iterations=max(args.iterations, 1),
-        session=f"s{int(time.time())}",
+        session=time.strftime("s%Y%m%d-%H%M%S", time.gmtime()),
     )
     with Core(args.data_dir) as core:
         if not args.json:
@@ -298,6 +298,14 @@ def _cmd_learn(args: argparse.Namespace) -> int:
                 f"budget today: {spend.tokens} tokens, {spend.tool_calls} tool call(s); "
                 f"memory now {core.memory.count} traces; stopped by: {stats.stopped_by or 'done'}"
             )
+            if stats.stopped_by.startswith("budget:") and stats.stopped_by != "budget:kill_switch":
+                cap = stats.stopped_by.split(":", 1)[1]
+                print(
+                    f"the {cap} cap is spent for this UTC day: wait for tomorrow (UTC) or raise "
+                    f"SENTIENT_AUTONOMOUS_{cap.upper()} (0 = unlimited); see `sentient budget`"
+                )
+            elif stats.stopped_by == "budget:kill_switch":
+                print("the kill switch is on (SENTIENT_AUTONOMOUS=0): nothing was done")
     return 0
 
 

@@ -361,3 +361,30 @@ def test_live_view_names_llm_failures_and_fallbacks():
     )
     assert "offline fallback" in render(resp)
     assert render(Event(t=0.0, kind="learn", data={})) is None
+
+
+def test_cli_learn_explains_a_spent_cap_and_the_kill_switch(
+    tmp_path, capsys, monkeypatch, corpus_dir
+):
+    from sentient_core.cli import main
+
+    data = str(tmp_path / "d")
+    monkeypatch.setenv("SENTIENT_AUTONOMOUS_DAILY_TOOL_CALLS", "2")
+    args = [
+        "learn",
+        "--iterations",
+        "3",
+        "--interval",
+        "0",
+        "--corpus",
+        str(corpus_dir),
+        "--data-dir",
+        data,
+    ]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "stopped by: budget:daily_tool_calls" in out
+    assert "raise SENTIENT_AUTONOMOUS_DAILY_TOOL_CALLS" in out
+    monkeypatch.setenv("SENTIENT_AUTONOMOUS", "0")
+    assert main(args) == 0
+    assert "kill switch is on" in capsys.readouterr().out
