@@ -388,3 +388,20 @@ def test_cli_learn_explains_a_spent_cap_and_the_kill_switch(
     monkeypatch.setenv("SENTIENT_AUTONOMOUS", "0")
     assert main(args) == 0
     assert "kill switch is on" in capsys.readouterr().out
+
+
+def test_audit_log_keeps_the_newest_events_and_sequence_numbers_grow(tmp_path):
+    from sentient_core.learning.events import EventBus
+
+    with Core(tmp_path / "d") as core:
+        bus = EventBus(core.store, clock=FixedClock(), max_events=50)
+        for i in range(200):
+            bus.publish("tick", i=i)
+            if i % 7 == 0:
+                bus.flush()
+        bus.flush()
+        events = read_events(core.store)
+        seqs = [s for s, _ in events]
+        assert 50 <= len(events) <= 55 and bus.pruned == 200 - len(events)
+        assert seqs == sorted(seqs) and seqs[-1] == 199
+        assert [e.data["i"] for _, e in events] == list(range(200 - len(events), 200))

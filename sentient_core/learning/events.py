@@ -6,6 +6,11 @@ so another process can follow a running learner with :func:`follow` (what
 ``cli.py eavesdrop`` does). Events are batched into one write transaction per
 :meth:`EventBus.flush` (the learner flushes at the end of each step), so the
 audit log costs one commit per step, not per event.
+
+Retention: the log keeps the newest ``max_events`` entries (default 200,000,
+~100 MB). When a flush takes it past that by more than 10 %, the oldest entries
+are deleted in the same transaction. Sequence numbers keep growing, so a
+follower never sees a number reused.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from sentient_core.store.records import key_u64, u64_key
 __all__ = ["Event", "EventBus", "follow", "read_events"]
 
 EVENTS_DB = "events"
+DEFAULT_MAX_EVENTS = 200_000
 
 
 class Event(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -71,8 +77,18 @@ class EventBus:
         Unix time source (injectable for deterministic tests).
     """
 
-    def __init__(self, store: Store | None = None, *, clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        store: Store | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        max_events: int = DEFAULT_MAX_EVENTS,
+    ):
+        if max_events < 1:
+            raise ValueError(f"max_events must be >= 1, got {max_events}")
         self._store = store
+        self.max_events = max_events
+        self.pruned = 0
         self._clock = clock
         self._listeners: list[Listener] = []
         self._pending: list[bytes] = []
@@ -114,11 +130,20 @@ class EventBus:
         if not batch or self._store is None:
             return 0
 
-        def write(txn) -> None:
+        def write(txn) -> int:
             for raw in batch:
                 self._store.append(txn, EVENTS_DB, raw)
+            excess = txn.entries(EVENTS_DB) - self.max_events
+            if excess <= self.max_events // 10:
+                return 0
+            cur = txn.cursor(EVENTS_DB)
+            removed = 0
+            cur.first()
+            while removed < excess and cur.delete():
+                removed += 1
+            return removed
 
-        self._store.write(write)
+        self.pruned += self._store.write(write)
         return len(batch)
 
 
