@@ -6,7 +6,8 @@ One iteration::
     → for each initiative: budget.check_initiative → query → chaperone
       → ingest + integrate (grounded or answered content becomes learned traces)
       → judge → budget.commit → learn-from-outcome
-    → every ``reflect_every`` iterations: reflect → follow-ups to curiosity
+    → every ``reflect_every`` iterations (and once at the end of a session that
+      learned since the last one): reflect → follow-ups to curiosity
 
 Every step is published on the event bus and appended to the audit log (one
 flush per iteration). Control: :meth:`Learner.start` runs the loop in one
@@ -135,6 +136,7 @@ class Learner:
         self.stats = SessionStats()
         self._asked: set[str] = set()
         self._iteration = 0
+        self._reflected_at = 0
         self._thread: threading.Thread | None = None
         self._control = threading.Lock()
         self._stop = threading.Event()
@@ -229,6 +231,13 @@ class Learner:
         else:
             if self._iteration >= limit and not self.stats.stopped_by:
                 self.stats.stopped_by = "max_iterations"
+        if (
+            self.config.reflect_every
+            and self._iteration > self._reflected_at
+            and not self.stats.stopped_by.startswith("budget:kill_switch")
+        ):
+            # Consolidate what this session learned since the last reflection.
+            self._reflect()
         self.events.iteration = -1
         self.events.publish("session", state="ended", stats=msgspec.to_builtins(self.stats))
         self.events.flush()
@@ -401,6 +410,7 @@ class Learner:
         self.events.publish("learn", id=req.id, outcome=outcome, followups=self.query.pending)
 
     def _reflect(self) -> None:
+        self._reflected_at = self._iteration
         r = reflect(self.memory, self.observer, asked=self._asked)
         for q in r.followups:
             self.curiosity.ask(q, origin="followup")
