@@ -154,6 +154,30 @@ def extract_text(
     """
     kind = kind_of(path)
     data = _read_whole(path, max_bytes)
+    text, pages = _extract(path, kind, data)
+    return ExtractedDoc(path=os.fspath(path), kind=kind, text=text, pages=pages, bytes=len(data))
+
+
+def extract_bytes(path: str | os.PathLike[str], data: bytes) -> str:
+    """Text of content already read, by the same rules as :func:`extract_text`.
+
+    For callers that must extract exactly the bytes they checked (the
+    chaperone's fetcher) instead of opening ``path`` again. The format comes
+    from ``path``'s extension; ``path`` also names the file in errors.
+
+    Raises
+    ------
+    IngestError
+        A subclass naming the file and the reason (see :mod:`.errors`).
+    """
+    kind = kind_of(path)
+    if not data:
+        raise EmptyFile(path, "empty file (0 bytes)")
+    return _extract(path, kind, data)[0]
+
+
+def _extract(path: str | os.PathLike[str], kind: str, data: bytes) -> tuple[str, int]:
+    """(text, pages) of ``data`` in format ``kind``; raises EmptyFile when no text."""
     pages = 1
     if kind in STREAMED_KINDS:
         text = _decode_text(path, data)
@@ -165,7 +189,7 @@ def extract_text(
         text, pages = _pdf_text(path, data)
     if not text.strip():
         raise EmptyFile(path, _no_text_reason(kind, pages))
-    return ExtractedDoc(path=os.fspath(path), kind=kind, text=text, pages=pages, bytes=len(data))
+    return text, pages
 
 
 def iter_text(

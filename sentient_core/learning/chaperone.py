@@ -57,16 +57,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from sentient_core.ingest import EmptyFile, IngestError, kind_of
-from sentient_core.ingest.extract import (
-    STREAMED_KINDS,
-    _decode_text,
-    _html_charset,
-    _html_text,
-    _json_text,
-    _no_text_reason,
-    _pdf_text,
-)
+from sentient_core.ingest import IngestError, extract_bytes
 from sentient_core.learning.events import EventBus
 from sentient_core.learning.fetch import Fetcher, FetchError
 from sentient_core.learning.llm import LLMClient, LLMError
@@ -139,23 +130,7 @@ def extract_data(path: str, data: bytes) -> str:
     IngestError
         A subclass naming the file and the reason.
     """
-    # ingest has no public bytes entry point yet; these helpers are the ones
-    # extract_text itself uses, so the rules cannot drift apart.
-    kind = kind_of(path)
-    if not data:
-        raise EmptyFile(path, "empty file (0 bytes)")
-    pages = 1
-    if kind in STREAMED_KINDS:
-        text = _decode_text(path, data)
-    elif kind == "json":
-        text = _json_text(path, _decode_text(path, data))
-    elif kind == "html":
-        text = _html_text(_decode_text(path, data, fallback=_html_charset(data)))
-    else:
-        text, pages = _pdf_text(path, data)
-    if not text.strip():
-        raise EmptyFile(path, _no_text_reason(kind, pages))
-    return text
+    return extract_bytes(path, data)
 
 
 def _sources(items: tuple[Source, ...] | list[Source]) -> tuple[Source, ...]:

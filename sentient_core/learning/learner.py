@@ -353,17 +353,8 @@ class Learner:
         self.stats.ingested += integrated
         self.stats.tokens += response.tokens
         verdict = self.judge.judge(
-            IterationOutcome(
-                request_type=req.type,
-                ok=response.ok,
-                refused=response.refused,
-                grounded=response.grounded,
-                error=response.error,
-                source_kinds=tuple(s.kind for s in response.sources),
-                integrated_chunks=integrated,
-                content_chars=len(response.content),
-                question=req.question,
-                answer=response.content[:2000],
+            IterationOutcome.from_response(
+                response, integrated_chunks=integrated, question=req.question
             )
         )
         report.outcomes.append(verdict.outcome)
