@@ -13,6 +13,8 @@ import re
 from html import escape
 from pathlib import Path
 
+from sentient_core.errors import ArgumentError
+
 __all__ = ["generate_corpus", "sentences"]
 
 _KINDS = ("txt", "md", "html", "json")
@@ -56,7 +58,7 @@ def generate_corpus(
         Same seed, same files.
     """
     if size_bytes <= 0 or file_bytes <= 0:
-        raise ValueError("size_bytes and file_bytes must be positive")
+        raise ArgumentError("size_bytes and file_bytes must be positive")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)

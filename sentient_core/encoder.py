@@ -61,6 +61,7 @@ from kernels.text import (
     _excitation_csr,
     _keyword_kernel,
 )
+from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.ingest.keywords import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, STOP_WORDS, tokenize
 from sentient_core.ingest.keywords import keywords as _python_keywords
 
@@ -111,7 +112,7 @@ def first_primes(n: int) -> np.ndarray:
         How many primes (≥ 0).
     """
     if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
+        raise ArgumentError(f"n must be >= 0, got {n}")
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     # p_n < n (ln n + ln ln n) for n >= 6.
@@ -138,15 +139,15 @@ def _is_prime(p: int) -> bool:
 def _check_bank(bank_primes: object) -> np.ndarray:
     arr = np.asarray(bank_primes)
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"bank_primes must be a non-empty 1-D array, got shape {arr.shape}")
+        raise ArgumentError(f"bank_primes must be a non-empty 1-D array, got shape {arr.shape}")
     if not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"bank_primes must be integers, got dtype {arr.dtype}")
+        raise ArgumentTypeError(f"bank_primes must be integers, got dtype {arr.dtype}")
     arr = arr.astype(np.int64)
     if np.unique(arr).size != arr.size:
-        raise ValueError("bank_primes contains duplicates")
+        raise ArgumentError("bank_primes contains duplicates")
     bad = [int(p) for p in arr if not _is_prime(int(p))]
     if bad:
-        raise ValueError(f"bank_primes contains non-primes: {bad[:5]}")
+        raise ArgumentError(f"bank_primes contains non-primes: {bad[:5]}")
     arr.setflags(write=False)
     return arr
 
@@ -162,7 +163,7 @@ def _tokens(text: str) -> list[str]:
     The reference for what the kernel of :class:`TokenPrimeEncoder` extracts.
     """
     if not isinstance(text, str):
-        raise TypeError(f"text must be str, got {type(text).__name__}")
+        raise ArgumentTypeError(f"text must be str, got {type(text).__name__}")
     return [t for t in tokenize(text) if t not in STOP_WORDS]
 
 
@@ -198,7 +199,7 @@ def _stop_table(words: Iterable[str]) -> np.ndarray:
     """Open-addressing set of stop-word hashes (0 marks an empty slot; linear probing)."""
     hashes = sorted({token_hash(w) for w in words})
     if 0 in hashes:
-        raise ValueError("a stop-word hashes to 0, the empty-slot marker")
+        raise ArgumentError("a stop-word hashes to 0, the empty-slot marker")
     size = 1 << max(4, (4 * len(hashes) - 1).bit_length())  # load factor <= 1/4
     table = np.zeros(size, dtype=np.uint64)
     for h in hashes:
@@ -367,11 +368,11 @@ def _dominant(exc: Excitation, k: int) -> tuple[int, ...]:
 
 def _check_texts(texts: Iterable[str]) -> list[str]:
     if isinstance(texts, (str, bytes)):
-        raise TypeError("texts must be a sequence of str, not a single str/bytes")
+        raise ArgumentTypeError("texts must be a sequence of str, not a single str/bytes")
     out = list(texts)
     for i, t in enumerate(out):
         if not isinstance(t, str):
-            raise TypeError(f"texts[{i}] must be str, got {type(t).__name__}")
+            raise ArgumentTypeError(f"texts[{i}] must be str, got {type(t).__name__}")
     return out
 
 
@@ -473,7 +474,7 @@ class TokenPrimeEncoder:
         try:
             self.config = msgspec.convert(config, TokenEncoderConfig)
         except msgspec.ValidationError as exc:
-            raise ValueError(f"invalid TokenPrimeEncoder option: {exc}") from None
+            raise ArgumentError(f"invalid TokenPrimeEncoder option: {exc}") from None
         self.code_dim = self.config.code_dim
         self._bigram_weight = self.config.bigram_weight if self.config.bigrams else 0.0
         #: Changes whenever codes for the same text could change (store it with the codes).
@@ -546,7 +547,7 @@ class TokenPrimeEncoder:
         """
         texts = _check_texts(texts)
         if k < 0:
-            raise ValueError(f"k must be >= 0, got {k}")
+            raise ArgumentError(f"k must be >= 0, got {k}")
         if not texts:
             return []
         parts = [t.lower().encode("utf-8", "surrogatepass") for t in texts]
@@ -595,7 +596,7 @@ class TokenPrimeEncoder:
             If ``text`` is not a ``str``.
         """
         if not isinstance(text, str):
-            raise TypeError(f"text must be str, got {type(text).__name__}")
+            raise ArgumentTypeError(f"text must be str, got {type(text).__name__}")
         data = text.lower().encode("utf-8", "surrogatepass")
         astral = not data.isascii() and _ASTRAL_LEAD.search(data) is not None
         codes, n_tokens, ex_re, ex_im = self._run(
@@ -671,7 +672,7 @@ class CharPrimeEncoder:
         try:
             self.config = msgspec.convert(config, CharEncoderConfig)
         except msgspec.ValidationError as exc:
-            raise ValueError(f"invalid CharPrimeEncoder option: {exc}") from None
+            raise ArgumentError(f"invalid CharPrimeEncoder option: {exc}") from None
         self.code_dim = self.config.code_dim
         #: Changes whenever codes for the same text could change (store it with the codes).
         self.fingerprint = _fingerprint(
@@ -716,7 +717,7 @@ class CharPrimeEncoder:
     def encode(self, text: str) -> EncodedText:
         """Encode one text; see the class notes."""
         if not isinstance(text, str):
-            raise TypeError(f"text must be str, got {type(text).__name__}")
+            raise ArgumentTypeError(f"text must be str, got {type(text).__name__}")
         return self._encode([text], excitation=True).item(0)
 
     def encode_many(self, texts: Sequence[str]) -> EncodedBatch:
@@ -754,7 +755,7 @@ def get_encoder(name: str = "token", **kw: object) -> TextEncoder:
     try:
         cls = _ENCODERS[name]
     except (KeyError, TypeError):
-        raise ValueError(
+        raise ArgumentError(
             f"unknown encoder {name!r}; known encoders: {', '.join(ENCODER_NAMES)}"
         ) from None
     return cls(**kw)

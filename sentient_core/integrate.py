@@ -30,6 +30,7 @@ from pathlib import Path
 
 import msgspec
 
+from sentient_core.errors import ArgumentError
 from sentient_core.ingest import (
     IngestError,
     UnreadableFile,
@@ -176,7 +177,7 @@ class Integrator:
         stream_threshold: int = STREAM_THRESHOLD,
     ) -> None:
         if batch < 1:
-            raise ValueError(f"batch must be >= 1, got {batch}")
+            raise ArgumentError(f"batch must be >= 1, got {batch}")
         self.memory = memory
         self.observer = observer
         self.kind = kind

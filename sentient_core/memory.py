@@ -103,6 +103,7 @@ from kernels import holographic
 from kernels import smf as smf_kernels
 from kernels._config import jit
 from sentient_core.encoder import TextEncoder, get_encoder
+from sentient_core.errors import ArgumentError, ArgumentTypeError, SentientError
 from sentient_core.store import codes as store_codes
 from sentient_core.store.env import Store, Txn
 from sentient_core.store.errors import CorruptRecordError, StoreUsageError
@@ -150,7 +151,7 @@ UnixTime = Annotated[float, msgspec.Meta(ge=0.0, le=1e11)]
 # ----------------------------------------------------------------------------- errors
 
 
-class HolographicMemoryError(Exception):
+class HolographicMemoryError(SentientError):
     """Base class of the errors raised by :mod:`sentient_core.memory`."""
 
 
@@ -639,15 +640,15 @@ def _topk_desc(scores: np.ndarray, k: int) -> np.ndarray:
 
 def _check_k(name: str, k: object) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {k!r}")
+        raise ArgumentError(f"{name} must be an integer >= 1, got {k!r}")
     return int(k)
 
 
 def _check_threshold(threshold: object) -> float:
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-        raise TypeError(f"threshold must be a float, got {type(threshold).__name__}")
+        raise ArgumentTypeError(f"threshold must be a float, got {type(threshold).__name__}")
     if math.isnan(threshold):
-        raise ValueError("threshold must not be NaN")
+        raise ArgumentError("threshold must not be NaN")
     return float(threshold)
 
 
@@ -655,7 +656,7 @@ def _check_ids(ids: Iterable[int], what: str) -> list[int]:
     out = []
     for i in ids:
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or i < 0:
-            raise ValueError(f"{what} must be non-negative integer trace ids, got {i!r}")
+            raise ArgumentError(f"{what} must be non-negative integer trace ids, got {i!r}")
         out.append(int(i))
     return out
 
@@ -975,7 +976,7 @@ class HolographicMemory:
             return code if code.any() else None
         code = _as_code(query, self._store.code_dim, name)
         if not code.any():
-            raise ValueError(f"{name} must not be all zeros (its cosine is undefined)")
+            raise ArgumentError(f"{name} must not be all zeros (its cosine is undefined)")
         return code
 
     def recall(
@@ -1052,19 +1053,19 @@ class HolographicMemory:
         dim = self._store.code_dim
         if isinstance(queries, np.ndarray):
             if queries.ndim != 2 or queries.shape[1] != dim:
-                raise ValueError(f"queries must have shape (Q, {dim}), got {queries.shape}")
+                raise ArgumentError(f"queries must have shape (Q, {dim}), got {queries.shape}")
             qcodes = np.ascontiguousarray(queries, dtype=np.float32)
             if not np.isfinite(qcodes).all():
-                raise ValueError("queries contains non-finite values (NaN or inf)")
+                raise ArgumentError("queries contains non-finite values (NaN or inf)")
             live = qcodes.any(axis=1)
             if not live.all():
-                raise ValueError(
+                raise ArgumentError(
                     f"queries row {int(np.argmin(live))} is all zeros (its cosine is undefined)"
                 )
         else:
             texts = list(queries)
             if not all(isinstance(t, str) for t in texts):
-                raise TypeError("queries must be a sequence of str or a 2-d float array")
+                raise ArgumentTypeError("queries must be a sequence of str or a 2-d float array")
             qcodes = (
                 self._encoder_for_use().encode_batch(texts)
                 if texts
@@ -1114,7 +1115,7 @@ class HolographicMemory:
         self._check_touch(touch)
         q = np.asarray(s, dtype=np.float64)
         if q.shape != (SMF_AXES,) or not np.isfinite(q).all():
-            raise ValueError(f"s must be {SMF_AXES} finite floats, got shape {q.shape}")
+            raise ArgumentError(f"s must be {SMF_AXES} finite floats, got shape {q.shape}")
         while True:
             m = self._m
             n = m.n
@@ -1309,9 +1310,9 @@ class HolographicMemory:
         """
         a, b = _check_ids((a, b), "link ends")
         if a == b:
-            raise ValueError(f"cannot link trace {a} to itself")
+            raise ArgumentError(f"cannot link trace {a} to itself")
         if not (isinstance(weight, (int, float)) and 0.0 < weight <= 1.0):
-            raise ValueError(f"weight must be in (0, 1], got {weight!r}")
+            raise ArgumentError(f"weight must be in (0, 1], got {weight!r}")
         now = float(self._clock())
         pairs = [(a, b)] if directed else [(a, b), (b, a)]
         links = [LinkRecord(src=s, dst=d, weight=float(weight), created=now) for s, d in pairs]
@@ -1385,9 +1386,9 @@ class HolographicMemory:
         """
         seeds = sorted(set(_check_ids(seed_ids, "seed_ids")))
         if isinstance(hops, bool) or not isinstance(hops, int) or hops < 0:
-            raise ValueError(f"hops must be an integer >= 0, got {hops!r}")
+            raise ArgumentError(f"hops must be an integer >= 0, got {hops!r}")
         if not (isinstance(decay, (int, float)) and 0.0 < decay <= 1.0):
-            raise ValueError(f"decay must be in (0, 1], got {decay!r}")
+            raise ArgumentError(f"decay must be in (0, 1], got {decay!r}")
         limit = _check_k("limit", limit)
         store = self._store
         total: dict[int, float] = {}
@@ -1443,7 +1444,7 @@ class HolographicMemory:
                     raise UnknownTraceError(f"no trace {rec.id} in the store at {store.path}")
                 for name in ("row", "created", "text", "primes", "retired"):
                     if getattr(old, name) != getattr(rec, name):
-                        raise ValueError(
+                        raise ArgumentError(
                             f"trace {rec.id}: update() cannot change {name!r}"
                             + (" (use retire())" if name == "retired" else "")
                         )
@@ -1545,13 +1546,13 @@ class HolographicMemory:
             The policy is out of bounds.
         """
         if not isinstance(policy, PrunePolicy):
-            raise TypeError(f"policy must be a PrunePolicy, got {type(policy).__name__}")
+            raise ArgumentTypeError(f"policy must be a PrunePolicy, got {type(policy).__name__}")
         try:
             _POLICY_DECODER.decode(_MSGPACK.encode(policy))
         except msgspec.ValidationError as exc:
-            raise ValueError(f"invalid PrunePolicy: {exc}") from None
+            raise ArgumentError(f"invalid PrunePolicy: {exc}") from None
         if math.isnan(policy.min_strength):
-            raise ValueError("invalid PrunePolicy: min_strength is NaN")
+            raise ArgumentError("invalid PrunePolicy: min_strength is NaN")
         with self._lock:
             m = self._m
             live = np.flatnonzero(m.valid[: m.n])
@@ -1588,12 +1589,12 @@ class HolographicMemory:
             Number of traces whose strength changed.
         """
         if not (isinstance(half_life_days, (int, float)) and half_life_days > 0):
-            raise ValueError(f"half_life_days must be > 0, got {half_life_days!r}")
+            raise ArgumentError(f"half_life_days must be > 0, got {half_life_days!r}")
         if not math.isfinite(half_life_days):
-            raise ValueError("half_life_days must be finite")
+            raise ArgumentError("half_life_days must be finite")
         now = float(self._clock() if now is None else now)
         if not math.isfinite(now) or now < 0:
-            raise ValueError(f"now must be a finite unix time, got {now!r}")
+            raise ArgumentError(f"now must be a finite unix time, got {now!r}")
         half_life = float(half_life_days) * _SECONDS_PER_DAY
         store = self._store
         replace = msgspec.structs.replace
@@ -1639,30 +1640,30 @@ class HolographicMemory:
 def _as_code(value: object, dim: int, name: str) -> np.ndarray:
     arr = np.asarray(value)
     if arr.dtype.kind not in "fiu":
-        raise TypeError(f"{name} must be a float array, got dtype {arr.dtype}")
+        raise ArgumentTypeError(f"{name} must be a float array, got dtype {arr.dtype}")
     if arr.shape != (dim,):
-        raise ValueError(f"{name} must have shape ({dim},), got {arr.shape}")
+        raise ArgumentError(f"{name} must have shape ({dim},), got {arr.shape}")
     arr = arr.astype(np.float32)
     if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains non-finite values (NaN or inf)")
+        raise ArgumentError(f"{name} contains non-finite values (NaN or inf)")
     return arr
 
 
 def _check_new_trace(i: int, it: object) -> None:
     if not isinstance(it, NewTrace):
-        raise TypeError(f"items[{i}] must be a NewTrace, got {type(it).__name__}")
+        raise ArgumentTypeError(f"items[{i}] must be a NewTrace, got {type(it).__name__}")
     if not isinstance(it.text, str):
-        raise TypeError(f"items[{i}].text must be str, got {type(it.text).__name__}")
+        raise ArgumentTypeError(f"items[{i}].text must be str, got {type(it.text).__name__}")
     if not isinstance(it.kind, str) or not it.kind:
-        raise ValueError(f"items[{i}].kind must be a non-empty string")
+        raise ArgumentError(f"items[{i}].kind must be a non-empty string")
     imp = it.importance
     if isinstance(imp, bool) or not isinstance(imp, (int, float)) or not 0.0 <= imp <= 1.0:
-        raise ValueError(f"items[{i}].importance must be in [0, 1], got {imp!r}")
+        raise ArgumentError(f"items[{i}].importance must be in [0, 1], got {imp!r}")
     if it.smf is not None:
         s = np.asarray(it.smf, dtype=np.float64)
         if s.shape != (SMF_AXES,) or not np.isfinite(s).all():
-            raise ValueError(f"items[{i}].smf must be {SMF_AXES} finite floats")
+            raise ArgumentError(f"items[{i}].smf must be {SMF_AXES} finite floats")
     if it.primes is not None:
         for p in it.primes:
             if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 2:
-                raise ValueError(f"items[{i}].primes must be integers >= 2, got {p!r}")
+                raise ArgumentError(f"items[{i}].primes must be integers >= 2, got {p!r}")

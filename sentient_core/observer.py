@@ -53,6 +53,7 @@ from sentient_core.encoder import (
     TokenPrimeEncoder,
     get_encoder,
 )
+from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.store import CorruptRecordError, RecordCodec, SchemaVersionError, Store
 
 __all__ = [
@@ -236,7 +237,7 @@ class Observer:
         self._damping = check_scalar("damping", damping, lo=0.0)
         self._decay = 1.0 - self._damping * self._dt
         if self._decay < 0.0:
-            raise ValueError(f"damping*dt must be <= 1, got {self._damping * self._dt}")
+            raise ArgumentError(f"damping*dt must be <= 1, got {self._damping * self._dt}")
         self._eta = check_scalar("eta", eta, lo=0.0, hi=1.0)
         self._pull = check_scalar("excitation_pull", excitation_pull, lo=0.0, hi=1.0)
         self._history = check_int("history", history, lo=1)
@@ -265,7 +266,7 @@ class Observer:
             encoder = get_encoder("token", bank_primes=primes)
         bank = getattr(encoder, "bank_primes", None)
         if not callable(getattr(encoder, "encode", None)) or bank is None:
-            raise TypeError(
+            raise ArgumentTypeError(
                 "encoder must be a TextEncoder (with encode() and bank_primes),"
                 f" got {type(encoder).__name__}"
             )
@@ -422,7 +423,7 @@ class Observer:
             If ``text`` is not a ``str``.
         """
         if not isinstance(text, str):
-            raise TypeError(f"text must be str, got {type(text).__name__}")
+            raise ArgumentTypeError(f"text must be str, got {type(text).__name__}")
         encoded = self._encoder.encode(text)
         self._queue(encoded.excitation, validate=not self._trusted)
         return encoded
@@ -436,7 +437,7 @@ class Observer:
             If ``encoded`` is not an :class:`EncodedText` or its excitation is malformed.
         """
         if not isinstance(encoded, EncodedText):
-            raise TypeError(f"encoded must be an EncodedText, got {type(encoded).__name__}")
+            raise ArgumentTypeError(f"encoded must be an EncodedText, got {type(encoded).__name__}")
         self._queue(encoded.excitation, validate=True)
         return encoded
 
@@ -448,11 +449,11 @@ class Observer:
             amounts = check_array("excitation.amounts", amounts, dtype=np.float64, shape=(m,))
             phases = check_array("excitation.phases", phases, dtype=np.float64, shape=(m,))
             if m and (indices.min() < 0 or indices.max() >= self._bank_size):
-                raise ValueError(
+                raise ArgumentError(
                     f"excitation.indices must lie in [0, {self._bank_size}) (the encoder's bank)"
                 )
             if m and amounts.min() < 0.0:
-                raise ValueError("excitation.amounts must be >= 0")
+                raise ArgumentError("excitation.amounts must be >= 0")
         if self._bank_to_osc is not None:
             osc = self._bank_to_osc[indices]
             keep = osc >= 0
@@ -655,7 +656,9 @@ class Observer:
             The record has another schema version.
         """
         if not isinstance(record, ObserverStateRecord):
-            raise TypeError(f"record must be an ObserverStateRecord, got {type(record).__name__}")
+            raise ArgumentTypeError(
+                f"record must be an ObserverStateRecord, got {type(record).__name__}"
+            )
         if record.v != OBSERVER_STATE_VERSION:
             raise SchemaVersionError(
                 f"observer state has schema version {record.v}; this sentient-core"
@@ -744,7 +747,7 @@ class Observer:
         """
         unknown = set(defaults) - _INIT_ARGS
         if unknown:
-            raise TypeError(f"unknown Observer argument(s): {', '.join(sorted(unknown))}")
+            raise ArgumentTypeError(f"unknown Observer argument(s): {', '.join(sorted(unknown))}")
         with store.read() as txn:
             raw = txn.get(STATE_DB, OBSERVER_KEY)
             record = (

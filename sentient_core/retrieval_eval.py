@@ -43,6 +43,7 @@ import msgspec
 import numpy as np
 
 from sentient_core.encoder import TextEncoder, get_encoder
+from sentient_core.errors import ArgumentError
 
 __all__ = [
     "CHUNK_CHARS",
@@ -210,7 +211,7 @@ def chunk_spans(
         Window length and overlap between consecutive windows (``0 <= overlap < size``).
     """
     if not 0 <= overlap < size:
-        raise ValueError(f"need 0 <= overlap < size, got overlap={overlap}, size={size}")
+        raise ArgumentError(f"need 0 <= overlap < size, got overlap={overlap}, size={size}")
     if n_chars <= size:
         return [(0, n_chars)]
     spans, start, step = [], 0, size - overlap
@@ -251,7 +252,7 @@ def _queries(
     words_by_doc = [[(m.start(), m.end()) for m in _WORD_RE.finditer(d.text)] for d in docs]
     eligible = np.asarray([i for i, w in enumerate(words_by_doc) if len(w) >= QUERY_WORDS])
     if eligible.size < 2:
-        raise ValueError("corpus needs at least two documents of >= 12 words")
+        raise ArgumentError("corpus needs at least two documents of >= 12 words")
     texts, doc_of, targets = [], [], []
     for _ in range(n_queries):
         d = int(eligible[rng.integers(eligible.size)])
@@ -307,9 +308,9 @@ def run_eval(
         Defaults to :func:`load_corpus`.
     """
     if level not in ("doc", "chunk"):
-        raise ValueError(f"level must be 'doc' or 'chunk', got {level!r}")
+        raise ArgumentError(f"level must be 'doc' or 'chunk', got {level!r}")
     if n_queries < 1:
-        raise ValueError(f"n_queries must be >= 1, got {n_queries}")
+        raise ArgumentError(f"n_queries must be >= 1, got {n_queries}")
     options = dict(encoder_options or {})
     encoder: TextEncoder = get_encoder(encoder_name, **options)
     docs = load_corpus() if corpus is None else tuple(corpus)

@@ -39,6 +39,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from sentient_core.errors import ArgumentError
 from sentient_core.store import RecordCodec, Store
 
 __all__ = [
@@ -79,7 +80,7 @@ Day = Annotated[str, msgspec.Meta(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 Status = Literal["done", "failed", "skipped"]
 
 
-class BudgetConfigError(ValueError):
+class BudgetConfigError(ArgumentError):
     """A cap is negative or not an integer (names the cap or environment variable)."""
 
 
@@ -417,7 +418,7 @@ class Budget:
             Unknown ``status`` or negative spend.
         """
         if status not in ("done", "failed", "skipped"):
-            raise ValueError(f"status must be 'done', 'failed' or 'skipped', got {status!r}")
+            raise ArgumentError(f"status must be 'done', 'failed' or 'skipped', got {status!r}")
         spent_tokens, tool_calls = _counts(spent_tokens, tool_calls)
         counts = status == "done" or (status == "failed" and (spent_tokens or tool_calls))
         add_tokens, add_calls = (spent_tokens, tool_calls) if counts else (0, 0)
@@ -467,6 +468,6 @@ def _counts(tokens: int, tool_calls: int) -> tuple[int, int]:
         except TypeError:
             number = -1
         if number < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+            raise ArgumentError(f"{name} must be a non-negative integer, got {value!r}")
         out.append(number)
     return out[0], out[1]

@@ -33,6 +33,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from sentient_core.errors import ArgumentError, NotFoundError
 from sentient_core.learning.types import Gap
 from sentient_core.store import RecordCodec, Store
 
@@ -117,7 +118,7 @@ class CuriosityDrive:
             or not isinstance(max_proposals, int)
             or not 0 <= max_proposals <= MAX_CURIOSITY_PROPOSALS
         ):
-            raise ValueError(
+            raise ArgumentError(
                 f"max_proposals must be an integer in [0, {MAX_CURIOSITY_PROPOSALS}],"
                 f" got {max_proposals!r}"
             )
@@ -239,7 +240,7 @@ class Pursuit:
         stall_s: float = STALL_S,
     ) -> None:
         if not stall_s > 0:
-            raise ValueError(f"stall_s must be positive, got {stall_s!r}")
+            raise ArgumentError(f"stall_s must be positive, got {stall_s!r}")
         self.store = store
         self._clock = clock
         self.stall_s = float(stall_s)
@@ -293,7 +294,7 @@ class Pursuit:
         for goal in self._load().goals:
             if goal.id == goal_id:
                 return goal
-        raise KeyError(f"no focus goal {goal_id!r}")
+        raise NotFoundError(f"no focus goal {goal_id!r}")
 
     def find(self, topic: str) -> FocusGoal | None:
         """The goal whose normalised topic equals ``topic``'s (e.g. a proposed Gap's), or None."""
@@ -317,9 +318,9 @@ class Pursuit:
         """
         shown = " ".join(str(topic).split())
         if not shown:
-            raise ValueError("a focus goal needs a topic")
+            raise ArgumentError("a focus goal needs a topic")
         if len(shown) > MAX_TOPIC_CHARS:
-            raise ValueError(f"a focus topic is at most {MAX_TOPIC_CHARS} characters")
+            raise ArgumentError(f"a focus topic is at most {MAX_TOPIC_CHARS} characters")
         key = normalise_topic(shown)
         now = self._clock()
 
@@ -336,7 +337,7 @@ class Pursuit:
                 goals[i] = reopened
                 return msgspec.structs.replace(old, goals=goals), reopened
             if len(old.goals) >= MAX_GOALS:
-                raise ValueError(
+                raise ArgumentError(
                     f"{MAX_GOALS} focus goals are kept already; resolve or remove one first"
                 )
             goal = FocusGoal(id=f"g{old.next_id}", topic=shown, created=now)
@@ -352,7 +353,7 @@ class Pursuit:
                     goals = list(old.goals)
                     goals[i] = change(goal)
                     return msgspec.structs.replace(old, goals=goals), goals[i]
-            raise KeyError(f"no focus goal {goal_id!r}")
+            raise NotFoundError(f"no focus goal {goal_id!r}")
 
         return self._update(fn)  # type: ignore[return-value]
 
@@ -404,7 +405,7 @@ class Pursuit:
                 if goal.id == goal_id:
                     goals = [*old.goals[:i], *old.goals[i + 1 :]]
                     return msgspec.structs.replace(old, goals=goals), goal
-            raise KeyError(f"no focus goal {goal_id!r}")
+            raise NotFoundError(f"no focus goal {goal_id!r}")
 
         return self._update(fn)  # type: ignore[return-value]
 

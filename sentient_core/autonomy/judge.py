@@ -34,6 +34,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 import msgspec
 
+from sentient_core.errors import ArgumentTypeError
 from sentient_core.learning.types import ChaperoneResponse, QueryType, SourceKind
 
 __all__ = [
@@ -271,7 +272,7 @@ class Judge:
             )
         try:
             if not isinstance(text, str):
-                raise TypeError(f"reply text is {type(text).__name__}, not str")
+                raise ArgumentTypeError(f"reply text is {type(text).__name__}, not str")
             verdict = _REPLY.decode(text.strip()).verdict
         except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
             self.model_garbage += 1

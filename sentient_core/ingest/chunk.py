@@ -31,6 +31,8 @@ from typing import Annotated
 
 import msgspec
 
+from sentient_core.errors import ArgumentError
+
 DEFAULT_SIZE = 2000
 DEFAULT_OVERLAP = 200
 
@@ -59,9 +61,9 @@ class Chunk(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 def _check_params(size: int, overlap: int) -> None:
     if size < 1:
-        raise ValueError(f"chunk size must be >= 1, got {size}")
+        raise ArgumentError(f"chunk size must be >= 1, got {size}")
     if not 0 <= overlap < size:
-        raise ValueError(f"overlap must be in [0, size), got overlap={overlap}, size={size}")
+        raise ArgumentError(f"overlap must be in [0, size), got overlap={overlap}, size={size}")
 
 
 def _break_end(buf: str, lo: int, limit: int) -> int:

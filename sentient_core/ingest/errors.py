@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import os
 
+from sentient_core.errors import SentientError
 
-class IngestError(Exception):
+
+class IngestError(SentientError):
     """A file could not be turned into text.
 
     Parameters

@@ -45,6 +45,7 @@ import msgspec
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, PyPdfError
 
+from sentient_core.errors import ArgumentError
 from sentient_core.ingest.errors import (
     CorruptFile,
     EmptyFile,
@@ -225,7 +226,7 @@ def iter_text(
         A subclass naming the file and the reason.
     """
     if block_chars < 1:
-        raise ValueError(f"block_chars must be >= 1, got {block_chars}")
+        raise ArgumentError(f"block_chars must be >= 1, got {block_chars}")
     kind = kind_of(path)
     if kind not in STREAMED_KINDS:
         cap = MAX_WHOLE_FILE_BYTES if max_bytes is None else max_bytes

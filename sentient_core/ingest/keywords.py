@@ -11,6 +11,8 @@ import re
 from collections import Counter
 from operator import itemgetter
 
+from sentient_core.errors import ArgumentError
+
 MIN_TOKEN_CHARS = 2
 MAX_TOKEN_CHARS = 40
 MAX_TOPIC_CHARS = 80
@@ -153,7 +155,7 @@ def topic_and_keywords(text: str, k: int = 8) -> tuple[str, list[str]]:
         Most frequent non-stop-word tokens, ties by first occurrence.
     """
     if k < 0:
-        raise ValueError(f"k must be >= 0, got {k}")
+        raise ArgumentError(f"k must be >= 0, got {k}")
     top = keywords(text, max(k, 3))
     topic = heading(text) or " ".join(top[:3])
     return topic, top[:k]

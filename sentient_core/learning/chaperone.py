@@ -57,6 +57,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from sentient_core.errors import ArgumentError
 from sentient_core.ingest import IngestError, extract_bytes
 from sentient_core.learning.events import EventBus
 from sentient_core.learning.fetch import Fetcher, FetchError
@@ -181,7 +182,7 @@ class Chaperone:
         summary_sentences: int = 3,
     ):
         if log_size < 1:
-            raise ValueError(f"log_size must be >= 1, got {log_size}")
+            raise ArgumentError(f"log_size must be >= 1, got {log_size}")
         self.safety = safety
         self.fetcher = fetcher
         self.llm = llm

@@ -28,6 +28,7 @@ import msgspec
 import numpy as np
 
 from kernels.smf import AXES
+from sentient_core.errors import ArgumentError
 from sentient_core.learning.types import Gap
 
 __all__ = ["AXIS_QUESTIONS", "Curiosity", "CuriosityConfig", "CuriositySignal"]
@@ -109,7 +110,7 @@ class Curiosity:
         """Queue an explicit question (``origin``: "user", "followup", "focus"…)."""
         q = " ".join(str(question).split())
         if not q:
-            raise ValueError("question must not be empty")
+            raise ArgumentError("question must not be empty")
         if all(q != existing for existing, _ in self._questions):
             self._questions.append((q, origin))
 

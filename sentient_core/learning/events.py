@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from sentient_core.errors import ArgumentError
 from sentient_core.store import Store
 from sentient_core.store.records import key_u64, u64_key
 
@@ -85,7 +86,7 @@ class EventBus:
         max_events: int = DEFAULT_MAX_EVENTS,
     ):
         if max_events < 1:
-            raise ValueError(f"max_events must be >= 1, got {max_events}")
+            raise ArgumentError(f"max_events must be >= 1, got {max_events}")
         self._store = store
         self.max_events = max_events
         self.pruned = 0

@@ -42,6 +42,7 @@ import httpcore
 import httpx
 import msgspec
 
+from sentient_core.errors import ArgumentError, SentientError
 from sentient_core.learning.safety import Refusal, SafetyFilter, Target
 
 __all__ = [
@@ -137,7 +138,7 @@ class LocalFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     bytes: NonNegInt
 
 
-class FetchError(Exception):
+class FetchError(SentientError):
     """A fetch or local read failed for a reason other than a safety refusal.
 
     Attributes
@@ -201,7 +202,7 @@ def _ssl_context(verify: bool | str | os.PathLike[str] | ssl.SSLContext) -> ssl.
         return verify
     if verify is False:
         # Safety depends on knowing who answered: certificate checks stay on.
-        raise ValueError("verify=False is not allowed; pass a CA bundle path or an SSLContext")
+        raise ArgumentError("verify=False is not allowed; pass a CA bundle path or an SSLContext")
     if verify is True:
         return httpx.create_ssl_context()
     return ssl.create_default_context(cafile=os.fspath(verify))
@@ -243,7 +244,7 @@ class Fetcher:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if client is not None and transport is not None:
-            raise ValueError("pass either client or transport, not both")
+            raise ArgumentError("pass either client or transport, not both")
         self.safety = safety
         self.timeout = timeout
         self.user_agent = user_agent

@@ -44,6 +44,8 @@ from typing import Annotated
 import httpx
 import msgspec
 
+from sentient_core.errors import SentientError
+
 __all__ = [
     "LLMBadResponse",
     "LLMClient",
@@ -150,7 +152,7 @@ class LLMUsage(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     estimated_replies: NonNeg = 0
 
 
-class LLMError(Exception):
+class LLMError(SentientError):
     """Base of the LLM client's errors."""
 
 

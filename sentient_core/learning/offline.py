@@ -52,6 +52,7 @@ import numpy as np
 
 from kernels.holographic import topk_cosine
 from sentient_core.encoder import TextEncoder, get_encoder
+from sentient_core.errors import ArgumentError
 from sentient_core.ingest import STOP_WORDS, IngestError, extract_text, iter_files, tokenize
 from sentient_core.learning.types import Source
 
@@ -148,7 +149,7 @@ def split_passages(text: str, max_chars: int = PASSAGE_CHARS) -> list[str]:
     at a space.
     """
     if max_chars < 20:
-        raise ValueError(f"max_chars must be >= 20, got {max_chars}")
+        raise ArgumentError(f"max_chars must be >= 20, got {max_chars}")
     pieces: list[str] = []
     for para in _PARAGRAPH.split(text):
         para = para.strip()
@@ -303,7 +304,7 @@ def summarize_extractive(
     Ties go to the earlier sentence. Returns ``""`` for text without sentences.
     """
     if max_sentences < 1:
-        raise ValueError(f"max_sentences must be >= 1, got {max_sentences}")
+        raise ArgumentError(f"max_sentences must be >= 1, got {max_sentences}")
     sentences = split_sentences(text)
     if len(sentences) <= max_sentences:
         return " ".join(sentences)
@@ -483,7 +484,7 @@ class CorpusAnswerer:
         A passage sharing no content word with the question is never returned.
         """
         if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
+            raise ArgumentError(f"k must be >= 1, got {k}")
         index = self._index
         q = self._encoder.encode_batch([question])[0]
         words = _content_words(question)

@@ -52,6 +52,8 @@ import httpx
 import idna
 import msgspec
 
+from sentient_core.errors import ArgumentError, NotFoundError, SentientError
+
 __all__ = [
     "CHECKS",
     "DEFAULT_ALLOWED_DOMAINS",
@@ -134,7 +136,7 @@ def _normalise_domain(domain: str) -> str:
     if not name.isascii():
         name = idna.encode(name).decode("ascii")
     if not name or not all(_LABEL_RE.match(label) for label in name.split(".")):
-        raise ValueError(f"allowed domain {domain!r} is not a valid DNS name")
+        raise ArgumentError(f"allowed domain {domain!r} is not a valid DNS name")
     return name
 
 
@@ -210,7 +212,7 @@ class Target(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tr
     port: int
 
 
-class Refusal(Exception):
+class Refusal(SentientError):
     """A safety check refused a request.
 
     Attributes
@@ -344,7 +346,7 @@ class SafetyFilter:
     def refuse(self, check: str, reason: str, subject: str = "", inner: str = "") -> Refusal:
         """Count a refusal by ``check``, report it, and return the exception to raise."""
         if check not in CHECKS:
-            raise KeyError(f"unknown safety check {check!r}")
+            raise NotFoundError(f"unknown safety check {check!r}")
         with self._lock:
             self._fired[check] += 1
         refusal = Refusal(check, reason, subject, inner)

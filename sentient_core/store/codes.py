@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import msgspec
 import numpy as np
 
+from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.store.errors import CorruptRecordError, StoreUsageError
 from sentient_core.store.records import key_u64, u64_key
 
@@ -54,11 +55,11 @@ def _check_rows(txn: Txn, rows: object, name: str = "rows") -> np.ndarray:
     dim = txn.store.code_dim
     if not isinstance(rows, np.ndarray) or rows.dtype != _F32:
         got = rows.dtype if isinstance(rows, np.ndarray) else type(rows).__name__
-        raise TypeError(f"{name} must be a float32 numpy array, got {got}")
+        raise ArgumentTypeError(f"{name} must be a float32 numpy array, got {got}")
     if rows.ndim != 2 or rows.shape[1] != dim:
-        raise ValueError(f"{name} must have shape (n, {dim}), got {rows.shape}")
+        raise ArgumentError(f"{name} must have shape (n, {dim}), got {rows.shape}")
     if rows.size and not np.isfinite(rows).all():
-        raise ValueError(f"{name} contains non-finite values (NaN or inf)")
+        raise ArgumentError(f"{name} contains non-finite values (NaN or inf)")
     return np.ascontiguousarray(rows)
 
 
@@ -225,7 +226,7 @@ def set_row(txn: Txn, row: int, vec: np.ndarray) -> None:
     if not 0 <= row < total:
         raise IndexError(f"row {row} out of range for {total} rows")
     if not isinstance(vec, np.ndarray) or vec.ndim != 1:
-        raise ValueError("vec must be a 1-dimensional numpy array")
+        raise ArgumentError("vec must be a 1-dimensional numpy array")
     vec2 = _check_rows(txn, vec.reshape(1, -1), "vec")
     per_block, dim = txn.store.block_rows, txn.store.code_dim
     block, offset = divmod(row, per_block)

@@ -55,6 +55,7 @@ import lmdb
 import msgspec
 import numpy as np
 
+from sentient_core.errors import ArgumentTypeError, NotFoundError
 from sentient_core.store import codes as _codes
 from sentient_core.store.errors import (
     CorruptRecordError,
@@ -246,7 +247,7 @@ class Store:
     """
 
     def __init__(self, *args: object, **kwargs: object) -> None:
-        raise TypeError("use Store.open(path, ...) to open or create a store")
+        raise ArgumentTypeError("use Store.open(path, ...) to open or create a store")
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -500,7 +501,7 @@ class Store:
         try:
             return self._dbs[name]
         except KeyError:
-            raise KeyError(
+            raise NotFoundError(
                 f"no sub-database {name!r}; the store has: {', '.join(DB_NAMES)}"
             ) from None
 
@@ -771,7 +772,7 @@ class Store:
         """
         old = self.get_trace(txn, record.id)
         if old is None:
-            raise KeyError(f"no trace {record.id} in the store at {self.path}")
+            raise NotFoundError(f"no trace {record.id} in the store at {self.path}")
         if old.row != record.row:
             raise StoreUsageError(
                 f"trace {record.id} owns code row {old.row}; an update cannot move it to {record.row}"
@@ -814,7 +815,7 @@ class Store:
         db = self.db("traces")
         for end in (link.src, link.dst):
             if txn.raw.get(u64_key(end), db=db) is None:
-                raise KeyError(f"link {link.src}->{link.dst}: no trace {end} in the store")
+                raise NotFoundError(f"link {link.src}->{link.dst}: no trace {end} in the store")
         txn.raw.put(link_key(link.src, link.dst), LINKS.encode(link), db=self.db("links"))
 
     def get_link(self, txn: Txn, src: int, dst: int) -> LinkRecord | None:

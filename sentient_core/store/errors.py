@@ -15,6 +15,8 @@ Every error names the store path (or the record) and the reason::
 
 from __future__ import annotations
 
+from sentient_core.errors import SentientError
+
 __all__ = [
     "CorruptRecordError",
     "ForkedStoreError",
@@ -28,7 +30,7 @@ __all__ = [
 ]
 
 
-class StoreError(Exception):
+class StoreError(SentientError):
     """Base class of every error raised by the store."""
 
 

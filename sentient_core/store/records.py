@@ -21,6 +21,7 @@ from typing import Annotated, Generic, TypeVar
 
 import msgspec
 
+from sentient_core.errors import ArgumentTypeError
 from sentient_core.store.errors import CorruptRecordError, SchemaVersionError
 
 __all__ = [
@@ -244,7 +245,7 @@ class RecordCodec(Generic[S]):
             If ``validate`` and the record violates a bound of its type.
         """
         if type(record) is not self.type:
-            raise TypeError(f"expected a {self.type.__name__}, got {type(record).__name__}")
+            raise ArgumentTypeError(f"expected a {self.type.__name__}, got {type(record).__name__}")
         if record.v != self.version:  # type: ignore[attr-defined]
             raise SchemaVersionError(
                 f"refusing to write {self.name} with schema version {record.v}"  # type: ignore[attr-defined]

@@ -1,0 +1,49 @@
+"""Every exception class sentient-core defines derives from SentientError."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import sentient_core
+from sentient_core.errors import ArgumentError, ArgumentTypeError, NotFoundError, SentientError
+
+
+def _modules():
+    for info in pkgutil.walk_packages(sentient_core.__path__, "sentient_core."):
+        yield importlib.import_module(info.name)
+
+
+def test_every_exception_class_derives_from_sentient_error():
+    seen, bad = 0, []
+    for mod in _modules():
+        for name, obj in vars(mod).items():
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, BaseException)
+                and obj.__module__ == mod.__name__
+            ):
+                seen += 1
+                # Private control-flow exceptions never leave their module.
+                if not name.startswith("_") and not issubclass(obj, SentientError):
+                    bad.append(f"{mod.__name__}.{name}")
+    assert seen >= 20, seen
+    assert bad == []
+
+
+def test_argument_errors_are_also_the_standard_exceptions():
+    assert issubclass(ArgumentError, ValueError)
+    assert issubclass(ArgumentTypeError, TypeError)
+    assert issubclass(NotFoundError, KeyError)
+    assert str(NotFoundError("no trace 3")) == "no trace 3"
+
+
+def test_a_bad_argument_raises_a_sentient_error():
+    from sentient_core.ingest import chunk_text
+
+    with pytest.raises(SentientError) as info:
+        chunk_text("abc", size=0)
+    assert isinstance(info.value, ValueError)
