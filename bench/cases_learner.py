@@ -24,9 +24,9 @@ from bench.cases_memory import build_store
 from sentient_core.autonomy.budget import BudgetCaps
 from sentient_core.learning.learner import LearnerConfig
 from sentient_core.learning.session import build_learner
-from sentient_core.learning.types import ChaperoneResponse, Source
 from sentient_core.memory import HolographicMemory
 from sentient_core.observer import Observer
+from sentient_core.vocab import ChaperoneResponse, Source
 
 TARGET_S = 0.005
 ANSWER = (

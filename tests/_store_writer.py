@@ -33,6 +33,9 @@ from sentient_core.store import (
     Store,
     TraceRecord,
     codes,
+    links,
+    log,
+    traces,
 )
 
 T0 = 1_700_000_000.0
@@ -67,18 +70,18 @@ def _write(args: argparse.Namespace) -> int:
     store = Store.open(args.dir, code_dim=args.dim, map_size=args.map_size, durable=True)
     with store:
         with store.read() as txn:
-            start = store.counters(txn).trace_count // args.batch
+            start = txn.counters().trace_count // args.batch
         print("ready", flush=True)
         for batch in range(start, start + args.batches):
             records, vecs = batch_content(batch, args.batch, args.dim)
 
             def add(txn, records=records, vecs=vecs, batch=batch):
-                stored = store.put_traces(txn, records, vecs)
+                stored = traces.append(txn, records, vecs)
                 link = LinkRecord(
                     src=stored[0].id, dst=stored[-1].id, weight=1.0, created=T0 + batch
                 )
-                store.put_link(txn, link)
-                store.append(txn, "events", f"batch {batch}".encode())
+                links.put(txn, link)
+                log.append(txn, "events", f"batch {batch}".encode())
                 return txn.counters().trace_count
 
             total = store.write(add)
@@ -110,7 +113,7 @@ def _read_loop(args: argparse.Namespace) -> int:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"store still holds {last} traces after {args.timeout} s")
             with store.read() as txn:
-                count = store.counters(txn).trace_count
+                count = txn.counters().trace_count
                 matrix = codes.read_all(txn)
                 if matrix.shape[0] != count:
                     raise AssertionError(f"{matrix.shape[0]} rows for {count} traces")
@@ -124,7 +127,7 @@ def _read_loop(args: argparse.Namespace) -> int:
                     best = int(np.argmax(matrix @ matrix[row]))
                     if best != row:
                         raise AssertionError(f"top-1 of row {row} is row {best}")
-                    trace = store.get_trace(txn, row)  # the writer gives trace i row i
+                    trace = traces.get(txn, row)  # the writer gives trace i row i
                     batch, item = divmod(row, args.batch)
                     want, vecs = batch_content(batch, args.batch, matrix.shape[1])
                     if trace.text != want[item].text or not np.array_equal(matrix[row], vecs[item]):
@@ -145,10 +148,10 @@ def _read_once(args: argparse.Namespace) -> int:
     with Store.open(args.dir, readonly=True) as store, store.read() as txn:
         matrix = codes.read_all(txn)
         texts = hashlib.sha256()
-        for trace in store.iter_traces(txn):
+        for trace in traces.iter_range(txn):
             texts.update(trace.text.encode())
         summary = {
-            "traces": store.counters(txn).trace_count,
+            "traces": txn.counters().trace_count,
             "rows": int(matrix.shape[0]),
             "codes_sha256": hashlib.sha256(matrix.tobytes()).hexdigest(),
             "texts_sha256": texts.hexdigest(),
@@ -173,7 +176,7 @@ def _fork_misuse(args: argparse.Namespace) -> int:
         _, status = os.waitpid(pid, 0)
         child = os.waitstatus_to_exitcode(status)
         with store.read() as txn:  # the parent's handle still works
-            store.counters(txn)
+            txn.counters()
         print(f"parent: child exit {child}", flush=True)
     return 0 if child == 10 else 1
 

@@ -17,8 +17,8 @@ from sentient_core.learning.fetch import Fetcher
 from sentient_core.learning.llm import LLMClient, LLMConfig
 from sentient_core.learning.offline import CorpusAnswerer
 from sentient_core.learning.safety import SafetyFilter, SafetyPolicy
-from sentient_core.learning.types import ChaperoneRequest, Source
 from sentient_core.store import Store
+from sentient_core.vocab import ChaperoneRequest, Source
 from tests.servers.content import ContentServer
 from tests.servers.openai import OpenAIServer, closed_port_url
 

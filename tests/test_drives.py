@@ -19,14 +19,13 @@ from sentient_core.autonomy.drives import (
     MAX_TOPIC_CHARS,
     STALL_S,
     STATE_DB,
-    TYPE_ORDER,
     CuriosityDrive,
     FocusGoal,
     Pursuit,
     normalise_topic,
 )
-from sentient_core.learning.types import Gap
 from sentient_core.store import SchemaVersionError, Store
+from sentient_core.vocab import GAP_TYPES, Gap
 
 T0 = float(calendar.timegm((2024, 3, 9, 12, 0, 0)))
 DAY = 86400.0
@@ -84,8 +83,8 @@ def test_tie_break_by_type_then_topic():
 
 def test_spec_type_order_is_kept():
     spec = ["question", "memory_miss", "coherence_drop", "smf_imbalance"]
-    assert sorted(spec, key=TYPE_ORDER.index) == spec
-    assert set(TYPE_ORDER) == {
+    assert sorted(spec, key=GAP_TYPES.index) == spec
+    assert set(GAP_TYPES) == {
         "question",
         "memory_miss",
         "coherence_drop",

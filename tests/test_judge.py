@@ -10,17 +10,17 @@ import itertools
 import msgspec
 import pytest
 
-from sentient_core.autonomy.judge import (
+from sentient_core.autonomy.judge import MAX_JUDGED_CHARS, Judge
+from sentient_core.learning.llm import LLMClient, LLMConfig
+from sentient_core.vocab import (
     BASES,
     GROUNDING_KINDS,
-    MAX_JUDGED_CHARS,
     OUTCOMES,
+    ChaperoneResponse,
     IterationOutcome,
-    Judge,
+    Source,
     Verdict,
 )
-from sentient_core.learning.llm import LLMClient, LLMConfig
-from sentient_core.learning.types import ChaperoneResponse, Source
 from tests.servers.openai import OpenAIServer, closed_port_url
 
 # -- fakes -------------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ from sentient_core.learning.learner import LearnerConfig
 from sentient_core.learning.query import QueryFormulator
 from sentient_core.learning.reflect import reflect
 from sentient_core.learning.session import build_learner
-from sentient_core.learning.types import ChaperoneRequest, ChaperoneResponse, Gap, Source
 from sentient_core.memory import NewTrace
+from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Gap, Source
 
 ROOT = Path(__file__).resolve().parent.parent
 

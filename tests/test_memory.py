@@ -26,7 +26,7 @@ from sentient_core.memory import (
     RetiredTraceError,
     UnknownTraceError,
 )
-from sentient_core.store import Store, StoreUsageError, check_integrity, codes
+from sentient_core.store import Store, StoreUsageError, check_integrity, codes, links, traces
 
 REPO = Path(__file__).resolve().parents[1]
 DIM = 256
@@ -104,7 +104,7 @@ def mirror_snapshot(mem: HolographicMemory) -> tuple:
         m.strength[:n],
         m.importance[:n],
     )
-    index = sorted((p, post.rows.tobytes()) for p, post in mem._prime_index.items())
+    index = sorted((p, post.rows.tobytes()) for p, post in mem._prime_index.postings.items())
     return (n, m.active, mem._next_id, mem.generation, *(a.tobytes() for a in arrays), index)
 
 
@@ -456,8 +456,8 @@ def test_prune_retires_weakest_beyond_cap_never_the_newest(memory, store):
     report = check_integrity(store)
     assert report.ok, report.problems
     with store.read() as txn:
-        links = [(x.src, x.dst) for x in store.iter_links(txn)]
-    assert sorted(links) == [(5, 18), (18, 5)]
+        pairs = [(x.src, x.dst) for x in links.iter_from(txn)]
+    assert sorted(pairs) == [(5, 18), (18, 5)]
     for r in recs:
         if r.id in gone:
             ids = [h.record.id for h in memory.recall(r.text, k=20, touch=False)]
@@ -536,13 +536,13 @@ def test_a_failed_store_batch_leaves_mirror_and_store_unchanged(memory, store, m
     memory.store_batch([NewTrace(text=t) for t in random_texts(10, seed=17)])
     snap = mirror_snapshot(memory)
     query_hits = hit_key(memory.recall("anything", k=3, touch=False))
-    real = store.put_traces
+    real = traces.append
 
     def put_then_fail(txn, records, codes_):
         real(txn, records, codes_)
         raise RuntimeError("injected failure after the puts")
 
-    monkeypatch.setattr(store, "put_traces", put_then_fail)
+    monkeypatch.setattr(traces, "append", put_then_fail)
     with pytest.raises(RuntimeError, match="injected"):
         memory.store_batch([NewTrace(text=t) for t in random_texts(5, seed=18)])
     assert mirror_snapshot(memory) == snap
@@ -558,7 +558,7 @@ def test_failed_touch_retire_decay_leave_mirror_unchanged(memory, store, monkeyp
     recs = memory.store_batch([NewTrace(text=t) for t in random_texts(6, seed=19)])
     memory.link(recs[0].id, recs[1].id)
     snap = mirror_snapshot(memory)
-    real = store.update_trace
+    real = traces.update
     calls = []
 
     def update_then_fail(txn, record):
@@ -567,7 +567,7 @@ def test_failed_touch_retire_decay_leave_mirror_unchanged(memory, store, monkeyp
         if len(calls) >= 2:
             raise RuntimeError("injected failure in the transaction")
 
-    monkeypatch.setattr(store, "update_trace", update_then_fail)
+    monkeypatch.setattr(traces, "update", update_then_fail)
     with pytest.raises(RuntimeError):
         memory.recall(recs[0].text, k=3, threshold=-1.0)
     calls.clear()
@@ -660,7 +660,7 @@ def test_refresh_picks_up_writes_made_around_this_mirror(store):
 
 CHILD = r"""
 import json, sys, time
-from sentient_core.store import Store
+from sentient_core.store import Store, traces
 from sentient_core.memory import HolographicMemory
 
 path, expected = sys.argv[1], int(sys.argv[2])
@@ -683,7 +683,7 @@ while time.monotonic() < deadline:
     if mem.total >= expected and mem.generation >= 1:
         break
 with store.read() as txn:
-    retired = [r for r in store.iter_traces(txn) if r.retired]
+    retired = [r for r in traces.iter_range(txn) if r.retired]
 leaked = [r.id for r in retired if r.id in [h.record.id for h in mem.recall(r.text, k=5, touch=False)]]
 print(json.dumps({"errors": errors, "seen": seen, "checks": checks, "rounds": rounds,
                   "total": mem.total, "count": mem.count, "retired": len(retired), "leaked": leaked}),

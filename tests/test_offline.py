@@ -21,7 +21,7 @@ from sentient_core.learning.offline import (
     split_sentences,
     summarize_extractive,
 )
-from sentient_core.learning.types import Source
+from sentient_core.vocab import Source
 
 QUOKKA = (
     "The quokkaflux resonator calibrates the brindlewave sensor array every morning.\n\n"

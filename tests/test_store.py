@@ -34,6 +34,9 @@ from sentient_core.store import (
     check_integrity,
     codes,
     default_data_dir,
+    links,
+    log,
+    traces,
 )
 from sentient_core.store.codes import BLOCK_ROWS
 from sentient_core.store.env import META_KEY
@@ -113,16 +116,16 @@ def test_create_writes_meta_and_reopen_keeps_it(tmp_path):
         assert meta.block_rows == BLOCK_ROWS
         assert before <= meta.created <= time.time()
         with s.read() as txn:
-            c = s.counters(txn)
+            c = txn.counters()
             assert (c.next_id, c.trace_count, c.row_count) == (0, 0, 0)
             for name in DB_NAMES:
                 assert txn.entries(name) >= 0
-        s.write(lambda txn: s.put_traces(txn, [trace("a")], unit_rows(1, 12)))
+        s.write(lambda txn: traces.append(txn, [trace("a")], unit_rows(1, 12)))
     with Store.open(path) as s:
         assert s.meta == meta
         assert s.code_dim == 12
         with s.read() as txn:
-            assert s.get_trace(txn, 0).text == "a"
+            assert traces.get(txn, 0).text == "a"
     with Store.open(path, readonly=True) as s:
         assert s.readonly and s.meta == meta
 
@@ -348,16 +351,16 @@ def test_newer_record_version_is_a_schema_error_not_corruption():
 def test_invalid_records_are_never_written(store):
     bad = trace(use_count=-1)  # msgspec does not check bounds at construction
     with pytest.raises(CorruptRecordError, match="refusing to write"):
-        store.write(lambda txn: store.put_traces(txn, [bad], unit_rows(1)))
+        store.write(lambda txn: traces.append(txn, [bad], unit_rows(1)))
     with pytest.raises(SchemaVersionError):
         TRACES.encode(trace(v=2))
     with store.read() as txn:
-        assert store.counters(txn).trace_count == 0
+        assert txn.counters().trace_count == 0
         assert codes.row_count(txn) == 0
 
 
 def test_stored_record_with_newer_version_raises_on_get(store):
-    store.write(lambda txn: store.put_traces(txn, [trace()], unit_rows(1)))
+    store.write(lambda txn: traces.append(txn, [trace()], unit_rows(1)))
     data = _as_dict(full_trace()) | {"id": 0, "row": 0, "v": 3}
 
     def sneak(txn):
@@ -365,7 +368,7 @@ def test_stored_record_with_newer_version_raises_on_get(store):
 
     store.write(sneak)
     with store.read() as txn, pytest.raises(SchemaVersionError, match="traces/0"):
-        store.get_trace(txn, 0)
+        traces.get(txn, 0)
 
 
 # -- traces and links through the store ----------------------------------------------------
@@ -373,76 +376,76 @@ def test_stored_record_with_newer_version_raises_on_get(store):
 
 def test_put_traces_assigns_ids_and_rows_and_counters(store):
     first = store.write(
-        lambda txn: store.put_traces(txn, [trace("a"), trace("b")], unit_rows(2, seed=1))
+        lambda txn: traces.append(txn, [trace("a"), trace("b")], unit_rows(2, seed=1))
     )
-    second = store.write(lambda txn: store.put_traces(txn, [trace("c")], unit_rows(1, seed=2)))
+    second = store.write(lambda txn: traces.append(txn, [trace("c")], unit_rows(1, seed=2)))
     assert [(r.id, r.row, r.text) for r in first + second] == [
         (0, 0, "a"),
         (1, 1, "b"),
         (2, 2, "c"),
     ]
     with store.read() as txn:
-        c = store.counters(txn)
+        c = txn.counters()
         assert (c.next_id, c.trace_count, c.row_count) == (3, 3, 3)
-        assert store.trace_count(txn) == 3
-        assert [r.text for r in store.iter_traces(txn)] == ["a", "b", "c"]
-        assert [r.id for r in store.iter_traces(txn, start=1, stop=2)] == [1]
-        assert list(store.iter_traces(txn, start=9)) == []
-        assert store.get_trace(txn, 2) == second[0]
-        assert store.get_trace(txn, 3) is None
+        assert traces.count(txn) == 3
+        assert [r.text for r in traces.iter_range(txn)] == ["a", "b", "c"]
+        assert [r.id for r in traces.iter_range(txn, start=1, stop=2)] == [1]
+        assert list(traces.iter_range(txn, start=9)) == []
+        assert traces.get(txn, 2) == second[0]
+        assert traces.get(txn, 3) is None
         np.testing.assert_array_equal(codes.read_row(txn, 2), unit_rows(1, seed=2)[0])
 
 
 def test_put_traces_checks_its_inputs(store):
     with pytest.raises(StoreUsageError, match="one code row per record"):
-        store.write(lambda txn: store.put_traces(txn, [trace()], unit_rows(2)))
+        store.write(lambda txn: traces.append(txn, [trace()], unit_rows(2)))
     with pytest.raises(TypeError, match="float32"):
-        store.write(lambda txn: store.put_traces(txn, [trace()], unit_rows(1).astype(np.float64)))
+        store.write(lambda txn: traces.append(txn, [trace()], unit_rows(1).astype(np.float64)))
     with pytest.raises(ValueError, match=rf"\(n, {DIM}\)"):
-        store.write(lambda txn: store.put_traces(txn, [trace()], unit_rows(1, dim=DIM + 1)))
+        store.write(lambda txn: traces.append(txn, [trace()], unit_rows(1, dim=DIM + 1)))
     nan = unit_rows(1)
     nan[0, 3] = np.nan
     with pytest.raises(ValueError, match="non-finite"):
-        store.write(lambda txn: store.put_traces(txn, [trace()], nan))
+        store.write(lambda txn: traces.append(txn, [trace()], nan))
     assert check_integrity(store).traces == 0
 
 
 def test_update_trace_keeps_the_row(store):
-    (rec,) = store.write(lambda txn: store.put_traces(txn, [trace()], unit_rows(1)))
+    (rec,) = store.write(lambda txn: traces.append(txn, [trace()], unit_rows(1)))
     bumped = msgspec.structs.replace(rec, use_count=rec.use_count + 1, last_access=2.0e9)
-    store.write(lambda txn: store.update_trace(txn, bumped))
+    store.write(lambda txn: traces.update(txn, bumped))
     with store.read() as txn:
-        assert store.get_trace(txn, rec.id) == bumped
+        assert traces.get(txn, rec.id) == bumped
     with pytest.raises(StoreUsageError, match="owns code row 0"):
-        store.write(lambda txn: store.update_trace(txn, msgspec.structs.replace(rec, row=5)))
+        store.write(lambda txn: traces.update(txn, msgspec.structs.replace(rec, row=5)))
     with pytest.raises(KeyError, match="no trace 9"):
-        store.write(lambda txn: store.update_trace(txn, msgspec.structs.replace(rec, id=9)))
+        store.write(lambda txn: traces.update(txn, msgspec.structs.replace(rec, id=9)))
 
 
 def test_links(store):
-    store.write(lambda txn: store.put_traces(txn, [trace()] * 4, unit_rows(4)))
+    store.write(lambda txn: traces.append(txn, [trace()] * 4, unit_rows(4)))
 
     def link_up(txn):
         for src, dst, w in [(0, 1, 0.5), (0, 3, 1.0), (1, 0, 0.2), (2, 3, 0.9)]:
-            store.put_link(txn, LinkRecord(src=src, dst=dst, weight=w, created=1.0))
+            links.put(txn, LinkRecord(src=src, dst=dst, weight=w, created=1.0))
 
     store.write(link_up)
     with store.read() as txn:
-        assert [(lk.src, lk.dst) for lk in store.iter_links(txn, 0)] == [(0, 1), (0, 3)]
-        assert [(lk.src, lk.dst) for lk in store.iter_links(txn, 3)] == []
-        assert len(list(store.iter_links(txn))) == 4
-        assert store.get_link(txn, 2, 3).weight == 0.9
-        assert store.get_link(txn, 3, 2) is None
+        assert [(lk.src, lk.dst) for lk in links.iter_from(txn, 0)] == [(0, 1), (0, 3)]
+        assert [(lk.src, lk.dst) for lk in links.iter_from(txn, 3)] == []
+        assert len(list(links.iter_from(txn))) == 4
+        assert links.get(txn, 2, 3).weight == 0.9
+        assert links.get(txn, 3, 2) is None
     with pytest.raises(KeyError, match="no trace 7"):
-        store.write(lambda txn: store.put_link(txn, LinkRecord(src=0, dst=7, weight=1, created=1)))
-    assert store.write(lambda txn: store.delete_link(txn, 0, 1)) is True
-    assert store.write(lambda txn: store.delete_link(txn, 0, 1)) is False
+        store.write(lambda txn: links.put(txn, LinkRecord(src=0, dst=7, weight=1, created=1)))
+    assert store.write(lambda txn: links.delete(txn, 0, 1)) is True
+    assert store.write(lambda txn: links.delete(txn, 0, 1)) is False
     assert check_integrity(store).links == 3
 
 
 def test_append_log(store):
-    seqs = store.write(lambda txn: [store.append(txn, "events", b"e%d" % i) for i in range(3)])
-    seqs += [store.write(lambda txn: store.append(txn, "events", b"later"))]
+    seqs = store.write(lambda txn: [log.append(txn, "events", b"e%d" % i) for i in range(3)])
+    seqs += [store.write(lambda txn: log.append(txn, "events", b"later"))]
     assert seqs == [0, 1, 2, 3]
     with store.read() as txn:
         assert [bytes(v) for _, v in txn.cursor("events")] == [b"e0", b"e1", b"e2", b"later"]
@@ -519,13 +522,13 @@ def test_read_all_views_do_not_outlive_the_transaction(store):
 
 def test_failed_write_commits_nothing(store):
     def half(txn):
-        store.put_traces(txn, [trace()], unit_rows(1))
+        traces.append(txn, [trace()], unit_rows(1))
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match="boom"):
         store.write(half)
     with store.read() as txn:
-        assert store.counters(txn).trace_count == 0
+        assert txn.counters().trace_count == 0
     assert check_integrity(store).ok
 
 
@@ -541,7 +544,7 @@ def test_map_grows_on_map_full_and_data_survives(tmp_path):
             def add(txn, recs=recs, b=b):
                 nonlocal calls
                 calls += 1
-                return s.put_traces(txn, recs, unit_rows(per_batch, dim, seed=b))
+                return traces.append(txn, recs, unit_rows(per_batch, dim, seed=b))
 
             s.write(add)
         assert s.map_grows >= 5
@@ -549,15 +552,15 @@ def test_map_grows_on_map_full_and_data_survives(tmp_path):
         assert s.map_size >= start * 2**s.map_grows
         # One transaction bigger than twice the current map: grows repeatedly.
         big = [trace("y" * 4000) for _ in range(2000)]
-        s.write(lambda txn: s.put_traces(txn, big, unit_rows(2000, dim, seed=999)))
+        s.write(lambda txn: traces.append(txn, big, unit_rows(2000, dim, seed=999)))
     with Store.open(path, readonly=True) as s, s.read() as txn:
-        assert s.counters(txn).trace_count == batches * per_batch + 2000
+        assert txn.counters().trace_count == batches * per_batch + 2000
         all_rows = codes.read_all(txn)
         for b in (0, batches // 2, batches - 1):
             np.testing.assert_array_equal(
                 all_rows[b * per_batch : (b + 1) * per_batch], unit_rows(per_batch, dim, seed=b)
             )
-            assert s.get_trace(txn, b * per_batch + 7).text.startswith(f"{b}-7 ")
+            assert traces.get(txn, b * per_batch + 7).text.startswith(f"{b}-7 ")
         np.testing.assert_array_equal(all_rows[-2000:], unit_rows(2000, dim, seed=999))
     assert os.path.getsize(path / "data.mdb") > 8 * 2**20
     with Store.open(path, readonly=True) as s:
@@ -568,11 +571,11 @@ def test_map_grows_on_map_full_and_data_survives(tmp_path):
 
 def test_map_never_grows_past_max_map_size(tmp_path):
     with Store.open(tmp_path / "s", code_dim=DIM, map_size=64 * 1024, max_map_size=256 * 1024) as s:
-        s.write(lambda txn: s.put_traces(txn, [trace("small")], unit_rows(1)))
+        s.write(lambda txn: traces.append(txn, [trace("small")], unit_rows(1)))
         with pytest.raises(StoreFullError, match="max_map_size"):
-            s.write(lambda txn: s.put_traces(txn, [trace("z" * 1_000_000)], unit_rows(1)))
+            s.write(lambda txn: traces.append(txn, [trace("z" * 1_000_000)], unit_rows(1)))
         with s.read() as txn:
-            assert s.counters(txn).trace_count == 1
+            assert txn.counters().trace_count == 1
         assert check_integrity(s).ok
 
 
@@ -580,14 +583,14 @@ def test_writing_while_this_thread_reads_is_refused_not_a_deadlock(tmp_path):
     with Store.open(tmp_path / "s", code_dim=DIM, map_size=64 * 1024) as s:
         big = [trace("q" * 300_000)]  # needs a bigger map: growth must wait for readers
         with s.read(), pytest.raises(StoreUsageError, match="holds a read transaction"):
-            s.write(lambda txn: s.put_traces(txn, big, unit_rows(1)))
-        s.write(lambda txn: s.put_traces(txn, big, unit_rows(1)))
+            s.write(lambda txn: traces.append(txn, big, unit_rows(1)))
+        s.write(lambda txn: traces.append(txn, big, unit_rows(1)))
         assert s.map_grows >= 1
 
         def read_inside_write(txn):  # a snapshot read inside a write is fine
             with s.read() as snap:
-                before = s.counters(snap).trace_count
-            s.put_traces(txn, big, unit_rows(1))
+                before = snap.counters().trace_count
+            traces.append(txn, big, unit_rows(1))
             return before, txn.counters().trace_count
 
         assert s.write(read_inside_write) == (1, 2)
@@ -606,13 +609,13 @@ def test_growth_waits_for_readers_in_other_threads(tmp_path):
             try:
                 while not done.is_set():
                     with s.read() as txn:
-                        n = s.counters(txn).trace_count
+                        n = txn.counters().trace_count
                         assert codes.read_all(txn).shape == (n, DIM)
                         if n:
-                            assert s.get_trace(txn, n - 1).text.startswith(str(n - 1))
+                            assert traces.get(txn, n - 1).text.startswith(str(n - 1))
                         if nested:  # a second snapshot while holding the first
                             with s.read() as inner:
-                                assert s.counters(inner).trace_count >= n
+                                assert inner.counters().trace_count >= n
                     reads[slot] += 1
             except BaseException as exc:  # reported to the main thread
                 errors.append(exc)
@@ -621,7 +624,7 @@ def test_growth_waits_for_readers_in_other_threads(tmp_path):
             try:
                 for i in range(200):
                     s.write(
-                        lambda txn, i=i: s.put_traces(
+                        lambda txn, i=i: traces.append(
                             txn, [trace(f"{i} " + "w" * 5000)], unit_rows(1)
                         )
                     )
@@ -643,7 +646,7 @@ def test_growth_waits_for_readers_in_other_threads(tmp_path):
         assert errors == []
         assert s.map_grows >= 3
         with s.read() as txn:
-            assert s.counters(txn).trace_count == 200
+            assert txn.counters().trace_count == 200
     assert min(reads) > 0
 
 
@@ -666,10 +669,10 @@ def test_reader_in_a_second_process_sees_committed_data(store):
         with store.read() as txn:
             matrix = codes.read_all(txn)
             texts = hashlib.sha256()
-            for rec in store.iter_traces(txn):
+            for rec in traces.iter_range(txn):
                 texts.update(rec.text.encode())
             return {
-                "traces": store.counters(txn).trace_count,
+                "traces": txn.counters().trace_count,
                 "rows": int(matrix.shape[0]),
                 "codes_sha256": hashlib.sha256(matrix.tobytes()).hexdigest(),
                 "texts_sha256": texts.hexdigest(),
@@ -678,7 +681,7 @@ def test_reader_in_a_second_process_sees_committed_data(store):
     for step in range(2):  # the writer keeps the store open the whole time
         recs = [trace(f"step {step} #{i}") for i in range(30)]
         store.write(
-            lambda txn, recs=recs, step=step: store.put_traces(txn, recs, unit_rows(30, seed=step))
+            lambda txn, recs=recs, step=step: traces.append(txn, recs, unit_rows(30, seed=step))
         )
         done = run_helper("read-once", str(store.path))
         assert done.returncode == 0, done.stderr
@@ -698,8 +701,8 @@ def test_using_a_store_across_fork_raises(tmp_path):
 
 
 def _populated(store, n=5):
-    store.write(lambda txn: store.put_traces(txn, [trace(str(i)) for i in range(n)], unit_rows(n)))
-    store.write(lambda txn: store.put_link(txn, LinkRecord(src=0, dst=1, weight=1, created=1)))
+    store.write(lambda txn: traces.append(txn, [trace(str(i)) for i in range(n)], unit_rows(n)))
+    store.write(lambda txn: links.put(txn, LinkRecord(src=0, dst=1, weight=1, created=1)))
 
 
 def test_integrity_ok_on_a_healthy_store(store):
@@ -734,7 +737,7 @@ def test_integrity_ok_on_a_healthy_store(store):
             lambda txn: txn.put(
                 "traces",
                 u64_key(4),
-                TRACES.encode(msgspec.structs.replace(txn.store.get_trace(txn, 4), row=1)),
+                TRACES.encode(msgspec.structs.replace(traces.get(txn, 4), row=1)),
             ),
             "belong to several traces",
         ),

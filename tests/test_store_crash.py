@@ -23,7 +23,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from sentient_core.store import Store, StoreNotFoundError, check_integrity, codes
+from sentient_core.store import Store, StoreNotFoundError, check_integrity, codes, links, traces
 
 REPO = Path(__file__).resolve().parents[1]
 HELPER = Path(__file__).resolve().parent / "_store_writer.py"
@@ -78,7 +78,7 @@ def verify(path: Path, reported: dict[int, int], recheck: set[int] | None = None
         report = check_integrity(store)
         assert report.ok, report.problems
         with store.read() as txn:
-            counters = store.counters(txn)
+            counters = txn.counters()
             assert counters.trace_count % BATCH == 0, f"half a batch: {counters}"
             present = counters.trace_count // BATCH
             missing = [b for b in reported if b >= present]
@@ -97,13 +97,13 @@ def verify(path: Path, reported: dict[int, int], recheck: set[int] | None = None
             for batch in batches:
                 records, vecs = writer_mod.batch_content(batch, BATCH, DIM)
                 lo = batch * BATCH
-                stored = list(store.iter_traces(txn, lo, lo + BATCH))
+                stored = list(traces.iter_range(txn, lo, lo + BATCH))
                 assert stored == [
                     msgspec.structs.replace(want, id=lo + i, row=lo + i)
                     for i, want in enumerate(records)
                 ]
                 np.testing.assert_array_equal(matrix[lo : lo + BATCH], vecs)
-                assert store.get_link(txn, lo, lo + BATCH - 1) is not None
+                assert links.get(txn, lo, lo + BATCH - 1) is not None
             assert txn.entries("events") == present
             assert txn.entries("links") == present
     return present

@@ -2,7 +2,7 @@
 
 :class:`CuriosityDrive` picks at most three gaps per tick out of what curiosity
 found: highest priority first; equal priorities by gap type (a user's question
-first, see :data:`TYPE_ORDER`), then topic; one gap per topic.
+first, see :data:`sentient_core.vocab.GAP_PRIORITY`), then topic; one gap per topic.
 
 :class:`Pursuit` keeps the user-declared focus goals (``cli.py focus "topic"``)
 in the store's ``state`` sub-database under ``b"focus/goals"`` and proposes an
@@ -34,8 +34,8 @@ from typing import Annotated, Literal
 import msgspec
 
 from sentient_core.errors import ArgumentError, NotFoundError
-from sentient_core.learning.types import Gap
 from sentient_core.store import RecordCodec, Store
+from sentient_core.vocab import GAP_PRIORITY, Gap, gap_rank
 
 __all__ = [
     "FOCUS_KEY",
@@ -45,7 +45,6 @@ __all__ = [
     "MAX_TOPIC_CHARS",
     "STALL_S",
     "STATE_DB",
-    "TYPE_ORDER",
     "CuriosityDrive",
     "FocusGoal",
     "FocusGoals",
@@ -56,20 +55,6 @@ __all__ = [
 MAX_CURIOSITY_PROPOSALS = 3
 """Hard cap on curiosity proposals per tick (SPEC §4)."""
 
-TYPE_ORDER: tuple[str, ...] = (
-    "question",
-    "focus",
-    "memory_miss",
-    "coherence_drop",
-    "debt",
-    "smf_imbalance",
-)
-"""Tie-break among equal priorities: the SPEC's question > memory_miss >
-coherence_drop > smf_imbalance, with the user-declared focus right after an
-explicit question and open debts before the field-balance heuristic."""
-
-_TYPE_RANK = {name: i for i, name in enumerate(TYPE_ORDER)}
-
 STATE_DB = "state"
 FOCUS_KEY = b"focus/goals"
 STALL_S = 7 * 86400.0
@@ -78,10 +63,9 @@ STALL_S = 7 * 86400.0
 MAX_GOALS = 256
 MAX_TOPIC_CHARS = 300
 
-FOCUS_PRIORITY = 0.85
-"""Priority of pursuit initiatives: below an explicit user question (0.9), above
-every gap curiosity finds on its own (the learner's curiosity uses the same 0.85
-for focus gaps)."""
+FOCUS_PRIORITY = GAP_PRIORITY["focus"]
+"""Priority of pursuit initiatives: below an explicit user question, above
+every gap curiosity finds on its own."""
 
 UnixTime = Annotated[float, msgspec.Meta(ge=0.0, le=1e11)]
 NonNeg = Annotated[int, msgspec.Meta(ge=0)]
@@ -137,7 +121,7 @@ class CuriosityDrive:
         """
         return (
             -_priority(gap),
-            _TYPE_RANK.get(gap.type, len(TYPE_ORDER)),
+            gap_rank(gap.type),
             normalise_topic(gap.topic),
             gap.topic,
             gap.question,

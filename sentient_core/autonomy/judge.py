@@ -35,26 +35,17 @@ from typing import Annotated, Any, Literal, Protocol
 import msgspec
 
 from sentient_core.errors import ArgumentTypeError
-from sentient_core.learning.types import ChaperoneResponse, QueryType, SourceKind
+from sentient_core.vocab import (
+    BASES,
+    GROUNDING_KINDS,
+    OUTCOMES,
+    Basis,
+    IterationOutcome,
+    Outcome,
+    Verdict,
+)
 
-__all__ = [
-    "BASES",
-    "GROUNDING_KINDS",
-    "OUTCOMES",
-    "ChatModel",
-    "IterationOutcome",
-    "Judge",
-    "Verdict",
-]
-
-Outcome = Literal["success", "failure", "could_not_verify", "not_applicable"]
-OUTCOMES: tuple[str, ...] = ("success", "failure", "could_not_verify", "not_applicable")
-Basis = Literal["deterministic", "llm", "fail_safe"]
-BASES: tuple[str, ...] = ("deterministic", "llm", "fail_safe")
-
-GROUNDING_KINDS = frozenset({"web", "local", "corpus"})
-"""Source kinds that come from a grounding action (fetched, read, or read from
-the local corpus). ``llm``, ``summary`` and ``memory`` are not grounding."""
+__all__ = ["MAX_JUDGED_CHARS", "ChatModel", "Judge"]
 
 NonNeg = Annotated[int, msgspec.Meta(ge=0)]
 
@@ -72,72 +63,6 @@ class ChatModel(Protocol):
     def chat(
         self, messages: list[dict[str, str]], *, max_tokens: int, temperature: float
     ) -> ChatReply: ...
-
-
-class Verdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """The judge's ruling on one iteration.
-
-    Attributes
-    ----------
-    outcome : {"success", "failure", "could_not_verify", "not_applicable"}
-    basis : {"deterministic", "llm", "fail_safe"}
-    reason : str
-        Which rail decided, in words.
-    """
-
-    outcome: Outcome
-    basis: Basis
-    reason: str
-
-
-class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """What happened in one iteration, as far as the judge needs to know.
-
-    Attributes
-    ----------
-    request_type : {"question", "fetch_content", "read_local", "summarize"}
-    ok, refused, grounded : bool
-        As in :class:`~sentient_core.learning.types.ChaperoneResponse`.
-    error : str
-        The response's error message ("" if none).
-    source_kinds : tuple of str
-        Kinds of the response's sources.
-    integrated_chunks : int
-        Chunks of this response stored as traces.
-    content_chars : int
-        Length of the response's content.
-    answer, question : str
-        The answer text and the question asked (for the judge model).
-    """
-
-    request_type: QueryType
-    ok: bool
-    refused: bool = False
-    grounded: bool = False
-    error: str = ""
-    source_kinds: tuple[SourceKind, ...] = ()
-    integrated_chunks: NonNeg = 0
-    content_chars: NonNeg = 0
-    answer: str = ""
-    question: str = ""
-
-    @classmethod
-    def from_response(
-        cls, response: ChaperoneResponse, *, integrated_chunks: int, question: str = ""
-    ) -> IterationOutcome:
-        """The outcome of ``response`` after ``integrated_chunks`` chunks of it were stored."""
-        return cls(
-            request_type=response.type,
-            ok=response.ok,
-            refused=response.refused,
-            grounded=response.grounded,
-            error=response.error,
-            source_kinds=tuple(s.kind for s in response.sources),
-            integrated_chunks=integrated_chunks,
-            content_chars=len(response.content),
-            answer=response.content,
-            question=question,
-        )
 
 
 class _ModelReply(msgspec.Struct, frozen=True):

@@ -1,8 +1,8 @@
 """The chaperone: the only component that touches the network or files for the learner.
 
-The learner hands over :class:`~sentient_core.learning.types.ChaperoneRequest`
+The learner hands over :class:`~sentient_core.vocab.ChaperoneRequest`
 objects (data, never callables) and gets a
-:class:`~sentient_core.learning.types.ChaperoneResponse` back for each; nothing
+:class:`~sentient_core.vocab.ChaperoneResponse` back for each; nothing
 raises out of :meth:`Chaperone.handle`.
 
 Request types
@@ -64,7 +64,7 @@ from sentient_core.learning.fetch import Fetcher, FetchError
 from sentient_core.learning.llm import LLMClient, LLMError
 from sentient_core.learning.offline import CorpusAnswerer, summarize_extractive
 from sentient_core.learning.safety import Refusal, SafetyFilter
-from sentient_core.learning.types import ChaperoneRequest, ChaperoneResponse, Source
+from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Source
 
 __all__ = ["OFFLINE_SUMMARY_REF", "Chaperone", "Interaction", "extract_data"]
 

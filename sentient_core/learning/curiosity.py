@@ -29,7 +29,7 @@ import numpy as np
 
 from kernels.smf import AXES
 from sentient_core.errors import ArgumentError
-from sentient_core.learning.types import Gap
+from sentient_core.vocab import GAP_PRIORITY, Gap, gap_rank
 
 __all__ = ["AXIS_QUESTIONS", "Curiosity", "CuriosityConfig", "CuriositySignal"]
 
@@ -51,16 +51,6 @@ AXIS_QUESTIONS: dict[str, str] = {
     "space": "How does extension and locality work?",
     "consciousness": "What is the nature of awareness?",
 }
-
-PRIORITY = {
-    "question": 0.9,
-    "focus": 0.85,
-    "memory_miss": 0.8,
-    "coherence_drop": 0.7,
-    "debt": 0.6,
-    "smf_imbalance": 0.5,
-}
-TYPE_ORDER = ("question", "focus", "memory_miss", "coherence_drop", "debt", "smf_imbalance")
 
 
 class CuriosityConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -133,7 +123,7 @@ class Curiosity:
         gaps.extend(self._miss_gaps())
         gaps.extend(self._coherence_gaps())
         gaps.extend(self._axis_gaps())
-        gaps.sort(key=lambda g: (-g.priority, TYPE_ORDER.index(g.type), g.topic))
+        gaps.sort(key=lambda g: (-g.priority, gap_rank(g.type), g.topic))
         for g in gaps:
             self.fired[g.type] += 1
         intensity = min(1.0, 0.5 + 0.1 * len(gaps)) if gaps else 0.0
@@ -155,7 +145,7 @@ class Curiosity:
                         type="question",
                         topic=_topic_of(q),
                         question=q,
-                        priority=PRIORITY["question"],
+                        priority=GAP_PRIORITY["question"],
                         detail=f"asked by the user; best recall {score:.2f}",
                     )
                 )
@@ -174,7 +164,7 @@ class Curiosity:
                     type="memory_miss",
                     topic=_topic_of(q),
                     question=q,
-                    priority=PRIORITY["memory_miss"],
+                    priority=GAP_PRIORITY["memory_miss"],
                     detail=f"best recall {score:.2f} < {self.config.miss_threshold}",
                 )
             )
@@ -191,7 +181,7 @@ class Curiosity:
                 type="coherence_drop",
                 topic=topic,
                 question=f"How does {topic} fit with what I already know?",
-                priority=PRIORITY["coherence_drop"],
+                priority=GAP_PRIORITY["coherence_drop"],
                 detail=f"coherence {self.observer.coherence:.3f}, {drop:.3f} below recent mean",
             )
         ]
@@ -215,7 +205,7 @@ class Curiosity:
                     type="smf_imbalance",
                     topic=axis,
                     question=AXIS_QUESTIONS[axis],
-                    priority=PRIORITY["smf_imbalance"],
+                    priority=GAP_PRIORITY["smf_imbalance"],
                     detail=f"{axis} = {s[k]:+.3f} < {self.config.axis_fraction}·|s|",
                 )
             )

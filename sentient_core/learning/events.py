@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from sentient_core.errors import ArgumentError
-from sentient_core.store import Store
+from sentient_core.store import Store, log
 from sentient_core.store.records import key_u64, u64_key
 
 __all__ = ["Event", "EventBus", "follow", "read_events"]
@@ -133,7 +133,7 @@ class EventBus:
 
         def write(txn) -> int:
             for raw in batch:
-                self._store.append(txn, EVENTS_DB, raw)
+                log.append(txn, EVENTS_DB, raw)
             excess = txn.entries(EVENTS_DB) - self.max_events
             if excess <= self.max_events // 10:
                 return 0

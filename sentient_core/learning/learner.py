@@ -29,7 +29,7 @@ from sentient_core.learning.curiosity import Curiosity
 from sentient_core.learning.events import EventBus
 from sentient_core.learning.query import QueryFormulator
 from sentient_core.learning.reflect import reflect
-from sentient_core.learning.types import ChaperoneRequest, ChaperoneResponse
+from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse
 
 __all__ = ["IterationReport", "Learner", "LearnerConfig", "SessionStats"]
 

@@ -54,7 +54,7 @@ from kernels.holographic import topk_cosine
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.errors import ArgumentError
 from sentient_core.ingest import STOP_WORDS, IngestError, extract_text, iter_files, tokenize
-from sentient_core.learning.types import Source
+from sentient_core.vocab import Source
 
 __all__ = [
     "DEFAULT_CODE_DIM",

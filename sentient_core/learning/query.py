@@ -21,7 +21,7 @@ import re
 from collections import deque
 from itertools import count
 
-from sentient_core.learning.types import ChaperoneRequest, ChaperoneResponse, Gap
+from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Gap
 
 __all__ = ["QueryFormulator"]
 

@@ -2,28 +2,30 @@
 
 Modules
 -------
-env        :class:`Store` (open/create, transactions, map growth, traces and links)
+env        :class:`Store`: the LMDB environment, read/write transactions, map growth
+txn        :class:`Txn`, the transaction handle every domain function takes
 records    versioned msgspec records (:class:`TraceRecord`, :class:`LinkRecord`, ...)
-codes      float32 code rows in contiguous blocks (append, read_all, read_rows, set_row)
+traces     trace records (append, get, update, iter_range), functions over a Txn
+codes      float32 code rows in contiguous blocks (append_rows, read_all, read_rows, set_row)
+columns    the trace columns the memory mirror needs, decoded in bulk
+links      directed links between traces (put, get, delete, delete_touching, iter_from)
+log        append-only logs with sequence keys (events, surprise …)
 integrity  :func:`check_integrity`
 errors     the exception tree rooted at :class:`StoreError`
+
+Every domain module is a set of functions whose first argument is the
+transaction; the :class:`Store` only opens environments and runs transactions.
 
 Typical use::
 
     with Store.open(path, code_dim=256) as store:
-        stored = store.write(lambda txn: store.put_traces(txn, records, codes))
+        stored = store.write(lambda txn: traces.append(txn, records, rows))
         with store.read() as txn:
             matrix = codes.read_all(txn)
 """
 
-from sentient_core.store import codes
-from sentient_core.store.env import (
-    DB_NAMES,
-    DEFAULT_MAP_SIZE,
-    Store,
-    Txn,
-    default_data_dir,
-)
+from sentient_core.store import codes, links, log, traces
+from sentient_core.store.env import DB_NAMES, DEFAULT_MAP_SIZE, Store
 from sentient_core.store.errors import (
     CorruptRecordError,
     ForkedStoreError,
@@ -36,6 +38,7 @@ from sentient_core.store.errors import (
     StoreUsageError,
 )
 from sentient_core.store.integrity import IntegrityReport, check_integrity
+from sentient_core.store.location import default_data_dir
 from sentient_core.store.records import (
     SCHEMA_VERSION,
     Counters,
@@ -44,6 +47,7 @@ from sentient_core.store.records import (
     StoreMeta,
     TraceRecord,
 )
+from sentient_core.store.txn import Txn
 
 __all__ = [
     "DB_NAMES",
@@ -69,4 +73,7 @@ __all__ = [
     "check_integrity",
     "codes",
     "default_data_dir",
+    "links",
+    "log",
+    "traces",
 ]

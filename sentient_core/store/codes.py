@@ -26,10 +26,10 @@ import numpy as np
 
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.store.errors import CorruptRecordError, StoreUsageError
-from sentient_core.store.records import key_u64, u64_key
+from sentient_core.store.records import BLOCK_ROWS, key_u64, u64_key
 
 if TYPE_CHECKING:
-    from sentient_core.store.env import Txn
+    from sentient_core.store.txn import Txn
 
 __all__ = [
     "BLOCK_ROWS",
@@ -42,8 +42,6 @@ __all__ = [
     "set_row",
 ]
 
-BLOCK_ROWS = 1024
-"""Default rows per block for a new store (each store records its own)."""
 
 if sys.byteorder != "little":  # pragma: no cover - every supported platform is little-endian
     raise ImportError("sentient_core.store stores native float32 and needs a little-endian machine")

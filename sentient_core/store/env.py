@@ -46,55 +46,44 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 import lmdb
-import msgspec
-import numpy as np
 
 from sentient_core.errors import ArgumentTypeError, NotFoundError
-from sentient_core.store import codes as _codes
 from sentient_core.store.errors import (
     CorruptRecordError,
     ForkedStoreError,
     NotAStoreError,
-    SchemaVersionError,
     StoreClosedError,
     StoreError,
     StoreFullError,
     StoreNotFoundError,
     StoreUsageError,
 )
+from sentient_core.store.location import default_data_dir
 from sentient_core.store.records import (
+    BLOCK_ROWS,
     COUNTERS,
     FORMAT_NAME,
-    LINKS,
-    META_DECODER,
-    META_PEEK,
     SCHEMA_VERSION,
-    TRACES,
     Counters,
-    LinkRecord,
     StoreMeta,
-    TraceRecord,
+    decode_meta,
     encode_meta,
-    key_u64,
-    link_key,
-    u64_key,
 )
+from sentient_core.store.txn import COUNTERS_KEY, Txn
 
 __all__ = [
-    "COUNTERS_KEY",
     "DB_NAMES",
     "DEFAULT_MAP_SIZE",
     "DEFAULT_MAX_MAP_SIZE",
     "META_KEY",
     "Store",
     "Txn",
-    "default_data_dir",
 ]
 
 DB_NAMES: tuple[str, ...] = (
@@ -119,8 +108,6 @@ MAX_DBS = 64
 META_KEY = b"store"
 """Key of the :class:`StoreMeta` header in ``meta``."""
 
-COUNTERS_KEY = b"counters"
-"""Key of the :class:`Counters` record in ``meta``."""
 
 DEFAULT_MAP_SIZE = 1 << 30
 DEFAULT_MAX_MAP_SIZE = 1 << 40
@@ -129,25 +116,6 @@ DEFAULT_MAX_MAP_SIZE = 1 << 40
 _LMDB_FILES = frozenset({"data.mdb", "lock.mdb"})
 
 T = TypeVar("T")
-
-
-def default_data_dir() -> Path:
-    """The data directory used when none is given.
-
-    Returns
-    -------
-    pathlib.Path
-        ``$SENTIENT_HOME`` if set; else ``$XDG_DATA_HOME/sentient-core`` (if
-        that variable is an absolute path, as the XDG spec requires); else
-        ``~/.local/share/sentient-core``.
-    """
-    home = os.environ.get("SENTIENT_HOME", "").strip()
-    if home:
-        return Path(home).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "sentient-core"
-    return Path.home() / ".local" / "share" / "sentient-core"
 
 
 def _check_new_layout(path: Path, code_dim: object, block_rows: object) -> None:
@@ -162,63 +130,6 @@ def _abort_quietly(txn: lmdb.Transaction) -> None:
     """Abort ``txn``; a no-op if it already ended (a failed commit frees it)."""
     with contextlib.suppress(lmdb.Error):
         txn.abort()
-
-
-class Txn:
-    """A transaction handed out by :meth:`Store.read` and :meth:`Store.write`.
-
-    Attributes
-    ----------
-    raw : lmdb.Transaction
-        The py-lmdb transaction, for direct ``get``/``put``/``cursor`` calls
-        (pass ``db=txn.db(name)``).
-    store : Store
-        The store it belongs to.
-    write : bool
-        Whether writes are allowed.
-    """
-
-    __slots__ = ("raw", "store", "write")
-
-    def __init__(self, raw: lmdb.Transaction, store: Store, write: bool) -> None:
-        self.raw = raw
-        self.store = store
-        self.write = write
-
-    def db(self, name: str) -> lmdb._Database:
-        """Handle of the sub-database ``name`` (see :meth:`Store.db`)."""
-        return self.store.db(name)
-
-    def get(self, name: str, key: bytes) -> bytes | memoryview | None:
-        """Value of ``key`` in sub-database ``name``, or None."""
-        return self.raw.get(key, db=self.store.db(name))
-
-    def put(self, name: str, key: bytes, value: bytes) -> None:
-        """Set ``key`` to ``value`` in sub-database ``name``."""
-        self.raw.put(key, value, db=self.store.db(name))
-
-    def delete(self, name: str, key: bytes) -> bool:
-        """Delete ``key`` from sub-database ``name``; False if it was absent."""
-        return self.raw.delete(key, db=self.store.db(name))
-
-    def cursor(self, name: str) -> lmdb.Cursor:
-        """A cursor over sub-database ``name``."""
-        return self.raw.cursor(db=self.store.db(name))
-
-    def entries(self, name: str) -> int:
-        """Number of keys in sub-database ``name`` (O(1), from LMDB's stats)."""
-        return int(self.raw.stat(self.store.db(name))["entries"])
-
-    def counters(self) -> Counters:
-        """The store counters as of this transaction."""
-        raw = self.raw.get(COUNTERS_KEY, db=self.store.db("meta"))
-        if raw is None:
-            raise CorruptRecordError(f"store at {self.store.path} has no counters record")
-        return COUNTERS.decode(raw, where=f"{self.store.path} meta/counters")
-
-    def set_counters(self, counters: Counters) -> None:
-        """Replace the store counters (write transactions only)."""
-        self.raw.put(COUNTERS_KEY, COUNTERS.encode(counters), db=self.store.db("meta"))
 
 
 class Store:
@@ -262,7 +173,7 @@ class Store:
         map_size: int = DEFAULT_MAP_SIZE,
         max_map_size: int = DEFAULT_MAX_MAP_SIZE,
         durable: bool = True,
-        block_rows: int = _codes.BLOCK_ROWS,
+        block_rows: int = BLOCK_ROWS,
     ) -> Store:
         """Open the store at ``path``, creating it if allowed.
 
@@ -407,7 +318,7 @@ class Store:
             ) from exc
         with env.begin() as txn:
             raw = txn.get(META_KEY, db=self._dbs["meta"])
-        self.meta = self._decode_meta(raw)
+        self.meta = decode_meta(raw, str(self.path))
         if code_dim is not None and code_dim != self.meta.code_dim:
             raise StoreUsageError(
                 f"the store at {self.path} has code_dim {self.meta.code_dim}; caller asked for {code_dim}"
@@ -426,30 +337,6 @@ class Store:
                 self._dbs[name] = env.open_db(name.encode(), create=False)
         with self.read() as txn:
             txn.counters()  # fail at open, not at first use, if the counters are bad
-
-    def _decode_meta(self, raw: bytes | None) -> StoreMeta:
-        where = f"{self.path}"
-        if raw is None:
-            raise NotAStoreError(f"{where} is not a sentient-core store: meta has no header record")
-        try:
-            peek = META_PEEK.decode(raw)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise NotAStoreError(
-                f"{where} is not a sentient-core store: bad header ({exc})"
-            ) from exc
-        if peek.format != FORMAT_NAME:
-            raise NotAStoreError(
-                f"{where} is not a sentient-core store: header format is {peek.format!r}"
-            )
-        if peek.schema_version != SCHEMA_VERSION:
-            raise SchemaVersionError(
-                f"store at {where} has schema version {peek.schema_version}; this sentient-core"
-                f" understands {SCHEMA_VERSION}; upgrade sentient-core"
-            )
-        try:
-            return META_DECODER.decode(raw)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise CorruptRecordError(f"store header at {where} is invalid: {exc}") from exc
 
     def _init_new(self, code_dim: int, block_rows: int) -> None:
         meta = StoreMeta(
@@ -703,150 +590,3 @@ class Store:
             finally:
                 self._remapping = False
                 self._cond.notify_all()
-
-    # -- traces, codes, links ------------------------------------------------------------
-
-    def counters(self, txn: Txn) -> Counters:
-        """The store counters (next id, trace and row counts) as of ``txn``."""
-        return txn.counters()
-
-    def put_traces(
-        self, txn: Txn, records: Sequence[TraceRecord], codes: np.ndarray
-    ) -> list[TraceRecord]:
-        """Add traces and their code rows, and update the counters.
-
-        Ids and rows are assigned here (``next_id + i`` and ``row_count + i``);
-        the ``id``/``row`` of the given records are ignored.
-
-        Parameters
-        ----------
-        txn : Txn
-            A write transaction.
-        records : sequence of TraceRecord
-        codes : ndarray, shape (len(records), code_dim), float32
-
-        Returns
-        -------
-        list of TraceRecord
-            The stored records, with their ids and rows.
-        """
-        if len(records) != (codes.shape[0] if getattr(codes, "ndim", 0) == 2 else -1):
-            raise StoreUsageError(
-                f"put_traces needs one code row per record: {len(records)} records,"
-                f" codes of shape {getattr(codes, 'shape', None)}"
-            )
-        before = txn.counters()
-        first_row = _codes.append_rows(txn, codes)
-        db = self.db("traces")
-        put = txn.raw.put
-        replace = msgspec.structs.replace
-        stored = []
-        next_id = before.next_id
-        for i, record in enumerate(records):
-            rec = replace(record, id=next_id + i, row=first_row + i)
-            if not put(u64_key(rec.id), TRACES.encode(rec), db=db, append=True):
-                raise CorruptRecordError(
-                    f"trace id {rec.id} is not above the ids already in the store at"
-                    f" {self.path}; the counters are stale (run check_integrity)"
-                )
-            stored.append(rec)
-        n = len(stored)
-        txn.set_counters(
-            Counters(
-                next_id=next_id + n,
-                trace_count=before.trace_count + n,
-                row_count=first_row + n,
-            )
-        )
-        return stored
-
-    def update_trace(self, txn: Txn, record: TraceRecord) -> None:
-        """Replace an existing trace record (same id, same row).
-
-        Raises
-        ------
-        KeyError
-            No trace with that id.
-        StoreUsageError
-            The record's row differs from the stored one.
-        """
-        old = self.get_trace(txn, record.id)
-        if old is None:
-            raise NotFoundError(f"no trace {record.id} in the store at {self.path}")
-        if old.row != record.row:
-            raise StoreUsageError(
-                f"trace {record.id} owns code row {old.row}; an update cannot move it to {record.row}"
-            )
-        txn.raw.put(u64_key(record.id), TRACES.encode(record), db=self.db("traces"))
-
-    def get_trace(self, txn: Txn, trace_id: int) -> TraceRecord | None:
-        """The trace with id ``trace_id``, or None."""
-        raw = txn.raw.get(u64_key(trace_id), db=self.db("traces"))
-        if raw is None:
-            return None
-        return TRACES.decode(raw, where=f"traces/{trace_id}")
-
-    def iter_traces(
-        self, txn: Txn, start: int = 0, stop: int | None = None
-    ) -> Iterator[TraceRecord]:
-        """Traces with ``start <= id < stop`` in id order."""
-        cursor = txn.raw.cursor(db=self.db("traces"))
-        if not cursor.set_range(u64_key(start)):
-            return
-        decode = TRACES.decode
-        for key, value in cursor.iternext():
-            trace_id = key_u64(key)
-            if stop is not None and trace_id >= stop:
-                return
-            yield decode(value, where=f"traces/{trace_id}")
-
-    def trace_count(self, txn: Txn) -> int:
-        """Number of trace records (from the counters)."""
-        return txn.counters().trace_count
-
-    def put_link(self, txn: Txn, link: LinkRecord) -> None:
-        """Add or replace the link ``link.src -> link.dst``.
-
-        Raises
-        ------
-        KeyError
-            Either end is not a trace in the store.
-        """
-        db = self.db("traces")
-        for end in (link.src, link.dst):
-            if txn.raw.get(u64_key(end), db=db) is None:
-                raise NotFoundError(f"link {link.src}->{link.dst}: no trace {end} in the store")
-        txn.raw.put(link_key(link.src, link.dst), LINKS.encode(link), db=self.db("links"))
-
-    def get_link(self, txn: Txn, src: int, dst: int) -> LinkRecord | None:
-        """The link ``src -> dst``, or None."""
-        raw = txn.raw.get(link_key(src, dst), db=self.db("links"))
-        return None if raw is None else LINKS.decode(raw, where=f"links/{src}->{dst}")
-
-    def delete_link(self, txn: Txn, src: int, dst: int) -> bool:
-        """Remove the link ``src -> dst``; False if there was none."""
-        return txn.raw.delete(link_key(src, dst), db=self.db("links"))
-
-    def iter_links(self, txn: Txn, src: int | None = None) -> Iterator[LinkRecord]:
-        """All links (``src`` None) or the links out of ``src``, in key order."""
-        cursor = txn.raw.cursor(db=self.db("links"))
-        if not cursor.set_range(link_key(0 if src is None else src, 0)):
-            return
-        prefix = None if src is None else u64_key(src)
-        for key, value in cursor.iternext():
-            if prefix is not None and bytes(key[:8]) != prefix:
-                return
-            yield LINKS.decode(value, where="links")
-
-    def append(self, txn: Txn, name: str, value: bytes) -> int:
-        """Append ``value`` to a log-like sub-database under the next integer key.
-
-        Keys are 8-byte big-endian sequence numbers (first 0). Meant for
-        ``events``, ``surprise`` and the like. Returns the sequence number.
-        """
-        db = self.db(name)
-        cursor = txn.raw.cursor(db=db)
-        seq = key_u64(cursor.key()) + 1 if cursor.last() else 0
-        if not txn.raw.put(u64_key(seq), value, db=db, append=True):
-            raise StoreUsageError(f"sub-database {name!r} does not hold 8-byte sequence keys")
-        return seq

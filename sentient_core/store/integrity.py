@@ -28,7 +28,8 @@ from sentient_core.store.records import (
 )
 
 if TYPE_CHECKING:
-    from sentient_core.store.env import Store, Txn
+    from sentient_core.store.env import Store
+from sentient_core.store.txn import Txn
 
 __all__ = ["IntegrityReport", "check_integrity"]
 

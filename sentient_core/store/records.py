@@ -22,9 +22,10 @@ from typing import Annotated, Generic, TypeVar
 import msgspec
 
 from sentient_core.errors import ArgumentTypeError
-from sentient_core.store.errors import CorruptRecordError, SchemaVersionError
+from sentient_core.store.errors import CorruptRecordError, NotAStoreError, SchemaVersionError
 
 __all__ = [
+    "BLOCK_ROWS",
     "COUNTERS",
     "FORMAT_NAME",
     "LINKS",
@@ -38,6 +39,7 @@ __all__ = [
     "RecordCodec",
     "StoreMeta",
     "TraceRecord",
+    "decode_meta",
     "encode_meta",
     "key_u64",
     "link_key",
@@ -53,6 +55,9 @@ SCHEMA_VERSION = 1
 
 SMF_AXES = 16
 """Number of SMF components kept with each trace."""
+
+BLOCK_ROWS = 1024
+"""Default code rows per LMDB value for a new store (each store records its own)."""
 
 _U64 = struct.Struct(">Q")
 _U64_PAIR = struct.Struct(">QQ")
@@ -120,7 +125,7 @@ class TraceRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     v : int
         Record schema version (1).
     id : int
-        Trace id, assigned by :meth:`Store.put_traces`, never reused.
+        Trace id, assigned by :func:`sentient_core.store.traces.append`, never reused.
     row : int
         Index of the trace's code row.
     created, last_access : float
@@ -346,3 +351,31 @@ def link_key(src: int, dst: int) -> bytes:
 def split_link_key(key: bytes | memoryview) -> tuple[int, int]:
     """Inverse of :func:`link_key`."""
     return _U64_PAIR.unpack(key)
+
+
+def decode_meta(raw: bytes | memoryview | None, where: str) -> StoreMeta:
+    """The store header in ``raw``, checked: format name, schema version, bounds.
+
+    Raises
+    ------
+    NotAStoreError, SchemaVersionError, CorruptRecordError
+    """
+    if raw is None:
+        raise NotAStoreError(f"{where} is not a sentient-core store: meta has no header record")
+    try:
+        peek = META_PEEK.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise NotAStoreError(f"{where} is not a sentient-core store: bad header ({exc})") from exc
+    if peek.format != FORMAT_NAME:
+        raise NotAStoreError(
+            f"{where} is not a sentient-core store: header format is {peek.format!r}"
+        )
+    if peek.schema_version != SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"store at {where} has schema version {peek.schema_version}; this sentient-core"
+            f" understands {SCHEMA_VERSION}; upgrade sentient-core"
+        )
+    try:
+        return META_DECODER.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise CorruptRecordError(f"store header at {where} is invalid: {exc}") from exc

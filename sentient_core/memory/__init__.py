@@ -1,0 +1,47 @@
+"""Holographic memory: traces in the store, recalled from an in-RAM mirror.
+
+Modules
+-------
+types        records (NewTrace, Hit, PrunePolicy, MemoryState), constants, errors
+mirror       the RAM mirror (arrays by code row) and the prime index
+recall       exact top-k by code, by SMF orientation, by primes; recent traces
+links        links between traces, spreading activation
+lifecycle    update, retire, prune, decay
+holographic  :class:`HolographicMemory`, the public face of all of the above
+
+Efficacy is not retrieval (SPEC §5): recall bumps ``use_count`` and
+``last_access`` only; ``success_count``/``failure_count`` change only through
+:meth:`HolographicMemory.update` (judged outcomes).
+"""
+
+from sentient_core.memory.holographic import HolographicMemory
+from sentient_core.memory.types import (
+    MEMORY_STATE,
+    STATE_KEY,
+    STRENGTH_CEILING,
+    STRENGTH_FLOOR,
+    EncoderMismatchError,
+    Hit,
+    HolographicMemoryError,
+    MemoryState,
+    NewTrace,
+    PrunePolicy,
+    RetiredTraceError,
+    UnknownTraceError,
+)
+
+__all__ = [
+    "MEMORY_STATE",
+    "STATE_KEY",
+    "STRENGTH_CEILING",
+    "STRENGTH_FLOOR",
+    "EncoderMismatchError",
+    "Hit",
+    "HolographicMemory",
+    "HolographicMemoryError",
+    "MemoryState",
+    "NewTrace",
+    "PrunePolicy",
+    "RetiredTraceError",
+    "UnknownTraceError",
+]

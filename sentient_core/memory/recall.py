@@ -1,0 +1,278 @@
+"""Recall: exact top-k over the mirror, then the winners' records read from the store.
+
+Functions over a :class:`~sentient_core.memory.holographic.HolographicMemory`
+(whose public methods call them; they use its mirror, store, lock and clock,
+which are private to this package). Reads take no lock: they take one reference
+to the current mirror and use its first ``n`` rows. A hit whose record turns
+out retired (by another process since the mirror was built) is masked and the
+search is run again, so returned records are always current and active.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import msgspec
+import numpy as np
+
+from kernels import holographic
+from kernels import smf as smf_kernels
+from sentient_core.errors import ArgumentError, ArgumentTypeError
+from sentient_core.memory.mirror import Mirror
+from sentient_core.memory.types import Hit, as_code, check_ids, check_k, check_threshold
+from sentient_core.store import traces
+from sentient_core.store.errors import StoreUsageError
+from sentient_core.store.records import SMF_AXES, TraceRecord
+from sentient_core.store.txn import Txn
+
+if TYPE_CHECKING:
+    from sentient_core.memory.holographic import HolographicMemory
+
+__all__ = [
+    "recall",
+    "recall_batch",
+    "recall_by_primes",
+    "recall_by_smf",
+    "recent",
+]
+
+
+def query_code(mem: HolographicMemory, query: str | np.ndarray) -> np.ndarray | None:
+    """The code of a text or a checked code; None for a text without content words."""
+    if isinstance(query, str):
+        code = mem._encoder_for_use().encode(query).code
+        return code if code.any() else None
+    code = as_code(query, mem._store.code_dim, "query")
+    if not code.any():
+        raise ArgumentError("query must not be all zeros (its cosine is undefined)")
+    return code
+
+
+def recall(
+    mem: HolographicMemory, query: str | np.ndarray, k: int, threshold: float, touch: bool
+) -> list[Hit]:
+    """See :meth:`HolographicMemory.recall`."""
+    k = check_k("k", k)
+    threshold = check_threshold(threshold)
+    check_touch(mem, touch)
+    code = query_code(mem, query)
+    if code is None:
+        return []
+    while True:
+        m = mem._m
+        n = m.n
+        if n == 0:
+            return []
+        rows, scores = holographic.topk_cosine(
+            m.codes[:n], code, k, normalized=True, valid=m.valid[:n]
+        )
+        hits = read_hits(mem, m, rows, scores, threshold)
+        if hits is not None:
+            break
+    return touch_hits(mem, [hits])[0] if touch else hits
+
+
+def recall_batch(
+    mem: HolographicMemory,
+    queries: Sequence[str] | np.ndarray,
+    k: int,
+    threshold: float,
+    touch: bool,
+) -> list[list[Hit]]:
+    """See :meth:`HolographicMemory.recall_batch`."""
+    k = check_k("k", k)
+    threshold = check_threshold(threshold)
+    check_touch(mem, touch)
+    dim = mem._store.code_dim
+    if isinstance(queries, np.ndarray):
+        if queries.ndim != 2 or queries.shape[1] != dim:
+            raise ArgumentError(f"queries must have shape (Q, {dim}), got {queries.shape}")
+        qcodes = np.ascontiguousarray(queries, dtype=np.float32)
+        if not np.isfinite(qcodes).all():
+            raise ArgumentError("queries contains non-finite values (NaN or inf)")
+        live = qcodes.any(axis=1)
+        if not live.all():
+            raise ArgumentError(
+                f"queries row {int(np.argmin(live))} is all zeros (its cosine is undefined)"
+            )
+    else:
+        texts = list(queries)
+        if not all(isinstance(t, str) for t in texts):
+            raise ArgumentTypeError("queries must be a sequence of str or a 2-d float array")
+        qcodes = (
+            mem._encoder_for_use().encode_batch(texts) if texts else np.zeros((0, dim), np.float32)
+        )
+        live = qcodes.any(axis=1)
+    out: list[list[Hit]] = [[] for _ in range(qcodes.shape[0])]
+    live_idx = np.flatnonzero(live)
+    while live_idx.size:
+        m = mem._m
+        n = m.n
+        if n == 0:
+            break
+        rows, scores = holographic.topk_cosine_batch(
+            m.codes[:n],
+            np.ascontiguousarray(qcodes[live_idx]),
+            k,
+            normalized=True,
+            valid=m.valid[:n],
+        )
+        results = [read_hits(mem, m, rows[j], scores[j], threshold) for j in range(rows.shape[0])]
+        if all(r is not None for r in results):
+            for j, q in enumerate(live_idx):
+                out[q] = results[j]
+            break
+    return touch_hits(mem, out) if touch else out
+
+
+def recall_by_smf(
+    mem: HolographicMemory, s: np.ndarray | Sequence[float], k: int, touch: bool
+) -> list[Hit]:
+    """See :meth:`HolographicMemory.recall_by_smf`."""
+    k = check_k("k", k)
+    check_touch(mem, touch)
+    q = np.asarray(s, dtype=np.float64)
+    if q.shape != (SMF_AXES,) or not np.isfinite(q).all():
+        raise ArgumentError(f"s must be {SMF_AXES} finite floats, got shape {q.shape}")
+    while True:
+        m = mem._m
+        n = m.n
+        valid = m.valid[:n]
+        live = int(np.count_nonzero(valid))
+        if live == 0:
+            return []
+        scores = smf_kernels.similarity(np.ascontiguousarray(q), m.smf[:n])
+        scores[valid == 0] = -np.inf
+        rows = topk_desc(scores, min(k, live))
+        hits = read_hits(mem, m, rows, scores[rows], -math.inf)
+        if hits is not None:
+            break
+    return touch_hits(mem, [hits])[0] if touch else hits
+
+
+def recall_by_primes(
+    mem: HolographicMemory, primes: Iterable[int], k: int, touch: bool
+) -> list[Hit]:
+    """See :meth:`HolographicMemory.recall_by_primes`."""
+    k = check_k("k", k)
+    check_touch(mem, touch)
+    query = sorted(set(check_ids(primes, "primes")))
+    if not query:
+        return []
+    while True:
+        m = mem._m
+        n = m.n
+        lists = mem._prime_index.rows_of(query)
+        cat = np.concatenate(lists) if lists else np.zeros(0, np.int64)
+        cat = cat[cat < n]  # rows appended after we took the mirror
+        if cat.size == 0:
+            return []
+        rows, overlap = np.unique(cat, return_counts=True)
+        keep = m.valid[rows] != 0
+        rows, overlap = rows[keep], overlap[keep]
+        if rows.size == 0:
+            return []
+        order = np.lexsort((-rows, -m.created[rows], -overlap))[:k]
+        rows, overlap = rows[order], overlap[order]
+        hits = read_hits(mem, m, rows, overlap / len(query), -math.inf)
+        if hits is not None:
+            break
+    return touch_hits(mem, [hits])[0] if touch else hits
+
+
+def recent(mem: HolographicMemory, n: int) -> list[TraceRecord]:
+    """See :meth:`HolographicMemory.recent`."""
+    n = check_k("n", n)
+    m = mem._m
+    total = m.n
+    valid = m.valid
+    rows: list[int] = []
+    stop = total
+    while stop > 0 and len(rows) < n:
+        start = max(0, stop - max(4 * n, 1024))
+        # Rows are assigned in id order, so the highest rows are the newest traces.
+        found = np.flatnonzero(valid[start:stop])[::-1] + start
+        rows.extend(found[: n - len(rows)].tolist())
+        stop = start
+    ids = m.row_id[np.array(rows, dtype=np.int64)].tolist()
+    with mem._store.read() as txn:
+        recs = [traces.get(txn, i) for i in ids]
+    return [r for r in recs if r is not None and not r.retired]
+
+
+def read_hits(
+    mem: HolographicMemory, m: Mirror, rows: np.ndarray, scores: np.ndarray, threshold: float
+) -> list[Hit] | None:
+    """Read the records of ranked rows; None if some turned out retired (they get masked)."""
+    keep = scores >= threshold
+    rows, scores = rows[keep], scores[keep]
+    ids = m.row_id[rows]
+    hits = []
+    stale = []
+    with mem._store.read() as txn:
+        for row, tid, score in zip(rows.tolist(), ids.tolist(), scores.tolist(), strict=True):
+            rec = traces.get(txn, tid)
+            if rec is None or rec.retired:
+                stale.append(row)
+                continue
+            hits.append(Hit(record=rec, score=float(score), row=row))
+    if stale:
+        # Retired by another process since our mirror was built: mask and search again.
+        with mem._lock:
+            mem._m.mask(stale)
+            m.valid[stale] = 0  # an older mirror a reader may still hold
+        return None
+    return hits
+
+
+def check_touch(mem: HolographicMemory, touch: bool) -> None:
+    store = mem._store
+    if touch and store.readonly:
+        raise StoreUsageError(
+            f"the store at {store.path} is open read-only, so recall cannot bump"
+            " use counts; pass touch=False"
+        )
+
+
+def touch_hits(mem: HolographicMemory, groups: list[list[Hit]]) -> list[list[Hit]]:
+    """Bump use_count/last_access of every hit (once per group it is in), one txn."""
+    bumps = Counter(h.record.id for hits in groups for h in hits)
+    if not bumps:
+        return groups
+    now = float(mem._clock())
+    replace = msgspec.structs.replace
+
+    def write(txn: Txn) -> dict[int, TraceRecord]:
+        out = {}
+        for tid in sorted(bumps):
+            rec = traces.get(txn, tid)
+            if rec is None:
+                continue
+            new = replace(rec, use_count=rec.use_count + bumps[tid], last_access=now)
+            traces.update(txn, new)
+            out[tid] = new
+        return out
+
+    def mirror_it(m: Mirror, updated: dict[int, TraceRecord]) -> None:
+        m.last_access[np.array([r.row for r in updated.values()], dtype=np.int64)] = now
+
+    updated = mem._commit(write, mirror_it)
+    return [
+        [replace(h, record=updated.get(h.record.id, h.record)) for h in hits] for hits in groups
+    ]
+
+
+def topk_desc(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` largest scores, by (score desc, position asc); deterministic."""
+    m = scores.shape[0]
+    if k < m:
+        kth = np.partition(scores, m - k)[m - k]
+        above = np.flatnonzero(scores > kth)
+        ties = np.flatnonzero(scores == kth)[: k - above.size]
+        cand = np.concatenate((above, ties))
+    else:
+        cand = np.arange(m)
+    return cand[np.lexsort((cand, -scores[cand]))]

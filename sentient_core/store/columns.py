@@ -1,0 +1,244 @@
+"""The columns of the trace records that the memory mirror needs, decoded in bulk.
+
+Loading a mirror of a million traces must not build a million
+:class:`~sentient_core.store.records.TraceRecord` objects: :func:`iter_chunks`
+decodes only ``id``, ``row``, ``created``, ``last_access``, ``strength``,
+``importance``, ``retired``, the SMF orientation and the dominant primes of
+each stored record (the text is skipped), a chunk of records at a time, into
+numpy columns (:class:`TraceColumns`).
+
+The SMF tuple (16 msgpack doubles) and the prime tuple (msgpack unsigned ints)
+are parsed vectorised from their raw bytes when they have the plain layout
+this package writes; anything else falls back to msgspec, which also reports
+malformed data as :class:`~sentient_core.store.errors.CorruptRecordError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from itertools import chain, islice
+from operator import attrgetter
+from typing import TYPE_CHECKING
+
+import msgspec
+import numpy as np
+
+from kernels._config import jit
+from sentient_core.store.errors import CorruptRecordError
+from sentient_core.store.records import SMF_AXES, TRACES, TraceRecord
+
+if TYPE_CHECKING:
+    from sentient_core.store.txn import Txn
+
+__all__ = ["CHUNK", "TraceColumns", "iter_chunks"]
+
+CHUNK = 65536
+"""Trace records decoded per step (bounds the transient memory of a load)."""
+
+
+class _ColumnFields(msgspec.Struct, kw_only=True):
+    """The part of a stored TraceRecord the columns need (the text is skipped)."""
+
+    v: int
+    id: int
+    row: int
+    created: float
+    last_access: float
+    strength: float
+    importance: float
+    smf: msgspec.Raw
+    primes: msgspec.Raw
+    retired: bool
+
+
+_FIELDS_DECODER = msgspec.msgpack.Decoder(_ColumnFields)
+_SMF_DECODER = msgspec.msgpack.Decoder(tuple[float, ...])
+_PRIMES_DECODER = msgspec.msgpack.Decoder(tuple[int, ...])
+# msgpack of a 16-tuple of floats: array16 header (dc 00 10), then 16 × (cb + 8-byte BE double).
+_SMF_RAW_LEN = 3 + 9 * SMF_AXES
+
+
+class TraceColumns:
+    """Mirror fields of a set of traces as arrays (one entry per trace, id order).
+
+    Attributes
+    ----------
+    ids, rows : ndarray of int64
+    created, last_access, strength, importance : ndarray of float64
+    retired : ndarray of bool
+    smf : ndarray (n, 16) float64
+    prime_counts : ndarray of int64
+        Number of dominant primes of each trace, in stored order.
+    primes : ndarray of int64
+        All traces' primes concatenated (``prime_counts`` says where each ends).
+    """
+
+    __slots__ = (
+        "created",
+        "ids",
+        "importance",
+        "last_access",
+        "prime_counts",
+        "primes",
+        "retired",
+        "rows",
+        "smf",
+        "strength",
+    )
+
+    def __init__(
+        self,
+        recs: Sequence[TraceRecord] | Sequence[_ColumnFields],
+        smf: np.ndarray,
+        prime_counts: np.ndarray,
+        primes: np.ndarray,
+    ) -> None:
+        n = len(recs)
+
+        def col(name: str, dtype: type) -> np.ndarray:
+            return np.fromiter(map(attrgetter(name), recs), dtype=dtype, count=n)
+
+        self.ids = col("id", np.int64)
+        self.rows = col("row", np.int64)
+        self.created = col("created", np.float64)
+        self.last_access = col("last_access", np.float64)
+        self.strength = col("strength", np.float64)
+        self.importance = col("importance", np.float64)
+        self.retired = col("retired", np.bool_)
+        self.smf = smf
+        self.prime_counts = prime_counts
+        self.primes = primes
+
+    @classmethod
+    def of_records(cls, recs: Sequence[TraceRecord]) -> TraceColumns:
+        """Columns of decoded records."""
+        n = len(recs)
+        smf = np.array([r.smf for r in recs], dtype=np.float64).reshape(n, SMF_AXES)
+        counts = np.fromiter((len(r.primes) for r in recs), dtype=np.int64, count=n)
+        flat = np.fromiter(
+            chain.from_iterable(r.primes for r in recs), dtype=np.int64, count=int(counts.sum())
+        )
+        return cls(recs, smf, counts, flat)
+
+    @classmethod
+    def of_raw(cls, values: Sequence[bytes | memoryview], where: str) -> TraceColumns:
+        """Columns of stored trace values (bytes or memoryviews)."""
+        decode = _FIELDS_DECODER.decode
+        try:
+            recs = [decode(v) for v in values]
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            # Find the bad one and let the store's codec name the problem
+            # (SchemaVersionError for a newer record, CorruptRecordError otherwise).
+            for v in values:
+                TRACES.decode(v, where=where)
+            raise
+        if any(r.v != TRACES.version for r in recs):
+            bad = next(r for r in recs if r.v != TRACES.version)
+            TRACES.decode(values[recs.index(bad)], where=f"{where}/{bad.id}")
+        counts, flat = _primes_from_raw([r.primes for r in recs], where)
+        return cls(recs, _smf_from_raw([r.smf for r in recs]), counts, flat)
+
+
+def iter_chunks(txn: Txn, chunk: int = CHUNK) -> Iterator[TraceColumns]:
+    """All traces of the store as :class:`TraceColumns`, ``chunk`` records at a time."""
+    where = f"{txn.store.path} traces"
+    values = txn.cursor("traces").iternext(keys=False)
+    while True:
+        batch = list(islice(values, chunk))
+        if not batch:
+            return
+        yield TraceColumns.of_raw(batch, where)
+
+
+# TEMPORARY: moves to kernels/ as a public checked function.
+@jit()
+def _parse_uint_arrays(buf, starts, counts, out):
+    """Parse consecutive msgpack arrays of unsigned ints (one per trace) into ``out``.
+
+    Returns the number of values, or -1 for anything else than fixarray/array16
+    headers and positive fixint/uint8/16/32 elements (the caller then decodes
+    with msgspec, which also reports malformed data).
+    """
+    k = 0
+    end = buf.size
+    for r in range(starts.size):
+        i = starts[r]
+        stop = starts[r + 1] if r + 1 < starts.size else end
+        h = np.int64(buf[i])
+        if 0x90 <= h <= 0x9F:
+            n = h - 0x90
+            i += 1
+        elif h == 0xDC and i + 2 < stop:
+            n = (np.int64(buf[i + 1]) << 8) | np.int64(buf[i + 2])
+            i += 3
+        else:
+            return -1
+        for _ in range(n):
+            if i >= stop or k >= out.size:
+                return -1
+            t = np.int64(buf[i])
+            if t <= 0x7F:
+                v = t
+                i += 1
+            elif t == 0xCC and i + 1 < stop:
+                v = np.int64(buf[i + 1])
+                i += 2
+            elif t == 0xCD and i + 2 < stop:
+                v = (np.int64(buf[i + 1]) << 8) | np.int64(buf[i + 2])
+                i += 3
+            elif t == 0xCE and i + 4 < stop:
+                v = 0
+                for j in range(1, 5):
+                    v = (v << 8) | np.int64(buf[i + j])
+                i += 5
+            else:
+                return -1
+            out[k] = v
+            k += 1
+        if i != stop:
+            return -1
+        counts[r] = n
+    return k
+
+
+def _primes_from_raw(raws: list[msgspec.Raw], where: str) -> tuple[np.ndarray, np.ndarray]:
+    """Counts (n,) and concatenated values of n raw msgpack prime tuples."""
+    n = len(raws)
+    counts = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return counts, np.zeros(0, np.int64)
+    lengths = np.fromiter(map(len, raws), dtype=np.int64, count=n)
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    buf = np.frombuffer(b"".join(raws), dtype=np.uint8)
+    out = np.empty(buf.size, dtype=np.int64)
+    k = _parse_uint_arrays(buf, starts, counts, out) if buf.size else -1
+    if k >= 0:
+        return counts, out[:k].copy()
+    try:
+        tuples = [_PRIMES_DECODER.decode(r) for r in raws]
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise CorruptRecordError(f"a trace record in {where} has bad primes: {exc}") from exc
+    counts = np.fromiter(map(len, tuples), dtype=np.int64, count=n)
+    return counts, np.fromiter(chain.from_iterable(tuples), dtype=np.int64, count=int(counts.sum()))
+
+
+def _smf_from_raw(raws: list[msgspec.Raw]) -> np.ndarray:
+    """(n, 16) float64 from the raw msgpack of n SMF tuples, vectorised when possible."""
+    n = len(raws)
+    if n == 0:
+        return np.zeros((0, SMF_AXES))
+    buf = np.frombuffer(b"".join(raws), dtype=np.uint8)
+    if buf.size == n * _SMF_RAW_LEN:
+        mat = buf.reshape(n, _SMF_RAW_LEN)
+        tags = mat[:, 3::9]
+        if (
+            (mat[:, 0] == 0xDC).all()
+            and (mat[:, 1] == 0).all()
+            and (mat[:, 2] == SMF_AXES).all()
+            and (tags == 0xCB).all()
+        ):
+            payload = np.ascontiguousarray(mat[:, 3:].reshape(n, SMF_AXES, 9)[:, :, 1:])
+            return payload.view(">f8").reshape(n, SMF_AXES).astype(np.float64)
+    # Some tuple is not 16 plain doubles (e.g. ints written by other code): decode one by one.
+    return np.array([_SMF_DECODER.decode(r) for r in raws], dtype=np.float64).reshape(n, SMF_AXES)

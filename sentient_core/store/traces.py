@@ -1,0 +1,129 @@
+"""Trace records: functions over a :class:`~sentient_core.store.env.Txn`.
+
+Traces live in the ``traces`` sub-database under 8-byte big-endian ids,
+msgspec-encoded (:data:`~sentient_core.store.records.TRACES`). Each owns one
+code row (:mod:`sentient_core.store.codes`); :func:`append` adds both in the
+caller's transaction and updates the store counters, so a batch of traces,
+their rows and the counters commit together or not at all.
+
+Like :mod:`~sentient_core.store.codes` and :mod:`~sentient_core.store.links`,
+every function takes the transaction first; reading functions work in read
+and write transactions, writing ones need a write transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import msgspec
+import numpy as np
+
+from sentient_core.errors import NotFoundError
+from sentient_core.store import codes
+from sentient_core.store.errors import CorruptRecordError, StoreUsageError
+from sentient_core.store.records import TRACES, Counters, TraceRecord, key_u64, u64_key
+
+if TYPE_CHECKING:
+    from sentient_core.store.txn import Txn
+
+__all__ = ["append", "count", "get", "iter_range", "update"]
+
+DB = "traces"
+
+
+def append(txn: Txn, records: Sequence[TraceRecord], rows: np.ndarray) -> list[TraceRecord]:
+    """Add traces and their code rows, and update the counters.
+
+    Ids and rows are assigned here (``next_id + i`` and ``row_count + i``);
+    the ``id``/``row`` of the given records are ignored.
+
+    Parameters
+    ----------
+    txn : Txn
+        A write transaction.
+    records : sequence of TraceRecord
+    rows : ndarray, shape (len(records), code_dim), float32
+        One code row per record.
+
+    Returns
+    -------
+    list of TraceRecord
+        The stored records, with their ids and rows.
+    """
+    if len(records) != (rows.shape[0] if getattr(rows, "ndim", 0) == 2 else -1):
+        raise StoreUsageError(
+            f"traces.append needs one code row per record: {len(records)} records,"
+            f" rows of shape {getattr(rows, 'shape', None)}"
+        )
+    before = txn.counters()
+    first_row = codes.append_rows(txn, rows)
+    db = txn.db(DB)
+    put = txn.raw.put
+    replace = msgspec.structs.replace
+    stored = []
+    next_id = before.next_id
+    for i, record in enumerate(records):
+        rec = replace(record, id=next_id + i, row=first_row + i)
+        if not put(u64_key(rec.id), TRACES.encode(rec), db=db, append=True):
+            raise CorruptRecordError(
+                f"trace id {rec.id} is not above the ids already in the store at"
+                f" {txn.store.path}; the counters are stale (run check_integrity)"
+            )
+        stored.append(rec)
+    n = len(stored)
+    txn.set_counters(
+        Counters(next_id=next_id + n, trace_count=before.trace_count + n, row_count=first_row + n)
+    )
+    return stored
+
+
+def update(txn: Txn, record: TraceRecord) -> None:
+    """Replace an existing trace record (same id, same row).
+
+    Raises
+    ------
+    NotFoundError
+        No trace with that id (also a ``KeyError``).
+    StoreUsageError
+        The record's row differs from the stored one.
+    """
+    old = get(txn, record.id)
+    if old is None:
+        raise NotFoundError(f"no trace {record.id} in the store at {txn.store.path}")
+    if old.row != record.row:
+        raise StoreUsageError(
+            f"trace {record.id} owns code row {old.row}; an update cannot move it to {record.row}"
+        )
+    txn.raw.put(u64_key(record.id), TRACES.encode(record), db=txn.db(DB))
+
+
+def get(txn: Txn, trace_id: int) -> TraceRecord | None:
+    """The trace with id ``trace_id``, or None."""
+    raw = txn.raw.get(u64_key(trace_id), db=txn.db(DB))
+    if raw is None:
+        return None
+    return TRACES.decode(raw, where=f"traces/{trace_id}")
+
+
+def exists(txn: Txn, trace_id: int) -> bool:
+    """Whether a trace with id ``trace_id`` is stored (retired ones too), without decoding it."""
+    return txn.raw.get(u64_key(trace_id), db=txn.db(DB)) is not None
+
+
+def iter_range(txn: Txn, start: int = 0, stop: int | None = None) -> Iterator[TraceRecord]:
+    """Traces with ``start <= id < stop`` in id order."""
+    cursor = txn.raw.cursor(db=txn.db(DB))
+    if not cursor.set_range(u64_key(start)):
+        return
+    decode = TRACES.decode
+    for key, value in cursor.iternext():
+        trace_id = key_u64(key)
+        if stop is not None and trace_id >= stop:
+            return
+        yield decode(value, where=f"traces/{trace_id}")
+
+
+def count(txn: Txn) -> int:
+    """Number of trace records (from the counters)."""
+    return txn.counters().trace_count

@@ -1,0 +1,221 @@
+"""The vocabulary of the learning loop: gaps, requests, responses, outcomes, verdicts.
+
+These typed messages (msgspec; frozen; unknown fields rejected) are the
+contracts between curiosity, the drives, the chaperone, the judge and the
+learner. Both :mod:`sentient_core.learning` and :mod:`sentient_core.autonomy`
+import them from here, and nothing here imports either package.
+
+Gap types have ONE priority table, :data:`GAP_PRIORITY`, ordered by rank: an
+explicit user question first, then a user-declared focus, then memory misses,
+coherence drops, open epistemic debts and the SMF field-balance heuristic
+(SPEC §4: question > memory_miss > coherence_drop > smf_imbalance). Ties
+between equal priorities are broken by that same order (:func:`gap_rank`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+__all__ = [
+    "BASES",
+    "GAP_PRIORITY",
+    "GAP_TYPES",
+    "GROUNDING_KINDS",
+    "OUTCOMES",
+    "QUERY_TYPES",
+    "SOURCE_KINDS",
+    "Basis",
+    "ChaperoneRequest",
+    "ChaperoneResponse",
+    "Gap",
+    "GapType",
+    "IterationOutcome",
+    "Outcome",
+    "QueryType",
+    "Source",
+    "SourceKind",
+    "Verdict",
+    "gap_rank",
+]
+
+Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+NonNeg = Annotated[int, msgspec.Meta(ge=0)]
+
+# ----------------------------------------------------------------------------- gaps
+
+GapType = Literal["question", "focus", "memory_miss", "coherence_drop", "debt", "smf_imbalance"]
+
+GAP_PRIORITY: dict[str, float] = {
+    "question": 0.9,
+    "focus": 0.85,
+    "memory_miss": 0.8,
+    "coherence_drop": 0.7,
+    "debt": 0.6,
+    "smf_imbalance": 0.5,
+}
+"""Default priority of each gap type, in rank order (the one table of the loop)."""
+
+GAP_TYPES: tuple[str, ...] = tuple(GAP_PRIORITY)
+"""Gap types in rank order."""
+
+_GAP_RANK = {name: i for i, name in enumerate(GAP_TYPES)}
+
+
+def gap_rank(gap_type: str) -> int:
+    """Rank of a gap type (0 = first); unknown types rank last."""
+    return _GAP_RANK.get(gap_type, len(GAP_TYPES))
+
+
+class Gap(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A knowledge gap found by curiosity (or a drive's initiative)."""
+
+    type: GapType
+    topic: str
+    question: str
+    priority: Unit = 0.5
+    detail: str = ""
+    url: str = ""
+    path: str = ""
+
+
+# ----------------------------------------------------------------------------- requests
+
+QueryType = Literal["question", "fetch_content", "read_local", "summarize"]
+QUERY_TYPES: tuple[str, ...] = ("question", "fetch_content", "read_local", "summarize")
+
+SourceKind = Literal["llm", "web", "local", "summary", "memory", "corpus"]
+SOURCE_KINDS: tuple[str, ...] = ("llm", "web", "local", "summary", "memory", "corpus")
+
+GROUNDING_KINDS = frozenset({"web", "local", "corpus"})
+"""Source kinds that come from a grounding action (fetched, read, or read from
+the local corpus). ``llm``, ``summary`` and ``memory`` are not grounding."""
+
+
+class ChaperoneRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """What the learner asks the chaperone for.
+
+    ``question`` for *question*; ``url`` for *fetch_content*; ``path`` (relative
+    to the incoming dir, or absolute — the safety filter decides) for
+    *read_local*; ``text`` (or ``path``/``url`` of content to summarise) for
+    *summarize*.
+    """
+
+    id: str
+    type: QueryType
+    topic: str = ""
+    question: str = ""
+    url: str = ""
+    path: str = ""
+    text: str = ""
+    gap_type: str = ""
+    session: str = ""
+
+
+class Source(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Where a piece of content came from (the real origin, never a made-up name)."""
+
+    kind: SourceKind
+    ref: str
+
+
+class ChaperoneResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The chaperone's answer to one request.
+
+    ``ok`` — content was produced. ``refused`` — a safety check (``check``)
+    or the budget stopped it, with ``reason``. ``grounded`` — the content comes
+    from a grounding action that really happened: fetched from an allowed
+    source or read from an allowed file (an LLM-only answer is never grounded).
+    ``saved_path`` — where fetched content was written (inside the incoming dir).
+    """
+
+    request_id: str
+    type: QueryType
+    ok: bool
+    content: str = ""
+    sources: tuple[Source, ...] = ()
+    refused: bool = False
+    check: str = ""
+    reason: str = ""
+    error: str = ""
+    grounded: bool = False
+    saved_path: str = ""
+    mime: str = ""
+    bytes: NonNeg = 0
+    tokens: NonNeg = 0
+    elapsed_s: Annotated[float, msgspec.Meta(ge=0.0)] = 0.0
+
+
+# ----------------------------------------------------------------------------- outcomes
+
+Outcome = Literal["success", "failure", "could_not_verify", "not_applicable"]
+OUTCOMES: tuple[str, ...] = ("success", "failure", "could_not_verify", "not_applicable")
+Basis = Literal["deterministic", "llm", "fail_safe"]
+BASES: tuple[str, ...] = ("deterministic", "llm", "fail_safe")
+
+
+class Verdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The judge's ruling on one iteration.
+
+    Attributes
+    ----------
+    outcome : {"success", "failure", "could_not_verify", "not_applicable"}
+    basis : {"deterministic", "llm", "fail_safe"}
+    reason : str
+        Which rail decided, in words.
+    """
+
+    outcome: Outcome
+    basis: Basis
+    reason: str
+
+
+class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """What happened in one iteration, as far as the judge needs to know.
+
+    Attributes
+    ----------
+    request_type : {"question", "fetch_content", "read_local", "summarize"}
+    ok, refused, grounded : bool
+        As in :class:`ChaperoneResponse`.
+    error : str
+        The response's error message ("" if none).
+    source_kinds : tuple of str
+        Kinds of the response's sources.
+    integrated_chunks : int
+        Chunks of this response stored as traces.
+    content_chars : int
+        Length of the response's content.
+    answer, question : str
+        The answer text and the question asked (for the judge model).
+    """
+
+    request_type: QueryType
+    ok: bool
+    refused: bool = False
+    grounded: bool = False
+    error: str = ""
+    source_kinds: tuple[SourceKind, ...] = ()
+    integrated_chunks: NonNeg = 0
+    content_chars: NonNeg = 0
+    answer: str = ""
+    question: str = ""
+
+    @classmethod
+    def from_response(
+        cls, response: ChaperoneResponse, *, integrated_chunks: int, question: str = ""
+    ) -> IterationOutcome:
+        """The outcome of ``response`` after ``integrated_chunks`` chunks of it were stored."""
+        return cls(
+            request_type=response.type,
+            ok=response.ok,
+            refused=response.refused,
+            grounded=response.grounded,
+            error=response.error,
+            source_kinds=tuple(s.kind for s in response.sources),
+            integrated_chunks=integrated_chunks,
+            content_chars=len(response.content),
+            answer=response.content,
+            question=question,
+        )
