@@ -23,7 +23,7 @@ from bench.cases import Case
 from bench.cases_memory import build_store
 from sentient_core.autonomy.budget import BudgetCaps
 from sentient_core.learning.learner import LearnerConfig
-from sentient_core.learning.session import build_learner
+from sentient_core.learning.session import LearnerSettings, build_learner
 from sentient_core.memory import HolographicMemory
 from sentient_core.observer import Observer
 from sentient_core.vocab import ChaperoneResponse, Source
@@ -41,7 +41,7 @@ class InstantChaperone:
     def __init__(self) -> None:
         self.n = 0
 
-    def handle(self, request) -> ChaperoneResponse:
+    def handle(self, request, emit=None) -> ChaperoneResponse:
         self.n += 1
         return ChaperoneResponse(
             request_id=request.id,
@@ -63,14 +63,16 @@ def cases(scale: float) -> list[Case]:
     core = SimpleNamespace(data_dir=tmp, store=store, memory=memory, observer=observer)
     learner = build_learner(
         core,
-        include_python_docs=False,
-        config=LearnerConfig(interval_s=0, session="bench", reflect_every=0),
-        caps=BudgetCaps(
-            daily_tokens=0,
-            daily_tool_calls=0,
-            per_tick_tokens=0,
-            per_tick_initiatives=0,
-            per_initiative_tokens=0,
+        LearnerSettings(
+            learner=LearnerConfig(interval_s=0, session="bench", reflect_every=0),
+            caps=BudgetCaps(
+                daily_tokens=0,
+                daily_tool_calls=0,
+                per_tick_tokens=0,
+                per_tick_initiatives=0,
+                per_initiative_tokens=0,
+            ),
+            include_python_docs=False,
         ),
         env={},
     )

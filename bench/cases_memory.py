@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from bench.cases import Case
-from sentient_core.encoder import first_primes
+from kernels.prsc import first_primes
 from sentient_core.memory import HolographicMemory, NewTrace
 from sentient_core.store import Store, codes
 

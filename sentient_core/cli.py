@@ -19,6 +19,8 @@ from sentient_core import __version__
 
 __all__ = ["build_parser", "main"]
 
+_JSON = msgspec.json.Encoder()
+
 
 def _import_bench():
     """Import the ``bench`` package, which lives in the source checkout (not in the wheel)."""
@@ -228,8 +230,9 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 
 def _cmd_learn(args: argparse.Namespace) -> int:
     from sentient_core.core import Core
-    from sentient_core.learning.learner import LearnerConfig
-    from sentient_core.learning.session import build_learner
+    from sentient_core.learning.learner import MAX_SESSION_ITERATIONS, LearnerConfig
+    from sentient_core.learning.llm import LLMConfig
+    from sentient_core.learning.session import LearnerSettings, build_learner
     from sentient_core.liveview import render
 
     for folder in args.corpus:
@@ -243,10 +246,24 @@ def _cmd_learn(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    config = LearnerConfig(
-        interval_s=args.interval,
-        max_iterations=max(args.iterations, 1),
-        session=time.strftime("s%Y%m%d-%H%M%S", time.gmtime()),
+    if args.iterations > MAX_SESSION_ITERATIONS:
+        print(
+            f"error: --iterations {args.iterations}: a session runs at most"
+            f" {MAX_SESSION_ITERATIONS} iterations; start another session for more",
+            file=sys.stderr,
+        )
+        return 2
+    llm = None
+    if args.llm:
+        llm = LLMConfig(base_url=args.llm, **({"model": args.model} if args.model else {}))
+    settings = LearnerSettings(
+        learner=LearnerConfig(
+            interval_s=args.interval,
+            max_iterations=max(args.iterations, 1),
+            session=time.strftime("s%Y%m%d-%H%M%S", time.gmtime()),
+        ),
+        llm=llm,
+        corpus_dirs=tuple(args.corpus),
     )
     with Core(args.data_dir) as core:
         if not args.json:
@@ -261,13 +278,11 @@ def _cmd_learn(args: argparse.Namespace) -> int:
                 + (f" + corpus {', '.join(args.corpus)}" if args.corpus else ""),
                 flush=True,
             )
-        learner = build_learner(
-            core, llm_url=args.llm, llm_model=args.model, corpus_dirs=args.corpus, config=config
-        )
+        learner = build_learner(core, settings)
 
         def show(event) -> None:
             if args.json:
-                print(json.dumps(msgspec.to_builtins(event), ensure_ascii=False), flush=True)
+                print(_JSON.encode(event).decode(), flush=True)
                 return
             line = render(event)
             if line is not None:
@@ -310,7 +325,7 @@ def _cmd_learn(args: argparse.Namespace) -> int:
 
 
 def _cmd_eavesdrop(args: argparse.Namespace) -> int:
-    from sentient_core.learning.events import follow, read_events
+    from sentient_core.events import SessionEvent, follow, read_events
     from sentient_core.liveview import render
 
     with _open_store(args, readonly=True) as store:
@@ -327,14 +342,10 @@ def _cmd_eavesdrop(args: argparse.Namespace) -> int:
 
         try:
             for _seq, event in follow(store, after=start, stop=stop, poll=args.poll):
-                if (
-                    args.until_end
-                    and event.kind == "session"
-                    and event.data.get("state") == "ended"
-                ):
+                if args.until_end and isinstance(event, SessionEvent) and event.state == "ended":
                     ended = True
                 if args.json:
-                    print(json.dumps(msgspec.to_builtins(event), ensure_ascii=False), flush=True)
+                    print(_JSON.encode(event).decode(), flush=True)
                 else:
                     line = render(event, with_time=True)
                     if line is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.memory import HolographicMemory
 from sentient_core.observer import Observer
 from sentient_core.store import Store, default_data_dir
@@ -52,10 +53,12 @@ class Core:
             durable=durable,
         )
         try:
-            self.observer = Observer.load(self.store)
-            # One encoder for both: the codes stored and the excitations applied
-            # must come from the same tokenisation and prime bank.
-            self.memory = HolographicMemory(self.store, encoder=self.observer.encoder)
+            # ONE encoder for the observer, the memory and (through the observer)
+            # every integrator: the codes stored and the excitations applied must
+            # come from the same tokenisation and prime bank.
+            self.encoder: TextEncoder = get_encoder("token", code_dim=CODE_DIM)
+            self.observer = Observer.load(self.store, encoder=self.encoder)
+            self.memory = HolographicMemory(self.store, encoder=self.encoder)
         except BaseException:
             self.store.close()
             raise

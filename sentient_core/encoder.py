@@ -51,6 +51,7 @@ from typing import Annotated, ClassVar, Protocol
 import msgspec
 import numpy as np
 
+from kernels.prsc import first_primes
 from kernels.text import (
     _FNV_OFFSET,
     _FNV_PRIME,
@@ -78,7 +79,6 @@ __all__ = [
     "TextEncoder",
     "TokenEncoderConfig",
     "TokenPrimeEncoder",
-    "first_primes",
     "get_encoder",
     "token_hash",
 ]
@@ -101,28 +101,6 @@ def _fingerprint(*parts: object) -> str:
 # ---------------------------------------------------------------------------
 # Primes
 # ---------------------------------------------------------------------------
-
-
-def first_primes(n: int) -> np.ndarray:
-    """Return the first ``n`` primes as int64 (``first_primes(3) == [2, 3, 5]``).
-
-    Parameters
-    ----------
-    n : int
-        How many primes (≥ 0).
-    """
-    if n < 0:
-        raise ArgumentError(f"n must be >= 0, got {n}")
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    # p_n < n (ln n + ln ln n) for n >= 6.
-    limit = 15 if n < 6 else int(n * (math.log(n) + math.log(math.log(n)))) + 1
-    sieve = np.ones(limit + 1, dtype=bool)
-    sieve[:2] = False
-    for p in range(2, math.isqrt(limit) + 1):
-        if sieve[p]:
-            sieve[p * p :: p] = False
-    return np.flatnonzero(sieve)[:n].astype(np.int64)
 
 
 #: The SPEC's oscillator bank: 64 primes, 2..311.

@@ -4,7 +4,25 @@ from __future__ import annotations
 
 import time
 
-from sentient_core.learning.events import Event
+from sentient_core.events import (
+    BudgetEvent,
+    ChaperoneRequestEvent,
+    ChaperoneResponseEvent,
+    CuriosityEvent,
+    ErrorEvent,
+    Event,
+    IntegrateEvent,
+    IterationEvent,
+    JudgeEvent,
+    LearnEvent,
+    LegacyEvent,
+    QueryEvent,
+    QuestionEvent,
+    ReflectEvent,
+    RefusalEvent,
+    SessionEvent,
+    SkipEvent,
+)
 
 __all__ = ["render"]
 
@@ -14,77 +32,66 @@ def _clip(text: str, n: int = 90) -> str:
     return one if len(one) <= n else one[: n - 1] + "…"
 
 
-def _body(e: Event) -> str | None:
-    d = e.data
-    k = e.kind
-    if k == "session":
-        extra = ""
-        if d.get("state") == "started":
-            extra = f" ({d.get('iterations')} iteration(s))"
-        return f"session {d.get('state')}{extra}"
-    if k == "question":
-        return f"question queued: {_clip(d.get('question', ''))}"
-    if k == "curiosity":
-        gaps = d.get("gaps", [])
-        if not gaps:
-            return f"curiosity: no gaps (intensity {d.get('intensity', 0):.2f})"
-        first = gaps[0]
-        more = f" (+{len(gaps) - 1} more)" if len(gaps) > 1 else ""
-        return (
-            f"curiosity: {len(gaps)} gap(s), intensity {d.get('intensity', 0):.2f}: "
-            f"{first['type']} — {_clip(first['question'], 70)}{more}"
-        )
-    if k == "skip":
-        return f"skipped: {d.get('reason')}"
-    if k == "query":
-        what = d.get("question") or d.get("url") or d.get("path") or d.get("topic")
-        return f"query {d.get('id')} {d.get('type')}: {_clip(what, 80)}"
-    if k == "chaperone.request":
-        return None  # the query line already says it
-    if k == "chaperone.response":
-        if d.get("refused"):
-            return None  # the refusal line says it
-        if not d.get("ok"):
-            return f"chaperone ✗ {d.get('type')}: {_clip(d.get('error', ''), 80)}"
-        srcs = d.get("sources") or []
-        src = srcs[0] if srcs else {}
-        ref = src.get("ref", "") if isinstance(src, dict) else str(src)
-        kind = src.get("kind", "") if isinstance(src, dict) else ""
-        grounded = "grounded" if d.get("grounded") else "not grounded"
-        fallback = f", {d['fallback']} fallback" if d.get("fallback") else ""
-        return (
-            f"chaperone ✓ {kind} {_clip(ref, 50)} "
-            f"({d.get('content_chars', 0)} chars, {grounded}{fallback})"
-        )
-    if k == "refusal":
-        return f"refused by {d.get('check')}: {_clip(d.get('reason', ''), 80)}"
-    if k == "integrate":
-        return f"ingest+integrate: {d.get('chunks')} chunk(s) from {_clip(d.get('source', ''), 60)}"
-    if k == "judge":
-        return f"judge: {d.get('outcome')} ({d.get('basis')}) — {_clip(d.get('reason', ''), 70)}"
-    if k == "learn":
-        return None
-    if k == "budget":
-        return f"budget: {d.get('cap')} — {_clip(d.get('reason', ''), 80)}"
-    if k == "reflect":
-        f = d.get("followups") or []
-        return (
-            f"reflect: {d.get('links')} link(s) among {d.get('traces')} trace(s); "
-            f"dominant axis {d.get('dominant_axis')}; follow-ups: {', '.join(f) or 'none'}"
-        )
-    if k == "iteration":
-        outs = ", ".join(d.get("outcomes") or []) or "none"
-        return (
-            f"iteration done: {d.get('initiatives')} initiative(s), {d.get('ingested')} chunk(s),"
-            f" outcomes: {outs}, coherence {d.get('coherence', 0):.3f}"
-        )
-    if k == "error":
-        where = d.get("where") or d.get("stage") or "loop"
-        return f"ERROR in {where}: {_clip(d.get('error', ''), 120)}"
-    return f"{k}: {_clip(str(d), 100)}"
+def _body(e: Event | LegacyEvent) -> str | None:
+    match e:
+        case SessionEvent(state=state, iterations=n):
+            return f"session {state}" + (f" ({n} iteration(s))" if state == "started" else "")
+        case QuestionEvent(question=q):
+            return f"question queued: {_clip(q)}"
+        case CuriosityEvent(gaps=gaps, intensity=intensity):
+            if not gaps:
+                return f"curiosity: no gaps (intensity {intensity:.2f})"
+            more = f" (+{len(gaps) - 1} more)" if len(gaps) > 1 else ""
+            return (
+                f"curiosity: {len(gaps)} gap(s), intensity {intensity:.2f}: "
+                f"{gaps[0].type} — {_clip(gaps[0].question, 70)}{more}"
+            )
+        case SkipEvent(reason=reason):
+            return f"skipped: {reason}"
+        case QueryEvent():
+            what = e.question or e.url or e.path or e.topic
+            return f"query {e.id} {e.type}: {_clip(what, 80)}"
+        case ChaperoneRequestEvent() | LearnEvent():
+            return None  # the query and judge lines already say it
+        case ChaperoneResponseEvent():
+            if e.refused:
+                return None  # the refusal line says it
+            if not e.ok:
+                return f"chaperone ✗ {e.type}: {_clip(e.error, 80)}"
+            kind, ref = (e.sources[0].kind, e.sources[0].ref) if e.sources else ("", "")
+            grounded = "grounded" if e.grounded else "not grounded"
+            fallback = f", {e.fallback} fallback" if e.fallback else ""
+            return (
+                f"chaperone ✓ {kind} {_clip(ref, 50)} "
+                f"({e.content_chars} chars, {grounded}{fallback})"
+            )
+        case RefusalEvent(check=check, reason=reason):
+            return f"refused by {check}: {_clip(reason, 80)}"
+        case IntegrateEvent(chunks=chunks, source=source):
+            return f"ingest+integrate: {chunks} chunk(s) from {_clip(source, 60)}"
+        case JudgeEvent(outcome=outcome, basis=basis, reason=reason):
+            return f"judge: {outcome} ({basis}) — {_clip(reason, 70)}"
+        case BudgetEvent(cap=cap, reason=reason):
+            return f"budget: {cap} — {_clip(reason, 80)}"
+        case ReflectEvent():
+            return (
+                f"reflect: {e.links} link(s) among {e.traces} trace(s); "
+                f"dominant axis {e.dominant_axis}; follow-ups: {', '.join(e.followups) or 'none'}"
+            )
+        case IterationEvent():
+            outs = ", ".join(e.outcomes) or "none"
+            return (
+                f"iteration done: {e.initiatives} initiative(s), {e.ingested} chunk(s),"
+                f" outcomes: {outs}, coherence {e.coherence:.3f}"
+            )
+        case ErrorEvent(where=where, error=error):
+            return f"ERROR in {where}: {_clip(error, 120)}"
+        case LegacyEvent(kind=kind, data=data):
+            return f"{kind}: {_clip(str(data), 100)}"
+    return f"{e.kind}: {_clip(str(e), 100)}"  # pragma: no cover - every kind is matched above
 
 
-def render(e: Event, *, with_time: bool = False) -> str | None:
+def render(e: Event | LegacyEvent, *, with_time: bool = False) -> str | None:
     """One readable line for an event, or ``None`` for events a person need not see."""
     body = _body(e)
     if body is None:

@@ -1,10 +1,9 @@
 """Known-item retrieval quality of the text encoders on text that ships with Python.
 
 Corpus
-    The ``pydoc_data.topics`` documents plus the docstrings (≥ 200 characters)
-    of the public top-level stdlib modules that import cleanly, in sorted name
-    order; identical texts are kept once. Modules with import side effects
-    (:data:`SKIPPED_MODULES`) are never imported.
+    The documentation that ships with Python (:func:`sentient_core.pydocs.documents`):
+    the ``pydoc_data.topics`` documents plus the docstrings (≥ 200 characters)
+    of the public top-level stdlib modules, in sorted name order.
 
 Units
     ``level="doc"``: one code per document. ``level="chunk"``: every document is
@@ -27,15 +26,8 @@ Score distributions
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import importlib
-import inspect
-import io
 import re
-import sys
 import time
-import warnings
 from collections.abc import Sequence
 from typing import Annotated, Literal
 
@@ -44,13 +36,12 @@ import numpy as np
 
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.errors import ArgumentError
+from sentient_core.pydocs import PyDoc, documents
 
 __all__ = [
     "CHUNK_CHARS",
     "CHUNK_OVERLAP",
     "QUERY_WORDS",
-    "SKIPPED_MODULES",
-    "Document",
     "EvalReport",
     "ScoreSummary",
     "Throughput",
@@ -64,35 +55,6 @@ __all__ = [
 CHUNK_CHARS = 2000
 CHUNK_OVERLAP = 200
 QUERY_WORDS = 12
-MIN_DOCSTRING_CHARS = 200
-
-#: Never imported: GUI, browser, printing or interpreter-state side effects.
-SKIPPED_MODULES: frozenset[str] = frozenset(
-    {
-        "antigravity",
-        "this",
-        "idlelib",
-        "tkinter",
-        "turtle",
-        "turtledemo",
-        "lib2to3",
-        "ensurepip",
-        "readline",
-        "rlcompleter",
-        "site",
-        "sitecustomize",
-        "usercustomize",
-        "pydoc_data",
-    }
-)
-
-
-class Document(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """One corpus document: ``source`` is ``"topic"`` or ``"module"``."""
-
-    name: str
-    source: str
-    text: str
 
 
 class ScoreSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -157,45 +119,9 @@ class Throughput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 # ---------------------------------------------------------------------------
 
 
-def _module_docstring(name: str) -> str | None:
-    try:
-        with (
-            warnings.catch_warnings(),
-            contextlib.redirect_stdout(io.StringIO()),
-            contextlib.redirect_stderr(io.StringIO()),
-        ):
-            warnings.simplefilter("ignore")
-            module = importlib.import_module(name)
-    except (Exception, SystemExit):
-        return None
-    doc = module.__doc__
-    if not isinstance(doc, str):
-        return None
-    return inspect.cleandoc(doc)
-
-
-@functools.cache
-def load_corpus() -> tuple[Document, ...]:
-    """The evaluation documents, in a fixed order (topics by name, then modules by name)."""
-    from pydoc_data.topics import topics
-
-    docs: list[Document] = []
-    seen: set[str] = set()
-    for name in sorted(topics):
-        text = topics[name].strip()
-        if text and text not in seen:
-            seen.add(text)
-            docs.append(Document(name=name, source="topic", text=text))
-    names = sorted(
-        n for n in sys.stdlib_module_names if not n.startswith("_") and n not in SKIPPED_MODULES
-    )
-    for name in names:
-        text = _module_docstring(name)
-        if text is None or len(text) < MIN_DOCSTRING_CHARS or text in seen:
-            continue
-        seen.add(text)
-        docs.append(Document(name=name, source="module", text=text))
-    return tuple(docs)
+def load_corpus() -> tuple[PyDoc, ...]:
+    """The evaluation documents: Python's shipped docs (:func:`sentient_core.pydocs.documents`)."""
+    return documents()
 
 
 def chunk_spans(
@@ -230,7 +156,7 @@ def chunk_spans(
 _WORD_RE = re.compile(r"\S+")
 
 
-def _units(docs: Sequence[Document], level: str) -> tuple[list[str], np.ndarray, list[list]]:
+def _units(docs: Sequence[PyDoc], level: str) -> tuple[list[str], np.ndarray, list[list]]:
     """Unit texts, the document of each unit, and per document its (start, end, unit) spans."""
     texts: list[str] = []
     owner: list[int] = []
@@ -247,7 +173,7 @@ def _units(docs: Sequence[Document], level: str) -> tuple[list[str], np.ndarray,
 
 
 def _queries(
-    docs: Sequence[Document], spans_by_doc: list[list], n_queries: int, rng: np.random.Generator
+    docs: Sequence[PyDoc], spans_by_doc: list[list], n_queries: int, rng: np.random.Generator
 ) -> tuple[list[str], np.ndarray, list[list[int]]]:
     words_by_doc = [[(m.start(), m.end()) for m in _WORD_RE.finditer(d.text)] for d in docs]
     eligible = np.asarray([i for i, w in enumerate(words_by_doc) if len(w) >= QUERY_WORDS])
@@ -287,7 +213,7 @@ def run_eval(
     *,
     level: Literal["doc", "chunk"] = "chunk",
     encoder_options: dict | None = None,
-    corpus: Sequence[Document] | None = None,
+    corpus: Sequence[PyDoc] | None = None,
 ) -> EvalReport:
     """Known-item retrieval with ``encoder_name`` (see the module notes).
 
@@ -304,7 +230,7 @@ def run_eval(
         Rank 2000-character chunks or whole documents.
     encoder_options : dict, optional
         Keyword options for the encoder (``code_dim``, ``bigrams``, ...).
-    corpus : sequence of Document, optional
+    corpus : sequence of PyDoc, optional
         Defaults to :func:`load_corpus`.
     """
     if level not in ("doc", "chunk"):

@@ -34,6 +34,7 @@ __all__ = [
     "IterationOutcome",
     "Outcome",
     "QueryType",
+    "SessionStats",
     "Source",
     "SourceKind",
     "Verdict",
@@ -219,3 +220,27 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
             answer=response.content,
             question=question,
         )
+
+
+# ----------------------------------------------------------------------------- sessions
+
+
+class SessionStats(msgspec.Struct, forbid_unknown_fields=True):
+    """Counters of one session (every AND-gate of the loop shows up as a number)."""
+
+    iterations: int = 0
+    skipped: int = 0
+    initiatives: int = 0
+    queries: int = 0
+    refused: int = 0
+    failed: int = 0
+    ingested: int = 0
+    concepts: int = 0
+    links: int = 0
+    reflections: int = 0
+    budget_stops: int = 0
+    tokens: int = 0
+    outcomes: dict[str, int] = msgspec.field(default_factory=dict)
+    gaps: dict[str, int] = msgspec.field(default_factory=dict)
+    requests: dict[str, int] = msgspec.field(default_factory=dict)
+    stopped_by: str = ""

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from sentient_core.events import EventBus, read_events
 from sentient_core.learning.chaperone import OFFLINE_SUMMARY_REF, Chaperone, extract_data
-from sentient_core.learning.events import EventBus, read_events
 from sentient_core.learning.fetch import Fetcher
 from sentient_core.learning.llm import LLMClient, LLMConfig
 from sentient_core.learning.offline import CorpusAnswerer
@@ -165,11 +165,11 @@ def test_llm_failure_falls_back_to_the_offline_answer_and_is_recorded(
     c = chap.counters
     assert (c["llm_calls"], c["llm_errors"], c["fallbacks"], c["ok"]) == (1, 1, 1, 1)
     assert kinds(bus) == ["chaperone.request", "error", "chaperone.response"]
-    err = bus.seen[1].data
-    assert err["stage"] == "llm" and err["error"].startswith(
+    err = bus.seen[1]
+    assert err.where == "llm" and err.error.startswith(
         ("LLMUnavailable", "LLMBadResponse", "LLMHTTPError")
     )
-    assert bus.seen[2].data["fallback"] == "offline"
+    assert bus.seen[2].fallback == "offline"
     assert [i.kind for i in chap.interactions()] == ["request", "error", "response"]
 
 
@@ -210,7 +210,7 @@ def test_fetch_content_is_grounded_text_saved_in_incoming(
     assert saved.parent == incoming.resolve() and saved.is_file()
     assert saved.stat().st_size == r.bytes
     assert kinds(bus) == ["chaperone.request", "chaperone.response"]
-    assert bus.seen[1].data["saved_path"] == r.saved_path
+    assert bus.seen[1].saved_path == r.saved_path
 
 
 def test_fetch_follows_allowed_redirects_and_reports_the_final_url(safety, fetcher, content):
@@ -239,8 +239,8 @@ def test_refusals_carry_the_check_and_are_logged(safety, fetcher, content, bus, 
     assert r.check == check and r.reason
     assert r.content == "" and r.saved_path == ""
     assert kinds(bus) == ["chaperone.request", "refusal", "chaperone.response"]
-    refusal = bus.seen[1].data
-    assert (refusal["check"], refusal["reason"], refusal["url"]) == (check, r.reason, url)
+    refusal = bus.seen[1]
+    assert (refusal.check, refusal.reason, refusal.url) == (check, r.reason, url)
     logged = [i for i in chap.interactions() if i.kind == "refusal"]
     assert len(logged) == 1 and logged[0].data["check"] == check
     assert logged[0].request_id == "r7"
@@ -420,8 +420,8 @@ def test_every_type_produces_a_response_and_events_reach_the_audit_log(
         "refusal",
         "chaperone.response",
     ]
-    assert [e.data["id"] for e in events[::2][:4]] == ["r0", "r1", "r2", "r3"]
-    assert events[9].data["check"] == "domain_allowlist"
+    assert [e.id for e in events[::2][:4]] == ["r0", "r1", "r2", "r3"]
+    assert events[9].check == "domain_allowlist"
     c = chap.counters
     assert (c["requests"], c["ok"], c["refused"], c["failed"]) == (5, 4, 1, 0)
     assert c["by_type"] == {"question": 1, "fetch_content": 2, "read_local": 1, "summarize": 1}

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernels import text as text_kernels
+from kernels.prsc import first_primes
 from sentient_core import encoder as enc
 from sentient_core.encoder import (
     CHAR_TO_PRIME,
@@ -29,7 +30,6 @@ from sentient_core.encoder import (
     ENCODER_NAMES,
     CharPrimeEncoder,
     TokenPrimeEncoder,
-    first_primes,
     get_encoder,
     token_hash,
 )

@@ -47,3 +47,37 @@ def test_a_bad_argument_raises_a_sentient_error():
     with pytest.raises(SentientError) as info:
         chunk_text("abc", size=0)
     assert isinstance(info.value, ValueError)
+
+
+def _all_error_classes() -> dict[str, type]:
+    return {
+        name: obj
+        for mod in _modules()
+        for name, obj in vars(mod).items()
+        if inspect.isclass(obj)
+        and issubclass(obj, SentientError)
+        and obj.__module__ == mod.__name__
+        and not name.startswith("_")
+    }
+
+
+def test_the_readme_documents_the_whole_exception_tree():
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme[readme.index("```\nSentientError") :]
+    block = block[: block.index("```", 3)]
+    classes = _all_error_classes()
+    documented = set(re.findall(r"\b[A-Z][A-Za-z]+\b", block))
+    assert set(classes) <= documented, sorted(set(classes) - documented)
+    checked = 0
+    for line in block.splitlines():
+        # "├── Parent ─ Child, Child": every child derives from its parent.
+        m = re.match(r"[│├└─ ]+([A-Za-z]+)(?: \(.*?\))? ─ (.*)", line)
+        if m and m.group(1) in classes:
+            for child in re.findall(r"[A-Z][A-Za-z]+", m.group(2)):
+                if child in classes:
+                    assert issubclass(classes[child], classes[m.group(1)]), (child, m.group(1))
+                    checked += 1
+    assert checked >= 15

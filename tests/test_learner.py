@@ -8,17 +8,18 @@ import sys
 import threading
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 
 from sentient_core.autonomy.budget import BudgetCaps
 from sentient_core.core import Core
+from sentient_core.events import read_events
 from sentient_core.learning.curiosity import Curiosity
-from sentient_core.learning.events import read_events
 from sentient_core.learning.learner import LearnerConfig
 from sentient_core.learning.query import QueryFormulator
 from sentient_core.learning.reflect import reflect
-from sentient_core.learning.session import build_learner
+from sentient_core.learning.session import LearnerSettings, build_learner
 from sentient_core.memory import NewTrace
 from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Gap, Source
 
@@ -66,9 +67,12 @@ def _learner(core, corpus_dir, **kw):
     config = kw.pop("config", LearnerConfig(interval_s=0, session="t", reflect_every=2))
     learner = build_learner(
         core,
-        corpus_dirs=[corpus_dir],
-        include_python_docs=False,
-        config=config,
+        LearnerSettings(
+            learner=config,
+            corpus_dirs=(str(corpus_dir),),
+            include_python_docs=False,
+            caps=kw.pop("caps", None),
+        ),
         clock=kw.pop("clock", FixedClock()),
         env=kw.pop("env", {}),
         **kw,
@@ -118,7 +122,11 @@ def test_sessions_are_deterministic_under_seed_and_clock(tmp_path, corpus_dir):
                         e.kind,
                         e.iteration,
                         json.dumps(
-                            {k: v for k, v in e.data.items() if k not in ("elapsed_s", "stats")},
+                            {
+                                k: v
+                                for k, v in msgspec.to_builtins(e).items()
+                                if k not in ("elapsed_s", "stats")
+                            },
                             sort_keys=True,
                             default=str,
                         ),
@@ -304,7 +312,7 @@ def test_cli_learn_and_eavesdrop_from_another_process(tmp_path, corpus_dir):
     events = [json.loads(line) for line in out.splitlines()]
     kinds = [e["kind"] for e in events]
     assert kinds.count("iteration") == 3
-    assert kinds[-1] == "session" and events[-1]["data"]["state"] == "ended"
+    assert kinds[-1] == "session" and events[-1]["state"] == "ended"
 
 
 def test_cli_budget_and_focus(tmp_path, capsys):
@@ -340,27 +348,25 @@ def test_cli_learn_rejects_bad_arguments(tmp_path, capsys, args, message):
 
 
 def test_live_view_names_llm_failures_and_fallbacks():
-    from sentient_core.learning.events import Event
+    from sentient_core.events import ChaperoneResponseEvent, ErrorEvent, LearnEvent
     from sentient_core.liveview import render
+    from sentient_core.vocab import Source
 
-    err = Event(
-        t=0.0, iteration=2, kind="error", data={"stage": "llm", "error": "LLMUnavailable: refused"}
-    )
+    err = ErrorEvent(t=0.0, iteration=2, where="llm", error="LLMUnavailable: refused")
     assert render(err) == "[iter 2] ERROR in llm: LLMUnavailable: refused"
-    resp = Event(
+    resp = ChaperoneResponseEvent(
         t=0.0,
         iteration=2,
-        kind="chaperone.response",
-        data={
-            "ok": True,
-            "grounded": True,
-            "content_chars": 10,
-            "fallback": "offline",
-            "sources": [{"kind": "corpus", "ref": "pydoc:topic:types"}],
-        },
+        id="q-1",
+        type="question",
+        ok=True,
+        grounded=True,
+        content_chars=10,
+        fallback="offline",
+        sources=(Source("corpus", "pydoc:topic:types"),),
     )
     assert "offline fallback" in render(resp)
-    assert render(Event(t=0.0, kind="learn", data={})) is None
+    assert render(LearnEvent(t=0.0, id="q-1", outcome="success")) is None
 
 
 def test_cli_learn_explains_a_spent_cap_and_the_kill_switch(
@@ -391,12 +397,13 @@ def test_cli_learn_explains_a_spent_cap_and_the_kill_switch(
 
 
 def test_audit_log_keeps_the_newest_events_and_sequence_numbers_grow(tmp_path):
-    from sentient_core.learning.events import EventBus
+    from sentient_core.events import EventBus, QuestionEvent
 
     with Core(tmp_path / "d") as core:
         bus = EventBus(core.store, clock=FixedClock(), max_events=50)
+        emit = bus.emitter(session="s")
         for i in range(200):
-            bus.publish("tick", i=i)
+            emit.emit(QuestionEvent, question=str(i))
             if i % 7 == 0:
                 bus.flush()
         bus.flush()
@@ -404,4 +411,4 @@ def test_audit_log_keeps_the_newest_events_and_sequence_numbers_grow(tmp_path):
         seqs = [s for s, _ in events]
         assert 50 <= len(events) <= 55 and bus.pruned == 200 - len(events)
         assert seqs == sorted(seqs) and seqs[-1] == 199
-        assert [e.data["i"] for _, e in events] == list(range(200 - len(events), 200))
+        assert [int(e.question) for _, e in events] == list(range(200 - len(events), 200))

@@ -14,10 +14,16 @@ import pytest
 
 from sentient_core.autonomy.budget import BudgetCaps
 from sentient_core.core import Core
-from sentient_core.learning.events import read_events
+from sentient_core.events import ChaperoneResponseEvent, read_events
 from sentient_core.learning.learner import LearnerConfig
+from sentient_core.learning.llm import LLMConfig
 from sentient_core.learning.safety import DEFAULT_ALLOWED_DOMAINS, SafetyPolicy
-from sentient_core.learning.session import build_learner, incoming_dir
+from sentient_core.learning.session import (
+    FetcherSettings,
+    LearnerSettings,
+    build_learner,
+    incoming_dir,
+)
 from tests.servers.content import ContentServer
 from tests.servers.openai import OpenAIServer, closed_port_url
 
@@ -51,48 +57,40 @@ def _learner(core, *, llm_url=None, content=None, caps=None, iterations=20, time
         allow_private_addresses=True,  # test configuration only: loopback servers
         rate_limit_requests=1000,
     )
-    opts = {"verify": content.ca_path} if content is not None else {}
-    if timeout_s is not None:
-        import httpx
-
-        opts["timeout"] = httpx.Timeout(timeout_s)
-        opts["max_duration_s"] = 2.0
+    fetcher = FetcherSettings(
+        ca_bundle=content.ca_path if content is not None else "",
+        **(
+            {"timeout_s": timeout_s, "connect_timeout_s": timeout_s, "max_duration_s": 2.0}
+            if timeout_s is not None
+            else {}
+        ),
+    )
+    # Fast LLM failures: one retry, short backoff and timeout.
+    llm = (
+        LLMConfig(base_url=llm_url, max_retries=1, backoff_s=0.01, timeout_s=1.0)
+        if llm_url
+        else None
+    )
     learner = build_learner(
         core,
-        llm_url=llm_url,
-        include_python_docs=False,
-        policy=policy,
-        caps=caps or BudgetCaps(daily_tool_calls=0, daily_tokens=0),
-        config=LearnerConfig(
-            interval_s=0, session="e2e", max_iterations=iterations, reflect_every=0
+        LearnerSettings(
+            learner=LearnerConfig(
+                interval_s=0, session="e2e", max_iterations=iterations, reflect_every=0
+            ),
+            llm=llm,
+            safety=policy,
+            caps=caps or BudgetCaps(daily_tool_calls=0, daily_tokens=0),
+            fetcher=fetcher,
+            include_python_docs=False,
         ),
         env={},
-        fetcher_options=opts,
     )
-    if llm_url:
-        # Fast failures: one retry, short backoff and timeout.
-        learner.chaperone.llm.config = learner.chaperone.llm.config.__class__(
-            **{
-                **_cfg(learner.chaperone.llm.config),
-                "max_retries": 1,
-                "backoff_s": 0.01,
-                "timeout_s": 1.0,
-            }
-        )
     _OPEN.append(learner)
     return learner
 
 
-def _cfg(config):
-    import msgspec
-
-    return msgspec.structs.asdict(config)
-
-
 def _judged(core) -> list[tuple[str, str]]:
-    return [
-        (e.data["id"], e.data["outcome"]) for _, e in read_events(core.store) if e.kind == "judge"
-    ]
+    return [(e.id, e.outcome) for _, e in read_events(core.store) if e.kind == "judge"]
 
 
 def test_grounded_fetches_of_every_format_succeed_and_are_integrated(tmp_path, content):
@@ -175,8 +173,8 @@ def test_llm_faults_fall_back_and_the_loop_goes_on(tmp_path, fault):
         stats = learner.run(2)
         assert stats.iterations == 2 and stats.queries >= 2
         assert "success" not in stats.outcomes  # nothing grounded happened
-        responses = [e.data for _, e in read_events(core.store) if e.kind == "chaperone.response"]
-        recorded = [d for d in responses if d.get("fallback") or "LLM failed" in d.get("error", "")]
+        responses = [e for _, e in read_events(core.store) if isinstance(e, ChaperoneResponseEvent)]
+        recorded = [e for e in responses if e.fallback or "LLM failed" in e.error]
         assert len(recorded) == len(responses) >= 2, "every LLM failure must be recorded"
 
 

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+from sentient_core import pydocs
 from sentient_core import retrieval_eval as ev
+from sentient_core.pydocs import PyDoc
 from sentient_core.retrieval_eval import (
     CHUNK_CHARS,
     CHUNK_OVERLAP,
-    Document,
     EvalReport,
     chunk_spans,
     format_report,
@@ -74,14 +77,29 @@ def test_default_beats_char_compat(token_chunk, compat_chunk):
 def test_corpus_is_fixed_and_has_both_sources():
     docs = load_corpus()
     assert docs is load_corpus()
-    sources = {d.source for d in docs}
+    sources = {d.kind for d in docs}
     assert sources == {"topic", "module"}
     texts = [d.text for d in docs]
     assert len(set(texts)) == len(texts)
-    modules = [d for d in docs if d.source == "module"]
-    assert all(len(d.text) >= ev.MIN_DOCSTRING_CHARS for d in modules)
-    assert not {d.name for d in modules} & ev.SKIPPED_MODULES
+    modules = [d for d in docs if d.kind == "module"]
+    assert all(len(d.text) >= pydocs.MIN_DOCSTRING_CHARS for d in modules)
+    assert not {d.name for d in modules} & pydocs.SKIPPED_MODULES
+
     assert [d.name for d in modules] == sorted(d.name for d in modules)
+
+
+def test_the_docs_loader_never_imports_python_modules():
+    code = (
+        "import sys\n"
+        "from sentient_core import pydocs\n"
+        "before = set(sys.modules)\n"
+        "docs = pydocs.documents()\n"
+        "pure = [m for m in ('pdb', 'csv', 'webbrowser', 'smtplib', 'this') if m in sys.modules]\n"
+        "print(len(docs), sorted(set(sys.modules) & set(pure) - before))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    n, imported = out.stdout.split(" ", 1)
+    assert int(n) > 150 and imported.strip() == "[]"
 
 
 @pytest.mark.parametrize("n_chars", [0, 1, 1999, 2000, 2001, 3600, 3601, 10_000, 65_432])
@@ -128,9 +146,9 @@ def test_run_eval_is_deterministic_and_serialisable():
 
 def test_run_eval_on_a_tiny_corpus_finds_the_obvious_document():
     corpus = [
-        Document("bread", "topic", "knead dough flour yeast oven crust loaf bake rise " * 3),
-        Document("comet", "topic", "comet nucleus ice coma tail orbit telescope sun " * 3),
-        Document("bonds", "topic", "bond coupon maturity yield interest rate duration " * 3),
+        PyDoc("topic", "bread", "knead dough flour yeast oven crust loaf bake rise " * 3),
+        PyDoc("topic", "comet", "comet nucleus ice coma tail orbit telescope sun " * 3),
+        PyDoc("topic", "bonds", "bond coupon maturity yield interest rate duration " * 3),
     ]
     report = run_eval("token", n_queries=30, seed=1, level="doc", corpus=corpus)
     assert report.n_docs == 3

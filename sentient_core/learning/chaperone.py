@@ -41,7 +41,7 @@ reason; a fetch/read failure as ``ok=False`` with ``error``.
 
 Logging: every request, response, refusal and error goes to an interaction log
 (the last ``log_size`` entries, :meth:`Chaperone.interactions`) and, when an
-:class:`~sentient_core.learning.events.EventBus` is given, to events
+:class:`~sentient_core.events.Emitter` (or an :class:`~sentient_core.events.EventBus`) is given, to events
 ``chaperone.request``, ``chaperone.response``, ``refusal`` and ``error`` (the
 bus persists them to the audit log on its next flush).
 """
@@ -58,8 +58,15 @@ from typing import Any, Literal
 import msgspec
 
 from sentient_core.errors import ArgumentError
+from sentient_core.events import (
+    ChaperoneRequestEvent,
+    ChaperoneResponseEvent,
+    Emitter,
+    ErrorEvent,
+    EventBus,
+    RefusalEvent,
+)
 from sentient_core.ingest import IngestError, extract_bytes
-from sentient_core.learning.events import EventBus
 from sentient_core.learning.fetch import Fetcher, FetchError
 from sentient_core.learning.llm import LLMClient, LLMError
 from sentient_core.learning.offline import CorpusAnswerer, summarize_extractive
@@ -196,8 +203,6 @@ class Chaperone:
         self._log: deque[Interaction] = deque(maxlen=log_size)
         self._seq = itertools.count()
         self._lock = threading.Lock()
-        # A fetch saves a new file into the incoming dir: re-scan before the next offline answer.
-        self._stale_corpus = False
         self._counters: dict[str, int] = dict.fromkeys(
             (
                 "requests",
@@ -244,19 +249,21 @@ class Chaperone:
         with self._lock:
             self._log.append(entry)
 
-    def _publish(self, kind: str, **data: Any) -> None:
-        if self.events is not None:
-            self.events.publish(kind, **data)
-
-    def _error(self, req: ChaperoneRequest, stage: str, message: str) -> None:
-        data = {"stage": stage, "error": message}
-        self._log_entry("error", req, data)
-        self._publish("error", id=req.id, type=req.type, **data)
+    def _error(self, emit: Emitter | None, req: ChaperoneRequest, stage: str, message: str) -> None:
+        self._log_entry("error", req, {"stage": stage, "error": message})
+        if emit is not None:
+            emit.emit(ErrorEvent, where=stage, error=message, id=req.id, type=req.type)
 
     # ------------------------------------------------------------------ entry point
 
-    def handle(self, request: ChaperoneRequest) -> ChaperoneResponse:
-        """Serve one request; never raises (failures come back as responses)."""
+    def handle(self, request: ChaperoneRequest, emit: Emitter | None = None) -> ChaperoneResponse:
+        """Serve one request; never raises (failures come back as responses).
+
+        Events go to ``emit`` (the caller's scope: session and iteration), else
+        to the bus given at construction (outside any session), else nowhere.
+        """
+        if emit is None and self.events is not None:
+            emit = self.events.emitter()
         start = self._timer()
         with self._lock:
             self._counters["requests"] += 1
@@ -268,15 +275,15 @@ class Chaperone:
             "path": request.path,
             "text_chars": len(request.text),
             "gap_type": request.gap_type,
-            "session": request.session,
         }
-        self._log_entry("request", request, req_data)
-        self._publish("chaperone.request", id=request.id, type=request.type, **req_data)
+        self._log_entry("request", request, {**req_data, "session": request.session})
+        if emit is not None:
+            emit.emit(ChaperoneRequestEvent, id=request.id, type=request.type, **req_data)
 
         fallback = ""
         fields: dict[str, Any]
         try:
-            fields, fallback = self._dispatch(request)
+            fields, fallback = self._dispatch(request, emit)
             outcome = "ok" if fields.get("ok") else "failed"
         except Refusal as refusal:
             check, reason = str(refusal.check), str(refusal.reason)
@@ -284,7 +291,8 @@ class Chaperone:
             outcome = "refused"
             data = {"check": check, "reason": reason, "url": request.url, "path": request.path}
             self._log_entry("refusal", request, data)
-            self._publish("refusal", id=request.id, type=request.type, **data)
+            if emit is not None:
+                emit.emit(RefusalEvent, id=request.id, type=request.type, **data)
         except FetchError as exc:
             fields = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             outcome = "failed"
@@ -296,7 +304,7 @@ class Chaperone:
             fields = {"ok": False, "error": message}
             outcome = "failed"
             self._count("internal_errors")
-            self._error(request, "chaperone", message)
+            self._error(emit, request, "chaperone", message)
         self._count(outcome)
 
         response = ChaperoneResponse(
@@ -312,7 +320,7 @@ class Chaperone:
             "reason": response.reason,
             "error": response.error,
             "grounded": response.grounded,
-            "sources": [{"kind": s.kind, "ref": s.ref} for s in response.sources],
+            "sources": response.sources,
             "saved_path": response.saved_path,
             "mime": response.mime,
             "bytes": response.bytes,
@@ -322,19 +330,24 @@ class Chaperone:
             "preview": response.content[:PREVIEW_CHARS],
             "fallback": fallback,
         }
-        self._log_entry("response", request, resp_data)
-        self._publish("chaperone.response", id=request.id, type=request.type, **resp_data)
+        self._log_entry(
+            "response",
+            request,
+            {**resp_data, "sources": [{"kind": x.kind, "ref": x.ref} for x in response.sources]},
+        )
+        if emit is not None:
+            emit.emit(ChaperoneResponseEvent, id=request.id, type=request.type, **resp_data)
         return response
 
-    def _dispatch(self, req: ChaperoneRequest) -> tuple[dict[str, Any], str]:
+    def _dispatch(self, req: ChaperoneRequest, emit: Emitter | None) -> tuple[dict[str, Any], str]:
         if req.type == "question":
-            return self._question(req)
+            return self._question(req, emit)
         if req.type == "fetch_content":
             return self._content_fields(self._fetch(req.url)), ""
         if req.type == "read_local":
             return self._content_fields(self._read(req.path)), ""
         if req.type == "summarize":
-            return self._summarize(req)
+            return self._summarize(req, emit)
         raise _Failed(f"unknown request type {req.type!r}")
 
     # ------------------------------------------------------------------ grounding reads
@@ -349,7 +362,9 @@ class Chaperone:
         if not url:
             raise _Failed("fetch_content needs a url")
         result = self.fetcher.fetch(url)
-        self._stale_corpus = True
+        if self.answerer is not None and result.saved_path:
+            # The file is in the incoming dir now: index it (unchanged files are not re-read).
+            self.answerer.refresh()
         saved = str(result.saved_path or "")
         kept = {"saved_path": saved, "mime": result.mime, "bytes": result.bytes}
         if not saved:
@@ -385,7 +400,9 @@ class Chaperone:
 
     # ------------------------------------------------------------------ question
 
-    def _ask_llm(self, req: ChaperoneRequest, call: Callable[[], Any]) -> tuple[Any, str]:
+    def _ask_llm(
+        self, req: ChaperoneRequest, emit: Emitter | None, call: Callable[[], Any]
+    ) -> tuple[Any, str]:
         """Run an LLM call; on LLMError record it and return (None, error)."""
         self._count("llm_calls")
         try:
@@ -393,17 +410,17 @@ class Chaperone:
         except LLMError as err:
             message = f"{type(err).__name__}: {err}"
             self._count("llm_errors")
-            self._error(req, "llm", message)
+            self._error(emit, req, "llm", message)
             return None, message
 
-    def _question(self, req: ChaperoneRequest) -> tuple[dict[str, Any], str]:
+    def _question(self, req: ChaperoneRequest, emit: Emitter | None) -> tuple[dict[str, Any], str]:
         question = (req.question or req.topic).strip()
         if not question:
             raise _Failed("question request without a question or topic")
         llm_error = ""
         if self.llm is not None:
             llm = self.llm
-            reply, llm_error = self._ask_llm(req, lambda: llm.ask(question, context=req.text))
+            reply, llm_error = self._ask_llm(req, emit, lambda: llm.ask(question, context=req.text))
             if reply is not None:
                 return {
                     "ok": True,
@@ -418,9 +435,6 @@ class Chaperone:
                 if llm_error
                 else "no LLM and no offline answerer configured"
             )
-        if self._stale_corpus:
-            self._stale_corpus = False
-            self.answerer.refresh()
         answer = self.answerer.answer(question, k=self.answer_k, min_score=self.min_score)
         self._count("offline_answers")
         fallback = "offline" if llm_error else ""
@@ -438,7 +452,7 @@ class Chaperone:
 
     # ------------------------------------------------------------------ summarize
 
-    def _summarize(self, req: ChaperoneRequest) -> tuple[dict[str, Any], str]:
+    def _summarize(self, req: ChaperoneRequest, emit: Emitter | None) -> tuple[dict[str, Any], str]:
         origin: _Content | None = None
         if req.text.strip():
             text = req.text
@@ -458,7 +472,7 @@ class Chaperone:
         llm_error = ""
         if self.llm is not None:
             llm = self.llm
-            reply, llm_error = self._ask_llm(req, lambda: llm.summarize(text))
+            reply, llm_error = self._ask_llm(req, emit, lambda: llm.summarize(text))
             if reply is not None:
                 return {
                     "ok": True,

@@ -22,48 +22,81 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Annotated
 
 import msgspec
 
+from sentient_core.errors import ArgumentError
+from sentient_core.events import (
+    BudgetEvent,
+    CuriosityEvent,
+    Emitter,
+    ErrorEvent,
+    EventBus,
+    GapSummary,
+    IntegrateEvent,
+    IterationEvent,
+    JudgeEvent,
+    LearnEvent,
+    QueryEvent,
+    QuestionEvent,
+    ReflectEvent,
+    SessionEvent,
+    SkipEvent,
+)
 from sentient_core.learning.curiosity import Curiosity
-from sentient_core.learning.events import EventBus
 from sentient_core.learning.query import QueryFormulator
 from sentient_core.learning.reflect import reflect
-from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse
+from sentient_core.vocab import (
+    ChaperoneRequest,
+    ChaperoneResponse,
+    IterationOutcome,
+    SessionStats,
+)
 
-__all__ = ["IterationReport", "Learner", "LearnerConfig", "SessionStats"]
+__all__ = ["MAX_SESSION_ITERATIONS", "IterationReport", "Learner", "LearnerConfig"]
+
+
+MAX_SESSION_ITERATIONS = 100
+"""Hard cap on iterations per session (SPEC §4)."""
 
 
 class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Loop settings (SPEC §4 defaults)."""
+    """Loop settings (SPEC §4 defaults).
 
-    interval_s: float = 30.0
-    max_iterations: int = 100
-    reflect_every: int = 10
-    ticks_per_iteration: int = 60
-    initiative_tokens: int = 500
-    session: str = "session"
+    Attributes
+    ----------
+    interval_s : float
+        Seconds between iterations (0 in tests).
+    max_iterations : int
+        Iterations per session, at most :data:`MAX_SESSION_ITERATIONS`.
+    reflect_every : int
+        Reflect every this many iterations (0: only at the end of a session).
+    ticks_per_iteration : int
+        Observer ticks run at the start of each iteration.
+    initiative_tokens : int
+        Tokens an initiative is expected to spend (checked against the budget first).
+    session : str
+        Session id stamped on requests and events.
+    """
 
+    interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
+    max_iterations: Annotated[int, msgspec.Meta(ge=1, le=MAX_SESSION_ITERATIONS)] = 100
+    reflect_every: Annotated[int, msgspec.Meta(ge=0)] = 10
+    ticks_per_iteration: Annotated[int, msgspec.Meta(ge=0)] = 60
+    initiative_tokens: Annotated[int, msgspec.Meta(ge=0)] = 500
+    session: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] = "session"
 
-class SessionStats(msgspec.Struct, forbid_unknown_fields=True):
-    """Counters of one session (every AND-gate of the loop shows up as a number)."""
-
-    iterations: int = 0
-    skipped: int = 0
-    initiatives: int = 0
-    queries: int = 0
-    refused: int = 0
-    failed: int = 0
-    ingested: int = 0
-    concepts: int = 0
-    links: int = 0
-    reflections: int = 0
-    budget_stops: int = 0
-    tokens: int = 0
-    outcomes: dict[str, int] = msgspec.field(default_factory=dict)
-    gaps: dict[str, int] = msgspec.field(default_factory=dict)
-    requests: dict[str, int] = msgspec.field(default_factory=dict)
-    stopped_by: str = ""
+    def __post_init__(self) -> None:
+        # msgspec checks the bounds when decoding (a config file); check the ones
+        # that matter when the record is built in code too.
+        if not 1 <= self.max_iterations <= MAX_SESSION_ITERATIONS:
+            raise ArgumentError(
+                f"max_iterations must be in [1, {MAX_SESSION_ITERATIONS}] (SPEC: at most"
+                f" {MAX_SESSION_ITERATIONS} iterations per session), got {self.max_iterations}"
+            )
+        if not self.interval_s >= 0.0:
+            raise ArgumentError(f"interval_s must be >= 0, got {self.interval_s}")
 
 
 class IterationReport(msgspec.Struct, forbid_unknown_fields=True):
@@ -135,6 +168,8 @@ class Learner:
         self.sleep = sleep
         self.stats = SessionStats()
         self._asked: set[str] = set()
+        # Events of this session outside any iteration; each step gets its own scope (.at).
+        self._emit: Emitter = events.emitter(session=self.config.session)
         self._iteration = 0
         self._reflected_at = 0
         self._thread: threading.Thread | None = None
@@ -142,7 +177,6 @@ class Learner:
         self._stop = threading.Event()
         self._resume = threading.Event()
         self._resume.set()
-        self.events.session = self.config.session
 
     # -- control ----------------------------------------------------------------------------
 
@@ -168,12 +202,12 @@ class Learner:
     def pause(self) -> None:
         """Pause after the current iteration (the thread keeps waiting, no new loop)."""
         self._resume.clear()
-        self.events.publish("session", state="paused")
+        self._emit.emit(SessionEvent, state="paused")
 
     def resume(self) -> None:
         """Resume a paused loop. Never starts a second loop."""
         self._resume.set()
-        self.events.publish("session", state="resumed")
+        self._emit.emit(SessionEvent, state="resumed")
 
     def stop(self, timeout: float | None = 10.0) -> None:
         """Stop the loop and wait for the thread."""
@@ -203,7 +237,7 @@ class Learner:
         try:
             self.run(self.config.max_iterations, background=True)
         except Exception as err:  # the thread must report, not die silently
-            self.events.publish("error", where="loop", error=f"{type(err).__name__}: {err}")
+            self._emit.emit(ErrorEvent, where="loop", error=f"{type(err).__name__}: {err}")
             self.events.flush()
 
     # -- running ----------------------------------------------------------------------------
@@ -212,7 +246,7 @@ class Learner:
         """Run up to ``iterations`` (capped by ``max_iterations`` per session)."""
         limit = self.config.max_iterations
         todo = limit if iterations is None else min(iterations, limit - self._iteration)
-        self.events.publish("session", state="started", iterations=todo)
+        self._emit.emit(SessionEvent, state="started", iterations=todo)
         for n in range(max(todo, 0)):
             if background:
                 self._resume.wait()
@@ -237,16 +271,15 @@ class Learner:
             and not self.stats.stopped_by.startswith("budget:kill_switch")
         ):
             # Consolidate what this session learned since the last reflection.
-            self._reflect()
-        self.events.iteration = -1
-        self.events.publish("session", state="ended", stats=msgspec.to_builtins(self.stats))
+            self._reflect(self._emit)
+        self._emit.emit(SessionEvent, state="ended", stats=msgspec.structs.replace(self.stats))
         self.events.flush()
         return self.stats
 
     def ask(self, question: str) -> None:
         """Queue an explicit user question for curiosity."""
         self.curiosity.ask(question, origin="user")
-        self.events.publish("question", question=question)
+        self._emit.emit(QuestionEvent, question=question)
 
     def step(self) -> IterationReport:
         """One iteration of the loop (see the module docstring)."""
@@ -254,13 +287,13 @@ class Learner:
         waited = 0.0
         self._iteration += 1
         it = self._iteration
-        self.events.iteration = it
+        emit = self._emit.at(it)
         report = IterationReport(iteration=it)
         self.budget.begin_tick()
         decision = self.budget.check_tick()
         if not decision.allowed:
             self.stats.budget_stops += 1
-            self.events.publish("budget", allowed=False, cap=decision.cap, reason=decision.reason)
+            emit.emit(BudgetEvent, allowed=False, cap=decision.cap, reason=decision.reason)
             report.stopped_by = f"budget:{decision.cap}"
             self.events.flush()
             return report
@@ -273,12 +306,9 @@ class Learner:
         for g in [*gaps, *pursued]:
             self.stats.gaps[g.type] = self.stats.gaps.get(g.type, 0) + 1
         report.gaps, report.intensity = len(gaps) + len(pursued), signal.intensity
-        self.events.publish(
-            "curiosity",
-            gaps=[
-                {"type": g.type, "topic": g.topic, "question": g.question}
-                for g in [*gaps, *pursued]
-            ],
+        emit.emit(
+            CuriosityEvent,
+            gaps=tuple(GapSummary(g.type, g.topic, g.question) for g in [*gaps, *pursued]),
             intensity=signal.intensity,
         )
         requests: list[ChaperoneRequest] = self.query.followups()
@@ -292,7 +322,7 @@ class Learner:
             self.stats.skipped += 1
             self.stats.iterations += 1
             report.skipped = True
-            self.events.publish("skip", reason=f"intensity {signal.intensity:.2f} below threshold")
+            emit.emit(SkipEvent, reason=f"intensity {signal.intensity:.2f} below threshold")
             self.events.flush()
             report.overhead_s = time.perf_counter() - t0
             return report
@@ -301,37 +331,33 @@ class Learner:
             if not decision.allowed:
                 self.stats.budget_stops += 1
                 self.budget.commit(0, 0, "skipped")
-                self.events.publish(
-                    "budget", allowed=False, cap=decision.cap, reason=decision.reason
-                )
+                emit.emit(BudgetEvent, allowed=False, cap=decision.cap, reason=decision.reason)
                 if decision.cap.startswith("daily") or decision.cap == "kill_switch":
                     report.stopped_by = f"budget:{decision.cap}"
                 break
-            waited += self._initiative(req, report)
+            waited += self._initiative(req, report, emit)
         self.stats.iterations += 1
         if self.config.reflect_every and it % self.config.reflect_every == 0:
-            self._reflect()
-        self.events.publish(
-            "iteration",
+            self._reflect(emit)
+        emit.emit(
+            IterationEvent,
             initiatives=report.initiatives,
             ingested=report.ingested,
-            outcomes=report.outcomes,
+            outcomes=tuple(report.outcomes),
             coherence=self.observer.coherence,
         )
         self.events.flush()
         report.overhead_s = time.perf_counter() - t0 - waited
         return report
 
-    def _initiative(self, req: ChaperoneRequest, report: IterationReport) -> float:
+    def _initiative(self, req: ChaperoneRequest, report: IterationReport, emit: Emitter) -> float:
         """Run one request through chaperone → ingest → judge → learn; returns time waited."""
-        from sentient_core.autonomy.judge import IterationOutcome
-
         report.initiatives += 1
         self.stats.initiatives += 1
         self.stats.queries += 1
         self.stats.requests[req.type] = self.stats.requests.get(req.type, 0) + 1
-        self.events.publish(
-            "query",
+        emit.emit(
+            QueryEvent,
             id=req.id,
             type=req.type,
             topic=req.topic,
@@ -340,7 +366,7 @@ class Learner:
             path=req.path,
         )
         t = time.perf_counter()
-        response: ChaperoneResponse = self.chaperone.handle(req)
+        response: ChaperoneResponse = self.chaperone.handle(req, emit)
         waited = time.perf_counter() - t
         integrated = 0
         if response.refused:
@@ -348,7 +374,7 @@ class Learner:
         elif not response.ok:
             self.stats.failed += 1
         elif response.content.strip():
-            integrated = self._integrate(req, response)
+            integrated = self._integrate(req, response, emit)
         report.ingested += integrated
         self.stats.ingested += integrated
         self.stats.tokens += response.tokens
@@ -359,8 +385,12 @@ class Learner:
         )
         report.outcomes.append(verdict.outcome)
         self.stats.outcomes[verdict.outcome] = self.stats.outcomes.get(verdict.outcome, 0) + 1
-        self.events.publish(
-            "judge", id=req.id, outcome=verdict.outcome, basis=verdict.basis, reason=verdict.reason
+        emit.emit(
+            JudgeEvent,
+            id=req.id,
+            outcome=verdict.outcome,
+            basis=verdict.basis,
+            reason=verdict.reason,
         )
         status = (
             "done"
@@ -370,17 +400,17 @@ class Learner:
             else "failed"
         )
         self.budget.commit(response.tokens, 1 if not response.refused else 0, status)
-        self._learn(req, response, verdict.outcome)
+        self._learn(req, response, verdict.outcome, emit)
         return waited
 
-    def _integrate(self, req: ChaperoneRequest, response: ChaperoneResponse) -> int:
+    def _integrate(self, req: ChaperoneRequest, response: ChaperoneResponse, emit: Emitter) -> int:
         source = response.sources[0].ref if response.sources else req.type
         kind = response.sources[0].kind if response.sources else "unknown"
         summary = self.integrator.ingest_texts(
             [response.content], source=source, tags=(req.type, req.gap_type or "gap", kind)
         )
-        self.events.publish(
-            "integrate",
+        emit.emit(
+            IntegrateEvent,
             id=req.id,
             chunks=summary.chunks,
             source=source,
@@ -389,7 +419,9 @@ class Learner:
         )
         return summary.chunks
 
-    def _learn(self, req: ChaperoneRequest, response: ChaperoneResponse, outcome: str) -> None:
+    def _learn(
+        self, req: ChaperoneRequest, response: ChaperoneResponse, outcome: str, emit: Emitter
+    ) -> None:
         """Learn from the outcome: follow-ups, focus progress, concepts."""
         self.query.observe(req, response)
         if outcome == "success":
@@ -398,20 +430,21 @@ class Learner:
                 for goal in self.pursuit.goals():
                     if goal.topic == req.topic and goal.status == "open":
                         self.pursuit.record_progress(goal.id)
-        self.events.publish("learn", id=req.id, outcome=outcome, followups=self.query.pending)
+        emit.emit(LearnEvent, id=req.id, outcome=outcome, followups=self.query.pending)
 
-    def _reflect(self) -> None:
+    def _reflect(self, emit: Emitter) -> None:
         self._reflected_at = self._iteration
-        r = reflect(self.memory, self.observer, asked=self._asked)
+        r = reflect(self.memory, self.observer, asked=frozenset(self._asked))
         for q in r.followups:
+            self._asked.add(q.lower())
             self.curiosity.ask(q, origin="followup")
         self.stats.reflections += 1
         self.stats.links += r.links
-        self.events.publish(
-            "reflect",
+        emit.emit(
+            ReflectEvent,
             traces=r.traces,
             links=r.links,
             dominant_axis=r.dominant_axis,
-            insights=list(r.insights),
-            followups=list(r.followups),
+            insights=r.insights,
+            followups=r.followups,
         )

@@ -38,14 +38,15 @@ def reflect(
     memory,
     observer,
     *,
-    asked: set[str],
+    asked: frozenset[str] | set[str] = frozenset(),
     recent: int = 50,
     max_followups: int = 3,
     similarity: float = SIMILARITY,
 ) -> Reflection:
     """Reflect over the ``recent`` newest learned traces; see the module docstring.
 
-    ``asked`` holds normalised questions already asked; new follow-ups are added.
+    ``asked`` holds normalised (lower-cased) questions already asked; they are
+    not proposed again. It is only read: the caller records what it asks.
     """
     traces = [r for r in memory.recent(recent) if r.kind == "learned"]
     links = 0
@@ -72,9 +73,7 @@ def reflect(
                 continue
             seen_words.add(word)
             q = f"What is {word}?"
-            key = q.lower()
-            if key not in asked:
-                asked.add(key)
+            if q.lower() not in asked and q not in followups:
                 followups.append(q)
             if len(followups) >= max_followups:
                 break

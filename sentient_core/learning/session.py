@@ -1,32 +1,91 @@
-"""Assemble a learner on a :class:`~sentient_core.core.Core` (what ``cli.py learn`` runs).
+"""Assemble a learner on a :class:`~sentient_core.core.Core` from one settings record.
 
 Embedded default: no LLM and no network — the chaperone answers from a local
-corpus (the incoming dir, any ``--corpus`` dirs and the documentation that
-ships with Python) with extractive passages and their sources. With
-``llm_url`` the chaperone asks an OpenAI-compatible server instead (and falls
-back to the corpus when it fails).
+corpus (the incoming dir, any ``corpus_dirs`` and the documentation that ships
+with Python) with extractive passages and their sources. With ``llm`` set the
+chaperone asks an OpenAI-compatible server instead (and falls back to the
+corpus when it fails), and the judge may use the same model to lower verdicts.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import httpx
+import msgspec
 
 from sentient_core.autonomy.budget import Budget, BudgetCaps
 from sentient_core.autonomy.drives import CuriosityDrive, Pursuit
 from sentient_core.autonomy.judge import Judge
+from sentient_core.events import EventBus
 from sentient_core.integrate import Integrator
 from sentient_core.learning.chaperone import Chaperone
-from sentient_core.learning.events import EventBus
 from sentient_core.learning.fetch import Fetcher
 from sentient_core.learning.learner import Learner, LearnerConfig
 from sentient_core.learning.llm import LLMClient, LLMConfig
 from sentient_core.learning.offline import CorpusAnswerer
 from sentient_core.learning.safety import SafetyFilter, SafetyPolicy
 
-__all__ = ["build_learner", "incoming_dir"]
+if TYPE_CHECKING:
+    from sentient_core.core import Core
+
+__all__ = ["FetcherSettings", "LearnerSettings", "build_learner", "incoming_dir"]
+
+PositiveFloat = Annotated[float, msgspec.Meta(gt=0.0, le=86400.0)]
+
+
+class FetcherSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """How the chaperone's fetcher talks to the web.
+
+    Attributes
+    ----------
+    timeout_s, connect_timeout_s : float
+        Read/write and connect timeouts of one HTTP request.
+    max_duration_s : float
+        Deadline of a whole fetch (every redirect hop and the body).
+    ca_bundle : str
+        A CA bundle file to verify servers with ("" = the system's CAs).
+    user_agent : str
+    """
+
+    timeout_s: PositiveFloat = 30.0
+    connect_timeout_s: PositiveFloat = 10.0
+    max_duration_s: PositiveFloat = 120.0
+    ca_bundle: str = ""
+    user_agent: str = "sentient-core/0.1"
+
+
+class LearnerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Everything :func:`build_learner` needs to know, in one frozen record.
+
+    Attributes
+    ----------
+    learner : LearnerConfig
+        Loop settings (interval, iterations, reflection, session id).
+    llm : LLMConfig or None
+        The chat model; None runs fully offline (the embedded default).
+    safety : SafetyPolicy or None
+        None: the defaults, reading only from the incoming dir and ``corpus_dirs``.
+    caps : BudgetCaps or None
+        None: the defaults, overridden by the ``SENTIENT_AUTONOMOUS_*`` variables.
+    fetcher : FetcherSettings
+    corpus_dirs : tuple of str
+        Extra folders the offline answerer reads (and local reads may come from).
+    include_python_docs : bool
+        Let the offline answerer use the documentation that ships with Python.
+    """
+
+    learner: LearnerConfig = LearnerConfig()
+    llm: LLMConfig | None = None
+    safety: SafetyPolicy | None = None
+    caps: BudgetCaps | None = None
+    fetcher: FetcherSettings = FetcherSettings()
+    corpus_dirs: tuple[str, ...] = ()
+    include_python_docs: bool = True
 
 
 def incoming_dir(data_dir: str | os.PathLike[str]) -> Path:
@@ -37,41 +96,49 @@ def incoming_dir(data_dir: str | os.PathLike[str]) -> Path:
 
 
 def build_learner(
-    core,
+    core: Core,
+    settings: LearnerSettings | None = None,
     *,
-    llm_url: str | None = None,
-    llm_model: str | None = None,
-    corpus_dirs: Sequence[str | os.PathLike[str]] = (),
-    include_python_docs: bool = True,
-    config: LearnerConfig | None = None,
-    policy: SafetyPolicy | None = None,
-    caps: BudgetCaps | None = None,
     events: EventBus | None = None,
-    env=os.environ,
+    env: Mapping[str, str] = os.environ,
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], None] = time.sleep,
-    fetcher_options: dict | None = None,
 ) -> Learner:
-    """Wire chaperone, safety filter, budget, judge, drives and events to a core."""
-    incoming = incoming_dir(core.data_dir)
-    corpus = [Path(d).resolve() for d in corpus_dirs]
-    events = events or EventBus(core.store, clock=clock)
-    if policy is None:
-        policy = SafetyPolicy(
-            incoming_dir=str(incoming),
-            allowed_read_dirs=(str(incoming), *(str(d) for d in corpus)),
-        )
+    """Wire chaperone, safety filter, budget, judge, drives and events to a core.
 
-    # The chaperone publishes every refusal (with the request id) on the bus.
+    Parameters
+    ----------
+    core : Core
+    settings : LearnerSettings, optional
+        Defaults: offline, default safety policy and budget caps.
+    events : EventBus, optional
+        Default: a bus persisting to the core's store.
+    env : mapping
+        Where budget caps and the kill switch are read from.
+    clock, sleep : callables
+        Injectable time (deterministic tests).
+    """
+    s = settings or LearnerSettings()
+    incoming = incoming_dir(core.data_dir)
+    corpus = [Path(d).expanduser().resolve() for d in s.corpus_dirs]
+    events = events or EventBus(core.store, clock=clock)
+    policy = s.safety or SafetyPolicy(
+        incoming_dir=str(incoming),
+        allowed_read_dirs=(str(incoming), *(str(d) for d in corpus)),
+    )
     safety = SafetyFilter(policy)
-    fetcher = Fetcher(safety, **(fetcher_options or {}))
-    llm = None
-    if llm_url:
-        cfg = LLMConfig(base_url=llm_url, **({"model": llm_model} if llm_model else {}))
-        llm = LLMClient(cfg)
-    answerer = CorpusAnswerer([incoming, *corpus], include_python_docs=include_python_docs)
+    f = s.fetcher
+    fetcher = Fetcher(
+        safety,
+        timeout=httpx.Timeout(f.timeout_s, connect=f.connect_timeout_s),
+        verify=f.ca_bundle or True,
+        user_agent=f.user_agent,
+        max_duration_s=f.max_duration_s,
+    )
+    llm = LLMClient(s.llm) if s.llm is not None else None
+    answerer = CorpusAnswerer([incoming, *corpus], include_python_docs=s.include_python_docs)
     chaperone = Chaperone(safety, fetcher, llm=llm, answerer=answerer, events=events, clock=clock)
-    budget = Budget(core.store, caps or BudgetCaps.from_env(env), clock=clock, env=env)
+    budget = Budget(core.store, s.caps or BudgetCaps.from_env(env), clock=clock, env=env)
     integrator = Integrator(core.memory, core.observer, kind="learned", importance=0.6)
     return Learner(
         memory=core.memory,
@@ -83,7 +150,7 @@ def build_learner(
         drive=CuriosityDrive(),
         pursuit=Pursuit(core.store, clock=clock),
         events=events,
-        config=config,
+        config=s.learner,
         clock=clock,
         sleep=sleep,
     )
