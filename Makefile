@@ -20,8 +20,11 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
 
+# pytest-benchmark suites over the cases of `sentient bench` (sentient_core/benchmarks);
+# `make bench SCALE=0.01` (or SENTIENT_BENCH_SCALE=0.01) for a quick run.
+SCALE ?= $(or $(SENTIENT_BENCH_SCALE),1.0)
 bench: $(STAMP)
-	$(BIN)/python -m pytest bench --benchmark-enable
+	SENTIENT_BENCH_SCALE=$(SCALE) $(BIN)/python -m pytest bench --benchmark-enable
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

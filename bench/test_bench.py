@@ -1,9 +1,12 @@
-"""pytest-benchmark suites: every row of ``cli.py bench``, ours and peer.
+"""pytest-benchmark suites: every row of ``sentient bench``, ours and peer.
 
-Run with ``make bench`` (or ``python -m pytest bench --benchmark-enable``);
+The cases live in the installed package (:mod:`sentient_core.benchmarks`); this
+folder only holds the pytest-benchmark view of them. Run with ``make bench``
+(or ``python -m pytest bench --benchmark-enable``);
 ``SENTIENT_BENCH_SCALE=0.01`` for a quick run, ``-k holographic`` to select.
 Several table rows time the same call of ours against different peers, so ours
-is benchmarked once per (kernel, size) and every available peer once.
+is benchmarked once per (kernel, size) and every available peer once; a peer
+that is not installed shows up as a skipped test with the install command.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ import os
 
 import pytest
 
-from bench.cases import Case, collect
+from sentient_core.benchmarks.cases import Case, collect
+from sentient_core.benchmarks.peers import PEERS
 
 SCALE = float(os.environ.get("SENTIENT_BENCH_SCALE", "1.0"))
 CASES = collect(SCALE)
 _FIRST = {(c.kernel, c.size): c for c in reversed(CASES)}
 SIDES = [(c, "ours") for c in CASES if _FIRST[(c.kernel, c.size)] is c] + [
-    (c, "peer") for c in CASES if c.peer is not None
+    (c, "peer") for c in CASES if c.peer is not None or c.peer_missing is not None
 ]
 
 
@@ -29,7 +33,15 @@ def _id(case: Case, side: str) -> str:
     return name.replace("×", "x").replace(" ", "_")
 
 
-@pytest.mark.parametrize(("case", "side"), SIDES, ids=[_id(c, s) for c, s in SIDES])
+def _param(case: Case, side: str):
+    marks = ()
+    if side == "peer" and case.peer_missing is not None:
+        peer = PEERS[case.peer_missing]
+        marks = pytest.mark.skip(reason=f"{peer.package} is not installed: {peer.install}")
+    return pytest.param(case, side, id=_id(case, side), marks=marks)
+
+
+@pytest.mark.parametrize(("case", "side"), [_param(c, s) for c, s in SIDES])
 def test_bench(benchmark, case: Case, side: str) -> None:
     if case.check is not None:
         case.check()

@@ -22,25 +22,9 @@ __all__ = ["build_parser", "main"]
 _JSON = msgspec.json.Encoder()
 
 
-def _import_bench():
-    """Import the ``bench`` package, which lives in the source checkout (not in the wheel)."""
-    try:
-        import bench.runner as runner
-    except ModuleNotFoundError:
-        root = Path(__file__).resolve().parent.parent
-        if not (root / "bench" / "cases.py").is_file():
-            raise SystemExit(
-                "error: `bench` needs a source checkout of sentient-core "
-                "(the bench/ folder is not part of the installed package)"
-            ) from None
-        sys.path.insert(0, str(root))
-        import bench.runner as runner
-    return runner
-
-
 def _cmd_bench(args: argparse.Namespace) -> int:
-    runner = _import_bench()
     from kernels.warmup import warmup
+    from sentient_core.benchmarks import runner
 
     def progress(line: str) -> None:
         if not args.json:
@@ -52,17 +36,26 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if not args.json:
         total = sum(w.seconds for w in warm)
         print(f"kernels ready in {total:.2f} s", file=sys.stderr, flush=True)
-    results = runner.run(scale=args.scale, only=args.only, repeat=args.repeat, progress=progress)
-    if not results:
+    report = runner.run(scale=args.scale, only=args.only, repeat=args.repeat, progress=progress)
+    if not report.results:
         print(f"error: no benchmark matches --only {args.only!r}", file=sys.stderr)
         return 2
     if args.json:
         print(
-            json.dumps({"scale": args.scale, "results": [r.as_dict() for r in results]}, indent=2)
+            json.dumps(
+                {
+                    "scale": args.scale,
+                    "missing_peers": [m.as_dict() for m in report.missing],
+                    "results": [r.as_dict() for r in report.results],
+                },
+                indent=2,
+            )
         )
     else:
-        print(runner.format_table(results))
-        missed = [r for r in results if r.met is False]
+        if report.missing:
+            print(runner.format_missing(report.missing), end="\n\n")
+        print(runner.format_table(report.results))
+        missed = [r for r in report.results if r.met is False]
         if args.scale == 1.0 and missed:
             print(f"\n{len(missed)} target(s) not met on this machine (see the 'met' column).")
     return 0

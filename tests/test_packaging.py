@@ -97,3 +97,61 @@ def test_only_the_chaperone_side_touches_network_or_files():
                 }:
                     problems.append(f"{rel}:{node.lineno} calls {name}()")
     assert problems == []
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    import ast
+
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            out.append((node.lineno, node.module or ""))
+            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return out
+
+
+def _shipped_and_bench_files() -> list[Path]:
+    return [
+        ROOT / "cli.py",
+        *sorted((ROOT / "kernels").rglob("*.py")),
+        *sorted((ROOT / "sentient_core").rglob("*.py")),
+        *sorted((ROOT / "bench").rglob("*.py")),
+    ]
+
+
+def test_no_sys_path_edits():
+    """Everything resolves through the installed package: nothing edits ``sys.path``."""
+    import ast
+
+    offenders = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in _shipped_and_bench_files()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute)
+        and node.attr in {"path", "addsitedir"}
+        and isinstance(node.value, ast.Name)
+        and node.value.id in {"sys", "site"}
+    ]
+    assert offenders == []
+
+
+def test_only_the_cli_and_bench_import_the_benchmarks():
+    """The benchmarks sit on top: kernels and the library never import them, nor bench/ or tests/."""
+    pkg = ROOT / "sentient_core" / "benchmarks"
+    allowed = {ROOT / "sentient_core" / "cli.py"}
+    offenders = []
+    for path in _shipped_and_bench_files():
+        for lineno, name in _imports(path):
+            top = name.split(".")[0]
+            where = f"{path.relative_to(ROOT)}:{lineno} imports {name}"
+            if path.is_relative_to(ROOT / "bench"):
+                continue
+            if top in {"bench", "tests"} or (
+                name.startswith("sentient_core.benchmarks")
+                and path not in allowed
+                and not path.is_relative_to(pkg)
+            ):
+                offenders.append(where)
+    assert offenders == []

@@ -1,15 +1,27 @@
-"""Same-run A/B timing of :class:`bench.cases.Case` pairs and the table printer."""
+"""Same-run A/B timing of :class:`~sentient_core.benchmarks.cases.Case` pairs, the table printer
+and the missing-peer report."""
 
 from __future__ import annotations
 
 import statistics
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
-from bench.cases import Case
+from sentient_core.benchmarks import peers
+from sentient_core.benchmarks.cases import Case, collect
 
-__all__ = ["Result", "format_table", "measure", "run"]
+__all__ = [
+    "MissingRows",
+    "Report",
+    "Result",
+    "format_missing",
+    "format_table",
+    "measure",
+    "missing_rows",
+    "plan",
+    "run",
+]
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,7 @@ class Result:
             "gb_per_s": self.gbps,
             "target": c.target,
             "target_met": self.met,
+            "peer_missing": c.peer_missing,
         }
 
 
@@ -166,25 +179,102 @@ def format_table(results: Iterable[Result]) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class MissingRows:
+    """A peer library that is not importable and the table rows it would have produced."""
+
+    missing: peers.MissingPeer
+    rows: list[Case]
+
+    def as_dict(self) -> dict:
+        return self.missing.as_dict() | {
+            "rows": [{"kernel": c.kernel, "size": c.size, "peer": c.peer_name} for c in self.rows]
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    """What ``sentient bench`` prints: measured rows and the missing peers."""
+
+    results: list[Result]
+    missing: list[MissingRows] = field(default_factory=list)
+
+
+def plan(cases: Iterable[Case]) -> tuple[list[Case], list[Case]]:
+    """Split cases into those to time and those whose peer library is missing.
+
+    A row whose peer is missing is not timed, except that ours is still timed
+    alone (peer column "<peer> not installed") when no other row measures the
+    same (kernel, size), so no kernel disappears from the table.
+    """
+    cases = list(cases)
+    timed_keys = {(c.kernel, c.size) for c in cases if c.peer_missing is None}
+    to_time: list[Case] = []
+    skipped: list[Case] = []
+    for c in cases:
+        if c.peer_missing is None:
+            to_time.append(c)
+            continue
+        skipped.append(c)
+        if (c.kernel, c.size) not in timed_keys:
+            timed_keys.add((c.kernel, c.size))
+            to_time.append(
+                replace(c, peer_name=f"{c.peer_missing} not installed", target_met=None, check=None)
+            )
+    return to_time, skipped
+
+
+def missing_rows(skipped: Iterable[Case]) -> list[MissingRows]:
+    """Every peer that does not import, with the skipped rows that needed it."""
+    skipped = list(skipped)
+    return [
+        MissingRows(m, [c for c in skipped if c.peer_missing == m.peer.name])
+        for m in peers.missing()
+    ]
+
+
+def format_missing(missing: Iterable[MissingRows]) -> str:
+    """The note printed before the table: missing peers, their rows, the install commands."""
+    missing = list(missing)
+    if not missing:
+        return ""
+    lines = ["missing benchmark peers (their rows are not in the table):"]
+    for m in missing:
+        p = m.missing.peer
+        name = p.name if p.package == p.name else f"{p.name} ({p.package})"
+        why = m.missing.error
+        why = "" if why.startswith("ModuleNotFoundError") else f" [{why}]"
+        if not m.rows:
+            lines.append(f"  {name}: no selected row needs it{why}")
+            continue
+        lines.append(f"  {name}: {len(m.rows)} row{'' if len(m.rows) == 1 else 's'}{why}")
+        lines.extend(f"    {c.kernel} [{c.size}] vs {c.peer_name}" for c in m.rows)
+    lines.append("install them with:")
+    commands: dict[str, list[str]] = {}
+    for m in missing:
+        commands.setdefault(m.missing.peer.install, []).append(m.missing.peer.name)
+    width = max(len(cmd) for cmd in commands)
+    lines.extend(f"  {cmd.ljust(width)}  # {', '.join(names)}" for cmd, names in commands.items())
+    return "\n".join(lines)
+
+
 def run(
     scale: float = 1.0,
     only: str | None = None,
     repeat: int | None = None,
     progress: Callable[[str], None] | None = None,
     settle: float | None = None,
-) -> list[Result]:
-    """Collect and measure every case; ``progress`` gets a line per case.
+) -> Report:
+    """Collect every case, time those whose peers are installed; ``progress`` gets a line per case.
 
     ``settle`` defaults to 0.2 s at full scale and 0 for smoke runs.
     """
     if settle is None:
         settle = 0.2 if scale >= 1.0 else 0.0
-    from bench.cases import collect
-
+    to_time, skipped = plan(collect(scale, only))
     results = []
-    cases = collect(scale, only)
-    for i, case in enumerate(cases, 1):
+    for i, case in enumerate(to_time, 1):
         if progress is not None:
-            progress(f"[{i}/{len(cases)}] {case.kernel} {case.size} vs {case.peer_name}")
+            progress(f"[{i}/{len(to_time)}] {case.kernel} {case.size} vs {case.peer_name}")
         results.append(measure(case, repeat, settle))
-    return results
+    return Report(results, missing_rows(skipped))

@@ -19,7 +19,7 @@ from pathlib import Path
 import lmdb
 import numpy as np
 
-from bench.cases import Case
+from sentient_core.benchmarks.cases import Case
 from sentient_core.core import CODE_DIM, Core
 from sentient_core.corpus import generate_corpus
 from sentient_core.ingest import chunk_text, extract_text

@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from bench.cases import Case
 from kernels import holographic
 from kernels._config import jit
+from sentient_core.benchmarks import peers
+from sentient_core.benchmarks.cases import Case
 
 D = 256
 K = 10
@@ -112,18 +113,15 @@ def cases(scale: float) -> list[Case]:
     target_single = "faster than faiss IndexFlatIP and numpy; ≥ 70% of stream GB/s"
     out = []
 
-    try:
-        import faiss
-    except ImportError:
-        faiss = None
+    faiss = peers.load("faiss")
+    faiss_name = "faiss IndexFlatIP"
+    faiss_missing = None if faiss is not None else "faiss"
     if faiss is None:
         peer_faiss = peer_faiss_batch = None
-        faiss_name = "faiss (not installed)"
         check_faiss = check_faiss_batch = None
     else:
         index = faiss.IndexFlatIP(D)
         index.add(codes)
-        faiss_name = "faiss IndexFlatIP"
 
         def peer_faiss():
             return index.search(query[None, :], k)
@@ -153,6 +151,7 @@ def cases(scale: float) -> list[Case]:
             target=target_single,
             target_met=faster,
             check=check_faiss,
+            peer_missing=faiss_missing,
         )
     )
     out.append(
@@ -198,6 +197,7 @@ def cases(scale: float) -> list[Case]:
             check=None
             if check_faiss is None
             else lambda: _same_topk(codes, query, ours_full()[0], peer_faiss()[1][0]),
+            peer_missing=faiss_missing,
         )
     )
     out.append(
@@ -213,6 +213,7 @@ def cases(scale: float) -> list[Case]:
             target="report only",
             repeat=5,
             check=check_faiss_batch,
+            peer_missing=faiss_missing,
         )
     )
     out.append(

@@ -19,9 +19,9 @@ import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
-from bench.cases import Case
-from bench.cases_memory import build_store
 from sentient_core.autonomy.budget import BudgetCaps
+from sentient_core.benchmarks.cases import Case
+from sentient_core.benchmarks.cases_memory import build_store
 from sentient_core.learning.learner import LearnerConfig
 from sentient_core.learning.session import LearnerSettings, build_learner
 from sentient_core.memory import HolographicMemory

@@ -24,8 +24,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bench.cases import Case
 from kernels import sedenion
+from sentient_core.benchmarks.cases import Case
 
 DIM = 16
 TARGET_RATE = 25e6

@@ -1,33 +1,48 @@
-"""Benchmark cases shared by the pytest-benchmark suites and ``cli.py bench``.
+"""Benchmark cases shared by ``sentient bench`` and the pytest-benchmark suites in ``bench/``.
 
 A :class:`Case` pairs one of our callables with a peer callable doing the same
 work (numpy, faiss, river, ...). Both are zero-argument closures over inputs
 prepared once by the case factory, so timing measures only the work itself.
-Each ``bench/cases_<module>.py`` exposes ``cases(scale: float) -> list[Case]``;
-``scale=1.0`` gives the sizes the targets are stated for, small values give a
-quick smoke run (used by the test-suite to prove the table still works).
+Each ``cases_<domain>.py`` next to this file exposes
+``cases(scale: float) -> list[Case]``; ``scale=1.0`` gives the sizes the
+targets are stated for, small values give a quick smoke run (used by the
+test-suite to prove the table still works).
+
+A case module is registered by adding its domain to :data:`MODULES` (one
+line: ``"single",`` registers ``cases_single.py``). Optional peers are imported
+with :func:`sentient_core.benchmarks.peers.load`; when one is missing, the case
+is still returned with ``peer=None`` and ``peer_missing`` set to its name, so
+the runner can say which rows the missing peer would have produced.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 
-__all__ = ["MODULES", "Case", "collect"]
+__all__ = ["MODULES", "Case", "collect", "module"]
 
-# Order of the table.
+# The registry: one domain per line, in the order of the table. Domain ``x``
+# is the module ``sentient_core.benchmarks.cases_x``.
 MODULES = (
-    "bench.cases_sedenion",
-    "bench.cases_smf",
-    "bench.cases_prsc",
-    "bench.cases_holographic",
-    "bench.cases_scorer",
-    "bench.cases_credit",
-    "bench.cases_observer",
-    "bench.cases_memory",
-    "bench.cases_integration",
-    "bench.cases_learner",
+    "sedenion",
+    "smf",
+    "prsc",
+    "holographic",
+    "scorer",
+    "credit",
+    "observer",
+    "memory",
+    "integration",
+    "learner",
 )
+
+
+def module(domain: str) -> ModuleType:
+    """Import the case module of ``domain`` (an entry of :data:`MODULES`)."""
+    return importlib.import_module(f"{__package__}.cases_{domain}")
 
 
 @dataclass(frozen=True)
@@ -43,10 +58,11 @@ class Case:
     ours : callable
         Zero-argument callable running our implementation once.
     peer : callable or None
-        Zero-argument callable running the peer once; ``None`` if the peer is
-        unavailable (then ``peer_name`` says why).
+        Zero-argument callable running the peer once; ``None`` when the peer
+        library is missing (then ``peer_missing`` names it) or for a row that
+        times ours alone.
     peer_name : str
-        Short name of the peer, e.g. ``"numpy einsum"``.
+        Short name of the peer, e.g. ``"numpy einsum"`` (also when missing).
     items : int
         Work items per call (products, oscillator-steps, rows, samples); used
         for a throughput column. 0 = no throughput.
@@ -67,6 +83,11 @@ class Case:
     check : callable or None
         Optional zero-argument callable run once before timing that raises if
         ``ours`` and ``peer`` disagree (so we never time a wrong answer).
+    peer_missing : str or None
+        Name (a key of :data:`~sentient_core.benchmarks.peers.PEERS`) of the
+        optional peer library this row needs and could not import.
+    notes : dict
+        Extra facts reported with the row (e.g. the store build time).
     """
 
     kernel: str
@@ -82,15 +103,17 @@ class Case:
     peer_items: int = 0
     repeat: int = 7
     check: Callable[[], None] | None = None
+    peer_missing: str | None = None
     notes: dict = field(default_factory=dict)
 
 
 def collect(scale: float = 1.0, only: str | None = None) -> list[Case]:
-    """Build every case from every module (optionally those whose kernel name contains ``only``)."""
-    import importlib
+    """Build every case of every module (optionally those whose kernel name contains ``only``).
 
+    Cases whose peer is missing are included (``peer_missing`` set); the runner
+    decides what to time.
+    """
     out: list[Case] = []
-    for mod_name in MODULES:
-        mod = importlib.import_module(mod_name)
-        out.extend(c for c in mod.cases(scale) if only is None or only in c.kernel)
+    for domain in MODULES:
+        out.extend(c for c in module(domain).cases(scale) if only is None or only in c.kernel)
     return out

@@ -27,8 +27,9 @@ import time
 
 import numpy as np
 
-from bench.cases import Case
 from kernels.prsc import first_primes
+from sentient_core.benchmarks import peers
+from sentient_core.benchmarks.cases import Case
 from sentient_core.memory import HolographicMemory, NewTrace
 from sentient_core.store import Store, codes
 
@@ -145,10 +146,7 @@ def _size_cases(rows: int, full: bool) -> list[Case]:
     )
     verdict = faster if full else None
     out = []
-    try:
-        import faiss
-    except ImportError:
-        faiss = None
+    faiss = peers.load("faiss")
     if faiss is None:
         out.append(
             Case(
@@ -156,10 +154,12 @@ def _size_cases(rows: int, full: bool) -> list[Case]:
                 size=label,
                 ours=ours,
                 peer=None,
-                peer_name="faiss (not installed)",
+                peer_name="faiss IndexFlatIP",
                 items=rows,
                 item_unit="traces",
+                nbytes=matrix.nbytes,
                 target=target,
+                peer_missing="faiss",
                 notes=extra,
             )
         )

@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from bench.cases import Case
 from kernels import smf
+from sentient_core.benchmarks.cases import Case
 
 DIM = 16
 N_OSC = 64

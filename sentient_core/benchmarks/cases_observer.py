@@ -25,9 +25,9 @@ import math
 
 import numpy as np
 
-from bench.cases import Case
-from bench.cases_smf import numpy_delta
 from kernels import prsc, smf, tick
+from sentient_core.benchmarks.cases import Case
+from sentient_core.benchmarks.cases_smf import numpy_delta
 from sentient_core.observer import Observer
 
 TWO_PI = 2.0 * math.pi

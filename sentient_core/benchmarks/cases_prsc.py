@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-from bench.cases import Case
 from kernels import prsc
+from sentient_core.benchmarks.cases import Case
 
 TWO_PI = 2.0 * math.pi
 DT = 1.0 / 60.0

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.cases import Case
 from kernels import credit
+from sentient_core.benchmarks.cases import Case
 
 
 def python_loop(state: credit.CreditState, memory_index, direction, surprise) -> list[float]:

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.cases import Case
 from kernels import scorer
+from sentient_core.benchmarks import peers
+from sentient_core.benchmarks.cases import Case
 
 F = 20
 FULL_SAMPLES = 1_000_000
@@ -95,25 +96,26 @@ def cases(scale: float) -> list[Case]:
 
     out = []
 
-    try:
-        from river import linear_model, optim
-    except ImportError:
-        linear_model = optim = None
-    if linear_model is None:
+    river_name = f"river LogisticRegression.learn_one ({n_river / 1e3:g}k samples)"
+    if peers.load("river") is None:
         out.append(
             Case(
                 kernel="scorer.sgd_batch",
                 size=size,
                 ours=ours,
                 peer=None,
-                peer_name="river (not installed)",
+                peer_name=river_name,
                 items=n,
                 item_unit="samples",
+                peer_items=n_river,
                 target=target,
-                target_met=None,
+                repeat=5,
+                peer_missing="river",
             )
         )
     else:
+        from river import linear_model, optim
+
         names = [f"f{k}" for k in range(F)]
         dicts = [dict(zip(names, row, strict=True)) for row in data["features"][:n_river].tolist()]
         ys = [bool(v) for v in data["labels"][:n_river]]
@@ -147,7 +149,7 @@ def cases(scale: float) -> list[Case]:
                 size=size,
                 ours=ours,
                 peer=river_fit,
-                peer_name=f"river LogisticRegression.learn_one ({n_river / 1e3:g}k samples)",
+                peer_name=river_name,
                 items=n,
                 item_unit="samples",
                 peer_items=n_river,
@@ -158,11 +160,26 @@ def cases(scale: float) -> list[Case]:
             )
         )
 
-    try:
+    sklearn_name = "sklearn SGDClassifier(log_loss).partial_fit"
+    sklearn_target = "report only (Cython SGD, no bounds/mask/loss)"
+    if peers.load("sklearn") is None:
+        out.append(
+            Case(
+                kernel="scorer.sgd_batch",
+                size=size,
+                ours=ours,
+                peer=None,
+                peer_name=sklearn_name,
+                items=n,
+                item_unit="samples",
+                target=sklearn_target,
+                repeat=5,
+                peer_missing="sklearn",
+            )
+        )
+    else:
         from sklearn.linear_model import SGDClassifier
-    except ImportError:
-        SGDClassifier = None
-    if SGDClassifier is not None:
+
         classes = np.array([0.0, 1.0])
 
         def sklearn_fit():
@@ -190,10 +207,10 @@ def cases(scale: float) -> list[Case]:
                 size=size,
                 ours=ours,
                 peer=sklearn_fit,
-                peer_name="sklearn SGDClassifier(log_loss).partial_fit",
+                peer_name=sklearn_name,
                 items=n,
                 item_unit="samples",
-                target="report only (Cython SGD, no bounds/mask/loss)",
+                target=sklearn_target,
                 repeat=5,
                 check=sklearn_check,
             )
