@@ -117,8 +117,7 @@ def test_missing_peers_are_listed_before_the_table_with_the_install_command():
     assert "scorer.sgd_batch [0.002M samples × 20 factors] vs river LogisticRegression" in note
     assert "sklearn (scikit-learn): 1 row\n" in note
     assert "faiss (faiss-cpu): no selected row needs it" in note
-    assert "pip install 'sentient-core[bench]'  # faiss, river" in note
-    assert "pip install scikit-learn" in note
+    assert "pip install 'sentient-core[bench]'  # faiss, river, sklearn" in note
     # Ours is still timed for the scorer: one row, peer marked as not installed.
     rows = [line for line in table.splitlines() if line.startswith("scorer.sgd_batch")]
     assert len(rows) == 1 and "river not installed" in rows[0]

@@ -32,8 +32,7 @@ class Peer:
 PEERS: dict[str, Peer] = {
     "faiss": Peer("faiss", "faiss-cpu", BENCH_EXTRA),
     "river": Peer("river", "river", BENCH_EXTRA),
-    # Not in the bench extra: the scikit-learn row is an extra reference only.
-    "sklearn": Peer("sklearn", "scikit-learn", "pip install scikit-learn"),
+    "sklearn": Peer("sklearn", "scikit-learn", BENCH_EXTRA),
 }
 
 
