@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench lint format clean
+.PHONY: run test test-fast bench lint format clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,12 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
+
+# The fast lane while you work (under a minute on 2 cores): everything not marked slow.
+# `make test` (what CI runs) is still the whole suite.
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -m "not slow" -q
 
 # pytest-benchmark suites over the cases of `sentient bench` (sentient_core/benchmarks);
 # `make bench SCALE=0.01` (or SENTIENT_BENCH_SCALE=0.01) for a quick run.

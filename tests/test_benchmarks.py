@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sentient_core.benchmarks import peers, runner
 from sentient_core.benchmarks.cases import MODULES, Case, module
 
@@ -107,6 +109,7 @@ def test_unknown_peer_is_a_clear_error():
         peers.load("no-such-peer")
 
 
+@pytest.mark.slow
 def test_missing_peers_are_listed_before_the_table_with_the_install_command():
     out = _bench_without("faiss,river,sklearn", "--only", "scorer")
     text = out.stdout
@@ -123,6 +126,7 @@ def test_missing_peers_are_listed_before_the_table_with_the_install_command():
     assert len(rows) == 1 and "river not installed" in rows[0]
 
 
+@pytest.mark.slow
 def test_missing_peers_are_in_the_json_and_the_other_rows_still_run():
     out = _bench_without("faiss", "--only", "topk_cosine_batch", "--json")
     report = json.loads(out.stdout)

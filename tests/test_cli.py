@@ -35,6 +35,7 @@ def test_warmup_reports_every_module(capsys):
     assert all(m["kernels"] > 0 and m["seconds"] >= 0 for m in report["modules"])
 
 
+@pytest.mark.slow
 def test_bench_quick_json_covers_every_kernel_module(capsys):
     from sentient_core.benchmarks.cases import MODULES
 

@@ -160,6 +160,7 @@ def test_token_hash_is_fnv1a_then_mix_on_published_vectors():
         assert token_hash(token) == expected
 
 
+@pytest.mark.slow
 def test_codes_bit_identical_across_processes_with_different_hash_seeds(tmp_path):
     texts = [*MIXED_TEXTS, COMET, BONDS]
     here = get_encoder("token").encode_batch(texts)

@@ -273,6 +273,7 @@ def test_budget_caps_stop_work_exactly_and_kill_switch(tmp_path, corpus_dir):
         assert stats.queries == 0 and core.memory.count == 0
 
 
+@pytest.mark.slow
 def test_cli_learn_and_eavesdrop_from_another_process(tmp_path, corpus_dir):
     data = tmp_path / "data"
     Core(data).close()  # create the store so the eavesdropper can open it first

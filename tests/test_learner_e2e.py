@@ -156,7 +156,17 @@ def test_content_faults_are_recorded_and_the_loop_goes_on(tmp_path, content, pat
         assert all(p.name in ("data.mdb", "lock.mdb") for p in outside)
 
 
-@pytest.mark.parametrize("fault", ["down", "timeout", "500", "garbage", "drip", "oversize"])
+@pytest.mark.parametrize(
+    "fault",
+    [
+        "down",
+        pytest.param("timeout", marks=pytest.mark.slow),
+        "500",
+        "garbage",
+        pytest.param("drip", marks=pytest.mark.slow),
+        "oversize",
+    ],
+)
 def test_llm_faults_fall_back_and_the_loop_goes_on(tmp_path, fault):
     with OpenAIServer(ANSWERS) as llm, Core(tmp_path / "d") as core:
         url = closed_port_url() if fault == "down" else llm.base_url

@@ -692,6 +692,7 @@ store.close()
 """
 
 
+@pytest.mark.slow
 def test_another_process_recalls_while_we_write(tmp_path):
     path = tmp_path / "s"
     batches, per_batch = 30, 20

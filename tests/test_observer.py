@@ -416,6 +416,7 @@ _CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_restored_state_is_bit_identical_in_another_process(tmp_path):
     obs = Observer(seed=16, history=100)
     obs.process_text(TEXT)

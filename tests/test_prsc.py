@@ -81,6 +81,7 @@ def test_parallel_and_serial_runs_are_bit_identical(n):
     np.testing.assert_array_equal(a.amplitude, b.amplitude)
 
 
+@pytest.mark.slow
 def test_parallel_run_matches_pairwise_reference():
     state = prsc.init_state(2100, seed=5)  # three blocks, the last one partial
     ref_phase, ref_amp = naive.run(state.phase, state.amplitude, state.frequency, 5)

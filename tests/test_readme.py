@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 
@@ -33,6 +35,7 @@ def test_quick_start_is_two_make_targets_and_ci_runs_the_test_one():
     assert ci[-1] == "make test"
 
 
+@pytest.mark.slow
 def test_embedding_example_runs(tmp_path):
     (code,) = _code_blocks(_section("Embedding the kernels"), "python")
     script = tmp_path / "example.py"
@@ -44,6 +47,7 @@ def test_embedding_example_runs(tmp_path):
     assert "coherence" in out.stdout and "loss" in out.stdout
 
 
+@pytest.mark.slow
 def test_core_example_runs(tmp_path):
     (code,) = _code_blocks(_section("Using the core from Python"), "python")
     script = tmp_path / "core_example.py"

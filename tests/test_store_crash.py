@@ -22,6 +22,7 @@ from pathlib import Path
 
 import msgspec
 import numpy as np
+import pytest
 
 from sentient_core.store import Store, StoreNotFoundError, check_integrity, codes, links, traces
 
@@ -114,6 +115,7 @@ def verify(
     return present
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_loses_only_uncommitted_batches(tmp_path):
     rng = random.Random(SEED)
     path = tmp_path / "store"
@@ -162,6 +164,7 @@ def test_sigkill_at_random_moments_loses_only_uncommitted_batches(tmp_path):
     assert mid_run_kills >= surely_mid_run
 
 
+@pytest.mark.slow
 def test_reader_queries_while_writer_appends(tmp_path):
     path = tmp_path / "store"
     Store.open(path, code_dim=DIM).close()
