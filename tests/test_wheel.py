@@ -133,6 +133,7 @@ def test_wheel_installs_and_runs_bench_and_learn_outside_the_checkout(tmp_path, 
     assert tops == {"kernels", "sentient_core", wheel.name.split("-py")[0] + ".dist-info"}, tops
     assert "sentient_core/benchmarks/cases_sedenion.py" in names
     assert "sentient_core/benchmarks/runner.py" in names
+    assert {"sentient_core/py.typed", "kernels/py.typed"} <= set(names)  # PEP 561
 
     # 2. A fresh venv with the wheel and its runtime dependencies (no extras).
     venv = tmp_path / "venv"
