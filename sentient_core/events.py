@@ -121,9 +121,20 @@ class SessionEvent(_Base, tag="session"):
 
 
 class QuestionEvent(_Base, tag="question"):
-    """A user question was queued."""
+    """What became of a user's question: every one ends in such an event.
+
+    ``status``: ``queued`` (waiting for a drive to pick it), ``asked`` (handed
+    to the chaperone), ``answered`` (memory already answers it, ``trace_id``
+    and ``relevance`` say with what; or it was answered before), ``waiting``
+    (it failed before and backs off until memory or the sources change) or
+    ``dropped`` (with the ``reason``).
+    """
 
     question: str
+    status: Literal["queued", "asked", "answered", "waiting", "dropped"] = "queued"
+    reason: str = ""
+    trace_id: int = -1
+    relevance: float = 0.0
 
 
 class CuriosityEvent(_Base, tag="curiosity"):

@@ -36,8 +36,9 @@ def _body(e: Event | LegacyEvent) -> str | None:
     match e:
         case SessionEvent(state=state, iterations=n):
             return f"session {state}" + (f" ({n} iteration(s))" if state == "started" else "")
-        case QuestionEvent(question=q):
-            return f"question queued: {_clip(q)}"
+        case QuestionEvent(question=q, status=status, reason=reason):
+            why = f" ({_clip(reason, 70)})" if reason else ""
+            return f"question {status}: {_clip(q, 80)}{why}"
         case CuriosityEvent(gaps=gaps, intensity=intensity):
             if not gaps:
                 return f"curiosity: no gaps (intensity {intensity:.2f})"

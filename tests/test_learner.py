@@ -150,9 +150,13 @@ def test_every_gap_type_fires(tmp_path, corpus_dir):
         core.memory.store_batch([NewTrace(text=CORPUS["bees.txt"], kind="learned")])
         cur.ask("What causes volcanic magma to explode?", origin="followup")
         assert "memory_miss" in {g.type for g in cur.detect().gaps}
-        # … and one it can answer is not a gap at all
-        cur.ask("honey bees waggle dance direction flowers sun", origin="followup")
-        assert all(g.type != "memory_miss" for g in cur.detect().gaps)
+        # … and one it can answer is not a gap at all, but answered from memory
+        known = "honey bees waggle dance direction flowers sun"
+        cur.ask(known, origin="followup")
+        signal = cur.detect()
+        assert known not in {g.question for g in signal.gaps}
+        assert [a.question for a in signal.answered] == [known]
+        assert cur.book.get(known).status == "answered"
         # coherence_drop: excite the bank hard, then let coherence fall below its mean
         core.observer.tick(300)
         for _ in range(20):

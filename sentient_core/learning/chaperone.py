@@ -233,6 +233,20 @@ class Chaperone:
         with self._lock:
             return {**self._counters, "by_type": dict(self._by_type)}
 
+    def sources_mark(self) -> str:
+        """A string that changes when what the chaperone can answer from changes.
+
+        The LLM endpoint and model, and the offline corpus (files and passages
+        indexed). Curiosity compares it to decide whether a failed question may
+        return: asking unchanged sources again would only fail again.
+        """
+        llm = f"{self.llm.config.base_url}|{self.llm.config.model}" if self.llm else "-"
+        corpus = "-"
+        if self.answerer is not None:
+            st = self.answerer.stats
+            corpus = f"{st.files}/{st.passages}"
+        return f"llm={llm};corpus={corpus}"
+
     def _count(self, key: str, n: int = 1) -> None:
         with self._lock:
             self._counters[key] += n

@@ -1,18 +1,24 @@
-"""Curiosity: find the core's own knowledge gaps (SPEC §4).
+"""Curiosity: find the core's own knowledge gaps, and remember what it asked (SPEC §4).
 
-Gap sources, in priority order:
+Gap sources, in priority order (:data:`sentient_core.vocab.GAP_PRIORITY`):
 
-question        an explicit user question that memory cannot already answer
-memory_miss     a recall that found nothing above ``miss_threshold``: every
-                queued question is probed in one batched recall; a follow-up
-                the core raised itself (reflection) that memory cannot answer
-                is a miss, and misses can be reported with :meth:`note_miss`
+question        an explicit user question that memory does not already answer
+memory_miss     a question the core raised itself (a reflection's follow-up)
+                that memory does not answer, or a recall elsewhere that found
+                nothing (:meth:`Curiosity.note_miss`)
 coherence_drop  the observer's coherence fell ``coherence_drop`` below its recent
                 mean: ask how the latest topic fits with the rest
 smf_imbalance   an SMF axis below ``axis_fraction · |s|``: the axis question
                 (e.g. wisdom → "What is the nature of deep understanding?"),
                 lowest axes first, each axis resting ``axis_cooldown``
                 iterations after it was asked
+
+Every question goes through the :class:`~sentient_core.learning.questions.QuestionBook`,
+which persists across sessions: a question answered (by the chaperone, or by
+memory already) is never asked again; a failed one waits with back-off and
+returns only once memory or the sources changed; queued questions wait in the
+book, oldest first, until a drive picks them. Whether memory already answers a
+question is the same relevance check the judge uses (``answers``).
 
 Intensity = min(1, 0.5 + 0.1·#gaps) when there is at least one gap, else 0;
 an iteration whose intensity is below ``min_intensity`` (0.3) is skipped.
@@ -23,15 +29,16 @@ zero instead of as silence.
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Callable
 
 import msgspec
 import numpy as np
 
 from kernels.smf import AXES
-from sentient_core.errors import ArgumentError
+from sentient_core.learning.questions import QuestionBook, QuestionRecord
 from sentient_core.vocab import GAP_PRIORITY, Gap, gap_rank
 
-__all__ = ["AXIS_QUESTIONS", "Curiosity", "CuriosityConfig", "CuriositySignal"]
+__all__ = ["AXIS_QUESTIONS", "Answered", "Curiosity", "CuriosityConfig", "CuriositySignal"]
 
 AXIS_QUESTIONS: dict[str, str] = {
     "coherence": "What are the principles of logical consistency?",
@@ -52,6 +59,9 @@ AXIS_QUESTIONS: dict[str, str] = {
     "consciousness": "What is the nature of awareness?",
 }
 
+# The gap type a question raised by each origin becomes while memory cannot answer it.
+_GAP_OF_ORIGIN = {"user": "question", "focus": "focus"}
+
 
 class CuriosityConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Thresholds of gap detection (defaults from SPEC §4)."""
@@ -59,22 +69,41 @@ class CuriosityConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     axis_fraction: float = 0.15
     axis_gaps: int = 2
     axis_cooldown: int = 5
-    miss_threshold: float = 0.25
+    answer_threshold: float = 0.25
     coherence_drop: float = 0.05
     min_intensity: float = 0.3
     max_questions: int = 32
 
 
+class Answered(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A queued question that memory already answers (so it is not a gap)."""
+
+    question: str
+    origin: str
+    trace_id: int
+    relevance: float
+
+
 class CuriositySignal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The gaps found in one iteration, best first, and the resulting intensity."""
+    """The gaps found in one iteration, best first, the resulting intensity, and
+    the queued questions memory turned out to answer already."""
 
     gaps: tuple[Gap, ...]
     intensity: float
     skip: bool
+    answered: tuple[Answered, ...] = ()
+
+
+AnswerCheck = Callable[[str, object], float]
+"""``(question, hit) -> relevance``: how well a recalled trace answers a question."""
+
+
+def _cosine(question: str, hit: object) -> float:
+    return float(hit.score)  # type: ignore[attr-defined]
 
 
 class Curiosity:
-    """Detect knowledge gaps from the observer's state and from memory.
+    """Detect knowledge gaps from the observer's state, memory and the question book.
 
     Parameters
     ----------
@@ -82,13 +111,32 @@ class Curiosity:
         Its SMF orientation and coherence history are read (never written).
     memory : HolographicMemory
         Probed (read-only, ``touch=False``) for queued questions.
+    config : CuriosityConfig, optional
+    book : QuestionBook, optional
+        Where questions and their outcomes live; default: an in-memory book.
+    answers : callable, optional
+        ``(question, hit) -> relevance``; memory answers a question when its best
+        hit's relevance reaches ``config.answer_threshold``. Default: the cosine.
+    sources_mark : callable, optional
+        A string that changes when the sources (corpus, models) change.
     """
 
-    def __init__(self, observer, memory, config: CuriosityConfig | None = None) -> None:
+    def __init__(
+        self,
+        observer,
+        memory,
+        config: CuriosityConfig | None = None,
+        *,
+        book: QuestionBook | None = None,
+        answers: AnswerCheck = _cosine,
+        sources_mark: Callable[[], str] = lambda: "",
+    ) -> None:
         self.observer = observer
         self.memory = memory
         self.config = config or CuriosityConfig()
-        self._questions: deque[tuple[str, str]] = deque(maxlen=self.config.max_questions)
+        self.book = book if book is not None else QuestionBook()
+        self.answers = answers
+        self.sources_mark = sources_mark
         self._misses: deque[tuple[str, float]] = deque(maxlen=self.config.max_questions)
         self._axis_asked: dict[int, int] = {}
         self._iteration = 0
@@ -96,97 +144,151 @@ class Curiosity:
 
     # -- inputs ---------------------------------------------------------------------------
 
-    def ask(self, question: str, *, origin: str = "user") -> None:
-        """Queue an explicit question (``origin``: "user", "followup", "focus"…)."""
-        q = " ".join(str(question).split())
-        if not q:
-            raise ArgumentError("question must not be empty")
-        if all(q != existing for existing, _ in self._questions):
-            self._questions.append((q, origin))
+    def ask(self, question: str, *, origin: str = "user") -> QuestionRecord:
+        """Register a question (``origin``: "user", "followup", "focus"…); returns its record.
+
+        A new question is queued. A known one keeps its state: answered stays
+        answered (it is not asked again), waiting keeps its back-off.
+        """
+        gap_type = _GAP_OF_ORIGIN.get(origin, "memory_miss")
+        rec, _ = self.book.register(question, origin=origin, gap_type=gap_type)
+        return rec
 
     def note_miss(self, query: str, best_score: float) -> None:
         """Record a recall elsewhere that found nothing above the threshold."""
-        if best_score < self.config.miss_threshold:
+        if best_score < self.config.answer_threshold:
             self._misses.append((" ".join(query.split()), float(best_score)))
+
+    def mark_asked(self, question: str) -> None:
+        """A drive picked ``question``: it is now with the chaperone."""
+        rec = self.book.get(question)
+        if rec is not None:
+            self.book.update(question, status="asked", asked=rec.asked + 1)
+
+    def record_outcome(self, question: str, outcome: str, answered_by: int = -1) -> None:
+        """The judge's verdict on an asked question (answered, or waiting with back-off)."""
+        self.book.record_outcome(
+            question,
+            outcome,
+            memory_mark=self._memory_mark(),
+            sources_mark=self.sources_mark(),
+            answered_by=answered_by,
+        )
 
     @property
     def pending_questions(self) -> list[str]:
-        return [q for q, _ in self._questions]
+        return [r.question for r in self.book.records("queued")]
+
+    def _memory_mark(self) -> str:
+        return str(self.memory.total)
 
     # -- detection ------------------------------------------------------------------------
 
     def detect(self) -> CuriositySignal:
-        """Find this iteration's gaps (consumes queued questions and misses)."""
+        """Find this iteration's gaps (one step of the question book)."""
         self._iteration += 1
-        gaps: list[Gap] = []
-        gaps.extend(self._question_gaps())
+        self.book.advance()
+        memory_mark = self._memory_mark()
+        changed_sources, changed_memory = self.book.due(memory_mark, self.sources_mark())
+        # New sources may answer what failed before: back to the queue.
+        self.book.requeue(changed_sources)
+        answered = self._answered_now(changed_memory, memory_mark)
+        self._coherence_question()
+        self._axis_questions()
+        gaps, answered_queued = self._queued_gaps()
+        answered.extend(answered_queued)
         gaps.extend(self._miss_gaps())
-        gaps.extend(self._coherence_gaps())
-        gaps.extend(self._axis_gaps())
         gaps.sort(key=lambda g: (-g.priority, gap_rank(g.type), g.topic))
         for g in gaps:
             self.fired[g.type] += 1
         intensity = min(1.0, 0.5 + 0.1 * len(gaps)) if gaps else 0.0
-        return CuriositySignal(tuple(gaps), intensity, intensity < self.config.min_intensity)
+        return CuriositySignal(
+            tuple(gaps), intensity, intensity < self.config.min_intensity, tuple(answered)
+        )
 
-    def _question_gaps(self) -> list[Gap]:
-        if not self._questions:
-            return []
-        questions = list(self._questions)
-        self._questions.clear()
-        best = self._probe([q for q, _ in questions])
-        out = []
-        for (q, origin), score in zip(questions, best, strict=True):
-            if score >= self.config.miss_threshold:
-                continue  # memory already answers it: not a gap
-            if origin == "user":
-                out.append(
-                    Gap(
-                        type="question",
-                        topic=_topic_of(q),
-                        question=q,
-                        priority=GAP_PRIORITY["question"],
-                        detail=f"asked by the user; best recall {score:.2f}",
-                    )
+    def _queued_gaps(self) -> tuple[list[Gap], list[Answered]]:
+        """Queued questions memory cannot answer become gaps; the others are answered."""
+        queued = self.book.records("queued")[: self.config.max_questions]
+        if not queued:
+            return [], []
+        best = self._probe([r.question for r in queued])
+        gaps, answered = [], []
+        for rec, (trace_id, relevance) in zip(queued, best, strict=True):
+            if trace_id >= 0 and relevance >= self.config.answer_threshold:
+                self.book.update(
+                    rec.question,
+                    status="answered",
+                    answered_by=trace_id,
+                    reason=f"memory already answers it (trace {trace_id}, relevance {relevance:.2f})",
                 )
+                answered.append(Answered(rec.question, rec.origin, trace_id, relevance))
+                continue
+            detail = (
+                f"asked by the user; best recall {relevance:.2f}"
+                if rec.origin == "user"
+                else f"{rec.origin}; best recall {relevance:.2f} < {self.config.answer_threshold}"
+            )
+            gaps.append(
+                Gap(
+                    type=rec.gap_type,  # type: ignore[arg-type]
+                    topic=_topic_of(rec.question),
+                    question=rec.question,
+                    priority=GAP_PRIORITY.get(rec.gap_type, 0.5),
+                    detail=detail,
+                )
+            )
+        return gaps, answered
+
+    def _answered_now(self, waiting: list[QuestionRecord], memory_mark: str) -> list[Answered]:
+        """Waiting questions that memory, which changed since they failed, now answers."""
+        if not waiting:
+            return []
+        out = []
+        best = self._probe([r.question for r in waiting])
+        for rec, (trace_id, relevance) in zip(waiting, best, strict=True):
+            if trace_id >= 0 and relevance >= self.config.answer_threshold:
+                self.book.update(
+                    rec.question,
+                    status="answered",
+                    answered_by=trace_id,
+                    reason=f"memory answers it now (trace {trace_id}, relevance {relevance:.2f})",
+                )
+                out.append(Answered(rec.question, rec.origin, trace_id, relevance))
             else:
-                # A follow-up the core raised itself that its memory cannot
-                # answer: that is a memory miss.
-                self._misses.append((q, score))
+                self.book.update(rec.question, memory_mark=memory_mark)
         return out
 
     def _miss_gaps(self) -> list[Gap]:
         out = []
         while self._misses:
             q, score = self._misses.popleft()
+            rec, _ = self.book.register(q, origin="recall", gap_type="memory_miss")
+            if rec.status != "queued":
+                continue
             out.append(
                 Gap(
                     type="memory_miss",
                     topic=_topic_of(q),
-                    question=q,
+                    question=rec.question,
                     priority=GAP_PRIORITY["memory_miss"],
-                    detail=f"best recall {score:.2f} < {self.config.miss_threshold}",
+                    detail=f"best recall {score:.2f} < {self.config.answer_threshold}",
                 )
             )
         return out
 
-    def _coherence_gaps(self) -> list[Gap]:
+    def _coherence_question(self) -> None:
         drop = self.observer.coherence_drop()
         if drop < self.config.coherence_drop:
-            return []
+            return
         recent = self.memory.recent(1)
         topic = recent[0].topic if recent and recent[0].topic else "recent observations"
-        return [
-            Gap(
-                type="coherence_drop",
-                topic=topic,
-                question=f"How does {topic} fit with what I already know?",
-                priority=GAP_PRIORITY["coherence_drop"],
-                detail=f"coherence {self.observer.coherence:.3f}, {drop:.3f} below recent mean",
-            )
-        ]
+        self.book.register(
+            f"How does {topic} fit with what I already know?",
+            origin="curiosity",
+            gap_type="coherence_drop",
+        )
 
-    def _axis_gaps(self) -> list[Gap]:
+    def _axis_questions(self) -> None:
         s = self.observer.smf
         norm = float(np.linalg.norm(s))
         low = [k for k in range(16) if abs(s[k]) < self.config.axis_fraction * norm]
@@ -196,27 +298,21 @@ class Curiosity:
             if self._iteration - self._axis_asked.get(k, -(10**9)) > self.config.axis_cooldown
         ]
         ready.sort(key=lambda k: (abs(float(s[k])), k))
-        out = []
         for k in ready[: self.config.axis_gaps]:
             self._axis_asked[k] = self._iteration
-            axis = AXES[k]
-            out.append(
-                Gap(
-                    type="smf_imbalance",
-                    topic=axis,
-                    question=AXIS_QUESTIONS[axis],
-                    priority=GAP_PRIORITY["smf_imbalance"],
-                    detail=f"{axis} = {s[k]:+.3f} < {self.config.axis_fraction}·|s|",
-                )
+            self.book.register(
+                AXIS_QUESTIONS[AXES[k]], origin="curiosity", gap_type="smf_imbalance"
             )
-        return out
 
-    def _probe(self, questions: list[str]) -> list[float]:
-        """Best recall score of each question (one batched recall, no use-count bump)."""
+    def _probe(self, questions: list[str]) -> list[tuple[int, float]]:
+        """(trace id, relevance) of each question's best recall (-1, 0.0 when none)."""
         if self.memory.count == 0:
-            return [0.0] * len(questions)
+            return [(-1, 0.0)] * len(questions)
         hits = self.memory.recall_batch(questions, k=1, touch=False)
-        return [h[0].score if h else 0.0 for h in hits]
+        return [
+            (h[0].record.id, self.answers(q, h[0])) if h else (-1, 0.0)
+            for q, h in zip(questions, hits, strict=True)
+        ]
 
 
 def _topic_of(question: str, words: int = 6) -> str:

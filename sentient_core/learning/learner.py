@@ -167,7 +167,6 @@ class Learner:
         self.clock = clock
         self.sleep = sleep
         self.stats = SessionStats()
-        self._asked: set[str] = set()
         # Events of this session outside any iteration; each step gets its own scope (.at).
         self._emit: Emitter = events.emitter(session=self.config.session)
         self._iteration = 0
@@ -277,9 +276,21 @@ class Learner:
         return self.stats
 
     def ask(self, question: str) -> None:
-        """Queue an explicit user question for curiosity."""
-        self.curiosity.ask(question, origin="user")
-        self._emit.emit(QuestionEvent, question=question)
+        """Hand an explicit user question to curiosity; an event says what became of it.
+
+        New: ``queued``. Answered before (by the chaperone or by memory):
+        ``answered``, it is not asked again. Failed before: ``waiting``, it
+        returns once its back-off is over and memory or the sources changed.
+        """
+        rec = self.curiosity.ask(question, origin="user")
+        status = "queued" if rec.status == "asked" else rec.status
+        self._emit.emit(
+            QuestionEvent,
+            question=rec.question,
+            status=status,
+            reason=rec.reason,
+            trace_id=rec.answered_by,
+        )
 
     def step(self) -> IterationReport:
         """One iteration of the loop (see the module docstring)."""
@@ -313,10 +324,21 @@ class Learner:
         )
         requests: list[ChaperoneRequest] = self.query.followups()
         proposals = self.drive.propose(gaps) if gaps else []
-        for g in gaps:
-            # A user's question cut by the cap waits for the next tick; it is never lost.
-            if g.type == "question" and g not in proposals:
-                self.curiosity.ask(g.question, origin="user")
+        for a in signal.answered:
+            if a.origin == "user":
+                emit.emit(
+                    QuestionEvent,
+                    question=a.question,
+                    status="answered",
+                    reason="memory already answers it",
+                    trace_id=a.trace_id,
+                    relevance=a.relevance,
+                )
+        # Questions cut by the cap stay queued in the book for the next tick: never lost.
+        for g in proposals:
+            self.curiosity.mark_asked(g.question)
+            if g.type == "question":
+                emit.emit(QuestionEvent, question=g.question, status="asked")
         requests.extend(self.query.from_gap(g) for g in [*pursued, *proposals])
         if not requests and (signal.skip or not gaps):
             self.stats.skipped += 1
@@ -400,6 +422,8 @@ class Learner:
             else "failed"
         )
         self.budget.commit(response.tokens, 1 if not response.refused else 0, status)
+        if req.type == "question" and req.gap_type != "followup":
+            self.curiosity.record_outcome(req.question, verdict.outcome)
         self._learn(req, response, verdict.outcome, emit)
         return waited
 
@@ -434,9 +458,9 @@ class Learner:
 
     def _reflect(self, emit: Emitter) -> None:
         self._reflected_at = self._iteration
-        r = reflect(self.memory, self.observer, asked=frozenset(self._asked))
+        known = frozenset(rec.key for rec in self.curiosity.book.records())
+        r = reflect(self.memory, self.observer, asked=known)
         for q in r.followups:
-            self._asked.add(q.lower())
             self.curiosity.ask(q, origin="followup")
         self.stats.reflections += 1
         self.stats.links += r.links

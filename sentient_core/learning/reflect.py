@@ -17,6 +17,7 @@ import msgspec
 import numpy as np
 
 from kernels import smf
+from sentient_core.learning.questions import normalise_question
 
 __all__ = ["Reflection", "reflect"]
 
@@ -45,8 +46,8 @@ def reflect(
 ) -> Reflection:
     """Reflect over the ``recent`` newest learned traces; see the module docstring.
 
-    ``asked`` holds normalised (lower-cased) questions already asked; they are
-    not proposed again. It is only read: the caller records what it asks.
+    ``asked`` holds the keys (:func:`~sentient_core.learning.questions.normalise_question`)
+    of questions already known; they are not proposed again. It is only read.
     """
     traces = [r for r in memory.recent(recent) if r.kind == "learned"]
     links = 0
@@ -73,7 +74,7 @@ def reflect(
                 continue
             seen_words.add(word)
             q = f"What is {word}?"
-            if q.lower() not in asked and q not in followups:
+            if normalise_question(q) not in asked and q not in followups:
                 followups.append(q)
             if len(followups) >= max_followups:
                 break

@@ -24,10 +24,12 @@ from sentient_core.autonomy.judge import Judge
 from sentient_core.events import EventBus
 from sentient_core.integrate import Integrator
 from sentient_core.learning.chaperone import Chaperone
+from sentient_core.learning.curiosity import Curiosity
 from sentient_core.learning.fetch import Fetcher
 from sentient_core.learning.learner import Learner, LearnerConfig
 from sentient_core.learning.llm import LLMClient, LLMConfig
 from sentient_core.learning.offline import CorpusAnswerer
+from sentient_core.learning.questions import QuestionBook
 from sentient_core.learning.safety import SafetyFilter, SafetyPolicy
 
 if TYPE_CHECKING:
@@ -140,6 +142,12 @@ def build_learner(
     chaperone = Chaperone(safety, fetcher, llm=llm, answerer=answerer, events=events, clock=clock)
     budget = Budget(core.store, s.caps or BudgetCaps.from_env(env), clock=clock, env=env)
     integrator = Integrator(core.memory, core.observer, kind="learned", importance=0.6)
+    curiosity = Curiosity(
+        core.observer,
+        core.memory,
+        book=QuestionBook(core.store),
+        sources_mark=chaperone.sources_mark,
+    )
     return Learner(
         memory=core.memory,
         observer=core.observer,
@@ -149,6 +157,7 @@ def build_learner(
         judge=Judge(llm=llm),
         drive=CuriosityDrive(),
         pursuit=Pursuit(core.store, clock=clock),
+        curiosity=curiosity,
         events=events,
         config=s.learner,
         clock=clock,
