@@ -34,7 +34,11 @@ from sentient_core.learning.fetch import Fetcher
 from sentient_core.learning.offline import CorpusAnswerer
 from sentient_core.learning.query import QueryFormulator
 from sentient_core.learning.safety import Refusal, SafetyFilter, SafetyPolicy
-from sentient_core.learning.types import ChaperoneRequest, ChaperoneResponse
+
+try:
+    from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse
+except ImportError:  # the tree before the vocab module (for "before" measurements)
+    from sentient_core.learning.types import ChaperoneRequest, ChaperoneResponse
 from tests.race_swapper import INSIDE, MARKER, SECRET, SECRET_WORDS, Swapper, race_layout
 
 OUTCOMES = ("ok", "refused", "failed", "crash", "escape")

@@ -886,7 +886,7 @@ def test_parsers_check_catches_a_strict_parser_regression(tmp_path: Path) -> Non
 
 def test_urls_suggested_in_answers_get_the_same_checks(tmp_path: Path) -> None:
     from sentient_core.learning.query import QueryFormulator, extract_urls
-    from sentient_core.learning.types import ChaperoneRequest, ChaperoneResponse
+    from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse
 
     content = (
         "See https://github.com:6379/x, https://arxiv.org:٨٠/ and "
