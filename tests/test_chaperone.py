@@ -50,10 +50,11 @@ def incoming(tmp_path) -> Path:
 
 
 @pytest.fixture
-def safety(incoming) -> SafetyFilter:
+def safety(incoming, content) -> SafetyFilter:
     policy = SafetyPolicy(
         incoming_dir=str(incoming),
         allowed_domains=("localhost",),
+        allowed_host_ports=(f"localhost:{content.port}",),  # the server's non-default port
         allow_private_addresses=True,  # test configuration: the content server is loopback
         rate_limit_requests=1000,
     )
@@ -259,11 +260,19 @@ def test_fetch_failures_are_failed_responses(safety, fetcher, content):
     assert chap.counters["failed"] == 3
 
 
-def test_fetch_server_down_is_a_failed_response(safety, fetcher):
+def test_fetch_server_down_is_a_failed_response(incoming, content):
     port = int(closed_port_url().rsplit(":", 1)[1].split("/")[0])
-    r = Chaperone(safety, fetcher).handle(
-        req("fetch_content", url=f"https://localhost:{port}/page.html")
+    policy = SafetyPolicy(
+        incoming_dir=str(incoming),
+        allowed_domains=("localhost",),
+        allowed_host_ports=(f"localhost:{port}",),  # allowed: nothing listens there
+        allow_private_addresses=True,
     )
+    safety = SafetyFilter(policy, resolver=lambda host: ["127.0.0.1"])
+    with Fetcher(safety, verify=content.ca_path, max_duration_s=0.5) as fetcher:
+        r = Chaperone(safety, fetcher).handle(
+            req("fetch_content", url=f"https://localhost:{port}/page.html")
+        )
     assert not r.ok and not r.refused and "FetchError" in r.error
 
 

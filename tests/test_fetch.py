@@ -43,8 +43,11 @@ def server() -> Iterator[ContentServer]:
         yield srv
 
 
-def _policy(root: Path, **overrides) -> SafetyPolicy:
+def _policy(root: Path, port: int | None = None, **overrides) -> SafetyPolicy:
+    """The test configuration: the loopback server's names, its port, private addresses."""
     overrides.setdefault("rate_limit_requests", 1000)
+    if port is not None:
+        overrides.setdefault("allowed_host_ports", (f"localhost:{port}", f"content.test:{port}"))
     return SafetyPolicy(
         incoming_dir=str(root / "incoming"),
         allowed_domains=(*DEFAULT_ALLOWED_DOMAINS, "localhost", "content.test"),
@@ -75,7 +78,9 @@ def sandbox(tmp_path: Path) -> Iterator[Path]:
 
 
 def _fetcher(server: ContentServer, root: Path, **kw) -> tuple[Fetcher, SafetyFilter]:
-    safety = SafetyFilter(_policy(root, **kw.pop("policy", {})), **kw.pop("safety", {}))
+    safety = SafetyFilter(
+        _policy(root, server.port, **kw.pop("policy", {})), **kw.pop("safety", {})
+    )
     return Fetcher(safety, verify=server.ca_path, **kw), safety
 
 
@@ -171,6 +176,24 @@ def test_saving_replaces_a_planted_symlink(server: ContentServer, sandbox: Path)
     # the sandbox fixture checks that outside/decoy.txt is unchanged
 
 
+# ---------------------------------------------------------------------------- ports
+
+
+def test_a_port_not_allow_listed_is_refused_before_any_request(
+    server: ContentServer, sandbox: Path
+) -> None:
+    # localhost is an allowed domain and the server really listens there: only
+    # the port check stands between the URL and the request.
+    safety = SafetyFilter(_policy(sandbox))
+    served = len(server.requests)
+    with Fetcher(safety, verify=server.ca_path) as fetcher, pytest.raises(Refusal) as info:
+        fetcher.fetch(server.url("/page.html"))
+    assert info.value.check == "port" and str(server.port) in info.value.reason
+    assert len(server.requests) == served
+    assert safety.counters() == {name: int(name == "port") for name in CHECKS}
+    assert _incoming(sandbox) == []
+
+
 # ---------------------------------------------------------------------------- hostile routes
 
 HOSTILE_ROUTES = [
@@ -183,6 +206,9 @@ HOSTILE_ROUTES = [
     ("/redirect/downgrade", "redirect", "scheme"),
     ("/redirect/userinfo", "redirect", "userinfo"),
     ("/redirect/backslash", "redirect", "scheme"),
+    ("/redirect/other-port", "redirect", "port"),
+    ("/redirect/superscript-port", "redirect", "port"),
+    ("/redirect/two-locations", "redirect", ""),
     ("/octet", "mime", ""),
     ("/image.png", "mime", ""),
     ("/notype", "mime", ""),
@@ -242,9 +268,12 @@ def test_http_errors(
 
 
 def test_server_down(server: ContentServer, sandbox: Path) -> None:
-    fetcher, safety = _fetcher(server, sandbox)
+    port = closed_port()
+    fetcher, safety = _fetcher(
+        server, sandbox, policy={"allowed_host_ports": (f"localhost:{port}",)}
+    )
     with fetcher, pytest.raises(FetchError) as info:
-        fetcher.fetch(f"https://localhost:{closed_port()}/page.html")
+        fetcher.fetch(f"https://localhost:{port}/page.html")
     assert not isinstance(info.value, FetchTimeout) and info.value.status is None
     assert "network error" in info.value.reason
     assert safety.counters() == dict.fromkeys(CHECKS, 0)
@@ -266,7 +295,7 @@ def test_slow_drip_hits_the_deadline(server: ContentServer, sandbox: Path) -> No
 
 
 def test_bad_certificate_is_a_fetch_error(server: ContentServer, sandbox: Path) -> None:
-    safety = SafetyFilter(_policy(sandbox))
+    safety = SafetyFilter(_policy(sandbox, server.port))
     # The system CAs do not know the test CA.
     with Fetcher(safety) as fetcher, pytest.raises(FetchError, match="network error"):
         fetcher.fetch(server.url("/page.html"))

@@ -54,6 +54,7 @@ def _learner(core, *, llm_url=None, content=None, caps=None, iterations=20, time
     policy = SafetyPolicy(
         incoming_dir=str(incoming_dir(core.data_dir)),
         allowed_domains=(*DEFAULT_ALLOWED_DOMAINS, "localhost"),
+        allowed_host_ports=(f"localhost:{content.port}",) if content is not None else (),
         allow_private_addresses=True,  # test configuration only: loopback servers
         rate_limit_requests=1000,
     )

@@ -88,9 +88,6 @@ HOSTILE: list[Case] = [
             "https://arxiv.org/\tx",
             "ht\ntps://arxiv.org/",
             "https://arxiv.org\x00.evil.com/",
-            "https://arxiv.org:99999/",
-            "https://arxiv.org:0/",
-            "https://arxiv.org:ssh/",
             "",
         ],
     ),
@@ -158,6 +155,35 @@ HOSTILE: list[Case] = [
             "https://raw.githubusercontent.com.evil.io/",
         ],
     ),
+    # -- ports: only 443 unless allow-listed; ASCII digits only; one canonical spelling
+    *_cases(
+        "url",
+        "port",
+        [
+            "https://github.com:6379/",
+            "https://github.com:22/",
+            "https://arxiv.org:8080/abs/1",
+            "https://docs.python.org:80/3/",
+            "https://en.wikipedia.org.:8443/wiki/X",
+            "https://github.com:65535/",
+            "https://arxiv.org:99999/",
+            "https://arxiv.org:0/",
+            "https://arxiv.org:ssh/",
+            "https://github.com:/",
+            "https://github.com:0443/",
+            "https://github.com:+443/",
+            "https://github.com:4_43/",
+            "https://github.com:443:80/",
+            "https://github.com:٨٠/",
+            "https://github.com:٤٤٣/",
+            "https://github.com:۴۴۳/",
+            "https://github.com:४४३/",
+            "https://github.com:¹²³/",
+            "https://github.com:６３７９/",
+            "https://github.com:𝟒𝟒𝟑/",
+            "https://github.com:443١/",
+        ],
+    ),
     # -- names resolving to private addresses (injected resolver)
     *_cases(
         "address",
@@ -191,6 +217,9 @@ HOSTILE: list[Case] = [
     Case("fetch", "redirect_private_name", "redirect", "private_address"),
     Case("fetch", "redirect_downgrade", "redirect", "scheme"),
     Case("fetch", "redirect_userinfo", "redirect", "userinfo"),
+    Case("fetch", "redirect_other_port", "redirect", "port"),
+    Case("fetch", "redirect_relative_other_port", "redirect", "port"),
+    Case("fetch", "redirect_superscript_port", "redirect", "port"),
     Case("fetch", "redirect_loop", "redirect"),
     Case("fetch", "redirect_too_many", "redirect"),
     Case("fetch", "name_resolves_private", "private_address"),
@@ -230,6 +259,9 @@ HOSTILE: list[Case] = [
             "",
             "a\x00.txt",
             "loop.txt",
+            "hard.txt",
+            "rel-escape.txt",
+            "sub/up/outside/secret.txt",
         ],
     ),
     Case("local", "script.sh", "mime"),
@@ -260,7 +292,7 @@ def _policy(root: Path, **overrides) -> SafetyPolicy:
 
 
 def _layout(root: Path) -> Path:
-    """incoming/{a.txt, sub/, escape.txt -> outside, linkdir -> outside, fifo.txt, ...}."""
+    """incoming/{a.txt, sub/, escape.txt -> outside, linkdir -> outside, hard.txt, fifo.txt, ...}."""
     incoming = root / "incoming"
     outside = root / "outside"
     (incoming / "sub").mkdir(parents=True)
@@ -274,6 +306,9 @@ def _layout(root: Path) -> Path:
     (incoming / "escape.txt").symlink_to(outside / "secret.txt")
     (incoming / "linkdir").symlink_to(outside, target_is_directory=True)
     (incoming / "loop.txt").symlink_to(incoming / "loop.txt")
+    os.link(outside / "secret.txt", incoming / "hard.txt")  # a second name, inside
+    (incoming / "rel-escape.txt").symlink_to("../outside/secret.txt")
+    (incoming / "sub" / "up").symlink_to("../..", target_is_directory=True)
     (incoming / "script.sh").write_text("echo hi\n")
     os.mkfifo(incoming / "fifo.txt")
     with open(incoming / "huge.txt", "wb") as f:
@@ -294,7 +329,7 @@ def _scenario(
     """A MockTransport handler, the resolver table and a list that records pulled chunks."""
     pulled: list[int] = []
 
-    def redirect(location: str) -> Callable[[httpx.Request], httpx.Response]:
+    def redirect(location: str | bytes) -> Callable[[httpx.Request], httpx.Response]:
         return lambda request: httpx.Response(302, headers={"Location": location})
 
     def endless():
@@ -316,6 +351,12 @@ def _scenario(
         handler = redirect("http://arxiv.org/abs/1")
     elif name == "redirect_userinfo":
         handler = redirect("https://admin:admin@arxiv.org/")
+    elif name == "redirect_other_port":
+        handler = redirect("https://arxiv.org:22/")
+    elif name == "redirect_relative_other_port":
+        handler = redirect("//arxiv.org:6379/x")
+    elif name == "redirect_superscript_port":
+        handler = redirect("https://arxiv.org:¹²³/".encode())  # a UTF-8 header value
     elif name == "redirect_loop":
 
         def handler(request: httpx.Request) -> httpx.Response:
@@ -452,10 +493,17 @@ def format_table(outcomes: list[Outcome]) -> str:
 # ---------------------------------------------------------------------------- the table
 
 
+#: Checks no hostile input reaches: ``parsers`` compares the strict parser's reading
+#: with httpx's and urllib's, and the strict checks before it leave nothing they
+#: read differently (the fuzz tests in test_url_fuzz.py look for such inputs).
+#: test_parsers_check_catches_a_strict_parser_regression exercises it.
+BACKSTOP_CHECKS = {"parsers"}
+
+
 def test_table_is_large_and_covers_every_family() -> None:
     assert len(HOSTILE) >= 45
     expected = {c.check for c in HOSTILE}
-    assert expected == set(CHECKS), set(CHECKS) - expected
+    assert expected == set(CHECKS) - BACKSTOP_CHECKS, set(CHECKS) - expected
     assert len({c.id for c in HOSTILE}) == len(HOSTILE)  # no duplicates
 
 
@@ -528,10 +576,12 @@ def test_allowed_urls_pass(url: str, tmp_path: Path) -> None:
 
 
 def test_normalised_target(tmp_path: Path) -> None:
-    safety = SafetyFilter(_policy(tmp_path))
+    safety = SafetyFilter(_policy(tmp_path, allowed_host_ports=("EN.wikipedia.org.:8443",)))
     t = safety.check_url("HTTPS://En.Wikipedia.ORG.:8443/wiki/X?y=1#z")
     assert (t.host, t.port) == ("en.wikipedia.org", 8443)
     assert t.url == "https://en.wikipedia.org:8443/wiki/X?y=1#z"
+    explicit = safety.check_url("https://en.wikipedia.org:443/wiki/X")
+    assert (explicit.port, explicit.url) == (443, "https://en.wikipedia.org/wiki/X")
     idn = safety.check_url("https://Bücher.wikipedia.org/")
     assert idn.host == "xn--bcher-kva.wikipedia.org"
 
@@ -570,10 +620,19 @@ def test_extra_read_dirs_replace_the_default(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     policy = _policy(tmp_path, allowed_read_dirs=(str(outside),))
     safety = SafetyFilter(policy)
-    assert safety.resolve_local(outside / "secret.txt") == (outside / "secret.txt").resolve()
+    (outside / "notes.txt").write_text("notes\n")
+    with safety.open_local(outside / "notes.txt") as handle:
+        assert handle.path == str((outside / "notes.txt").resolve())
+        assert handle.read(100) == b"notes\n"
+    # secret.txt has a second name (incoming/hard.txt): refused, unless hard links are allowed.
+    with pytest.raises(Refusal, match="hard links"):
+        safety.open_local(outside / "secret.txt")
+    relaxed = SafetyFilter(msgspec.structs.replace(policy, allow_hardlinks=True))
+    with relaxed.open_local(outside / "secret.txt") as handle:
+        assert handle.read(100) == b"secret\n"
     # Relative paths are still taken from the incoming dir, which is no longer readable.
     with pytest.raises(Refusal) as info:
-        safety.resolve_local("a.txt")
+        safety.open_local("a.txt")
     assert info.value.check == "local_path"
 
 
@@ -743,6 +802,116 @@ def test_http_allowed_only_when_https_only_is_off(tmp_path: Path) -> None:
     assert relaxed.check_url("http://arxiv.org/").port == 80
     with pytest.raises(Refusal):
         relaxed.check_url("ftp://arxiv.org/")
+
+
+# ---------------------------------------------------------------------------- ports, parsers
+
+
+def test_port_refusals_name_the_problem(tmp_path: Path) -> None:
+    safety = SafetyFilter(_policy(tmp_path))
+    for url, words in [
+        ("https://github.com:٨٠/", "ARABIC-INDIC DIGIT EIGHT"),
+        ("https://github.com:¹²³/", "SUPERSCRIPT ONE"),
+        ("https://github.com:６３７９/", "FULLWIDTH DIGIT SIX"),
+        ("https://github.com:6379/", "only the default port 443"),
+        ("https://github.com:0443/", "leading zeros"),
+        ("https://github.com:+443/", "not a decimal number"),
+        ("https://github.com:70000/", "out of range"),
+    ]:
+        with pytest.raises(Refusal, match=words) as info:
+            safety.check_url(url)
+        assert info.value.check == "port"
+    assert safety.counters()["port"] == 7
+
+
+def test_allowed_host_ports_are_exact_and_normalised(tmp_path: Path) -> None:
+    policy = _policy(tmp_path, allowed_host_ports=("GitHub.com.:8443", "bücher.de:8080"))
+    assert policy.allowed_host_ports == ("github.com:8443", "xn--bcher-kva.de:8080")
+    safety = SafetyFilter(policy)
+    assert safety.check_url("https://github.com:8443/x").port == 8443
+    for url in ("https://api.github.com:8443/", "https://github.com:8444/"):
+        with pytest.raises(Refusal) as info:
+            safety.check_url(url)
+        assert info.value.check == "port"
+    # A host:port entry does not allow the host itself.
+    with pytest.raises(Refusal) as info:
+        SafetyFilter(_policy(tmp_path, allowed_host_ports=("evil.com:8443",))).check_url(
+            "https://evil.com:8443/"
+        )
+    assert info.value.check == "domain_allowlist"
+    for bad in ("github.com", "github.com:0", "github.com:٨٠", ":443", "github.com:99999"):
+        with pytest.raises(ValueError, match="host:port"):
+            _policy(tmp_path, allowed_host_ports=(bad,))
+
+
+class _StrictPortRegression(SafetyFilter):
+    """The strict parser as it would be if its port check regressed to int()."""
+
+    def _port_check(self, host: str, text: str | None, default: int) -> int:
+        try:
+            return default if text is None else int(text)
+        except ValueError:
+            return default
+
+
+class _PortIgnored(SafetyFilter):
+    """The strict parser as it would be if it forgot the port altogether."""
+
+    def _port_check(self, host: str, text: str | None, default: int) -> int:
+        return default
+
+
+def test_parsers_check_catches_a_strict_parser_regression(tmp_path: Path) -> None:
+    # No hostile input gets past the strict checks to this one (BACKSTOP_CHECKS);
+    # here the strict port check is broken on purpose and the parsers check holds.
+    safety = _StrictPortRegression(_policy(tmp_path))
+    for url in ("https://github.com:٨٠/", "https://github.com:+443/", "https://github.com:4_43/"):
+        with pytest.raises(Refusal) as info:
+            safety.check_url(url)
+        assert info.value.check == "parsers", url
+        assert "urllib cannot parse" in info.value.reason or "disagree" in info.value.reason
+    # Reading another port than httpx and urllib do is a disagreement.
+    ignored = _PortIgnored(_policy(tmp_path), resolver=lambda host: [PUBLIC])
+    with pytest.raises(Refusal, match="disagree") as info:
+        ignored.check_url("https://github.com:6379/")
+    assert info.value.check == "parsers"
+    assert ignored.check_url("https://github.com/").port == 443  # agreement: allowed
+    # The same comparison on a redirect hop.
+    with pytest.raises(Refusal) as info:
+        ignored.check_redirect("https://github.com/", "https://github.com:22/", 1)
+    assert (info.value.check, info.value.inner) == ("redirect", "parsers")
+    assert safety.counters()["parsers"] == 3
+    assert ignored.counters()["parsers"] == 1 and ignored.counters()["redirect"] == 1
+
+
+def test_urls_suggested_in_answers_get_the_same_checks(tmp_path: Path) -> None:
+    from sentient_core.learning.query import QueryFormulator, extract_urls
+    from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse
+
+    content = (
+        "See https://github.com:6379/x, https://arxiv.org:٨٠/ and "
+        "https://[::1]:8080/admin. Also (https://en.wikipedia.org/wiki/Foo_(bar))."
+    )
+    assert extract_urls(content) == [
+        "https://github.com:6379/x",
+        "https://arxiv.org:٨٠/",
+        "https://[::1]:8080/admin",
+        "https://en.wikipedia.org/wiki/Foo_(bar)",
+    ]
+    q = QueryFormulator(followups_per_iteration=10)
+    req = ChaperoneRequest(id="r", type="question", question="q")
+    q.observe(req, ChaperoneResponse(request_id="r", type="question", ok=True, content=content))
+    suggested = [r.url for r in q.followups()]
+    assert suggested == extract_urls(content)[:2]
+    safety = SafetyFilter(_policy(tmp_path))
+    checks = []
+    for url in extract_urls(content):
+        try:
+            safety.check_url(url)
+            checks.append("allowed")
+        except Refusal as exc:
+            checks.append(exc.check)
+    assert checks == ["port", "port", "ip_literal", "allowed"]
 
 
 if __name__ == "__main__":

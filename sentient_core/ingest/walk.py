@@ -4,26 +4,45 @@ Policy
 ------
 * Folders are walked recursively, depth first: a folder's files in name order,
   then its subfolders in name order, so the order is the same on every run.
-* Symlinked directories inside a walked folder are not followed (reported as
-  skipped). A symlinked file inside a folder is ingested only if its target
-  lies inside the same root; otherwise it is skipped. Paths given explicitly
-  are used as given, symlinks included: the user named them.
+* A folder is walked through :class:`sentient_core.confine.ConfinedDir`: listed
+  from descriptors opened below the folder one component at a time, never
+  through a symlink. Symlinked directories inside it are not followed
+  (reported as skipped). A symlinked file inside it is ingested only if its
+  target lies inside the same folder (resolved component by component, ``..``
+  never above it); otherwise it is skipped. Paths given explicitly are used as
+  given, symlinks included: the user named them.
 * Names starting with ``.`` inside a walked folder (``.git``, ``.cache``,
   editor files) are skipped and reported once, without descending.
-* Every file is yielded at most once (by resolved path).
+* Every file is yielded at most once (by device and inode), and every skipped
+  entry is reported once (a symlink loop named twice, in a folder and
+  explicitly, is one report: "symlink loop").
+* Files with more than one name (hard links) are yielded unless
+  ``allow_hardlinks=False``, which skips them (a hard link may name a file
+  outside the folder); the offline answerer walks that way.
 * Anything not yielded for ingest is reported as a skipped entry with a reason:
-  unsupported extension, not found, not a regular file, unreadable folder.
+  unsupported extension, not found, broken symlink, symlink loop, not a regular
+  file, unreadable folder, changed while being walked. Nothing raises.
+
+Each yielded file carries the folder it was found in (``root``, canonical) and
+its components below it (``rel``), so a reader can open exactly that file with
+``ConfinedDir(entry.root).open_file(entry.rel)`` instead of trusting the path.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 
 import msgspec
 
+from sentient_core.confine import (
+    ConfinedDir,
+    ConfinementError,
+    ConfinementFailed,
+    ConfinementRefused,
+)
 from sentient_core.ingest.extract import SUPPORTED
 
 
@@ -36,10 +55,17 @@ class WalkEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         The file's path as reached from the given root (not resolved).
     skip_reason : str or None
         ``None`` for a file to ingest; otherwise why it is skipped.
+    root : str
+        For a file to ingest: the canonical folder it is confined to (the walked
+        folder, or the parent of an explicitly given file).
+    rel : tuple of str
+        Its components below ``root``.
     """
 
     path: str
     skip_reason: str | None = None
+    root: str = ""
+    rel: tuple[str, ...] = ()
 
     @property
     def skipped(self) -> bool:
@@ -47,22 +73,31 @@ class WalkEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return self.skip_reason is not None
 
 
-def _inside(path: str, root: str) -> bool:
-    # Compare by components so "/data/a-b" is not taken as inside "/data/a".
-    return Path(path).is_relative_to(root)
+_LOOP = "symlink loop (too many levels of symbolic links)"
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return _LOOP
+    return f"cannot access: {exc.strerror or exc}"
 
 
 def iter_files(
-    paths: Iterable[str | os.PathLike[str]], *, exts: Iterable[str] = SUPPORTED
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    exts: Iterable[str] = SUPPORTED,
+    allow_hardlinks: bool = True,
 ) -> Iterator[WalkEntry]:
     """Yield the files under ``paths``, and the entries skipped, in a fixed order.
 
     Parameters
     ----------
     paths : iterable of str or os.PathLike
-        Files and folders, walked in the order given.
+        Files and folders, walked in the order given (``~`` expanded).
     exts : iterable of str
         Extensions to ingest, with the dot (compared case-insensitively).
+    allow_hardlinks : bool
+        Yield files that have more than one name; ``False`` skips them.
 
     Yields
     ------
@@ -70,86 +105,138 @@ def iter_files(
         ``skip_reason is None`` for files to ingest, else the reason.
     """
     wanted = frozenset(e.lower() for e in exts)
-    seen: set[str] = set()
+    seen: set[tuple[int, int]] = set()  # files yielded (dev, ino)
+    reported: set[object] = set()  # skipped entries already reported
 
-    def consider(path: str, st: os.stat_result) -> WalkEntry | None:
+    def skip(path: str, reason: str, key: object = None) -> WalkEntry | None:
+        key = ("path", os.path.abspath(path)) if key is None else key
+        if key in reported:
+            return None
+        reported.add(key)
+        return WalkEntry(path, reason)
+
+    def consider(
+        path: str, st: os.stat_result, root: str, rel: tuple[str, ...], key: object
+    ) -> WalkEntry | None:
         if not stat.S_ISREG(st.st_mode):
-            return WalkEntry(path, "not a regular file")
+            return skip(path, "not a regular file", key)
         ext = os.path.splitext(path)[1].lower()
         if ext not in wanted:
-            return WalkEntry(path, f"unsupported extension '{ext}'" if ext else "no extension")
-        real = os.path.realpath(path)
-        if real in seen:
+            return skip(path, f"unsupported extension '{ext}'" if ext else "no extension", key)
+        if st.st_nlink > 1 and not allow_hardlinks:
+            return skip(path, f"hard link ({st.st_nlink} names; another may be outside)", key)
+        ident = (st.st_dev, st.st_ino)
+        if ident in seen:
             return None
-        seen.add(real)
-        return WalkEntry(path)
+        seen.add(ident)
+        return WalkEntry(path, None, root, rel)
 
     for given in paths:
         top = os.fspath(given)
         try:
-            st = os.stat(top)
+            expanded = os.path.expanduser(top)
+            lst = os.lstat(expanded)
         except FileNotFoundError:
-            yield WalkEntry(top, "not found" if not os.path.islink(top) else "broken symlink")
-            continue
-        except OSError as exc:
-            yield WalkEntry(top, f"cannot access: {exc.strerror or exc}")
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            entry = consider(top, st)
-            if entry is not None:
-                yield entry
-            continue
-        yield from _walk_folder(top, consider)
-
-
-def _walk_folder(root: str, consider) -> Iterator[WalkEntry]:
-    root_real = os.path.realpath(root)
-    # Stack of folders to visit; children pushed in reverse so they pop in name order.
-    stack: list[str] = [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError as exc:
-            yield WalkEntry(folder, f"cannot read folder: {exc.strerror or exc}")
-            continue
-        subfolders: list[str] = []
-        for entry in entries:
-            path = entry.path
-            if entry.name.startswith("."):
-                yield WalkEntry(path, "hidden entry, not walked")
-                continue
-            try:
-                if entry.is_symlink():
-                    result = _symlink_entry(path, root_real, consider)
-                    if result is not None:
-                        yield result
+            entry = skip(top, "not found")
+        except (OSError, ValueError) as exc:
+            reason = _os_reason(exc) if isinstance(exc, OSError) else f"bad path: {exc}"
+            entry = skip(top, reason)
+        else:
+            key = (lst.st_dev, lst.st_ino)
+            st = lst
+            entry = None
+            if stat.S_ISLNK(lst.st_mode):
+                try:
+                    st = os.stat(expanded)
+                except FileNotFoundError:
+                    entry = skip(top, "broken symlink", key)
+                except OSError as exc:
+                    entry = skip(top, _os_reason(exc), key)
+            if entry is None:
+                if stat.S_ISDIR(st.st_mode):
+                    yield from _walk_folder(top, expanded, consider, skip, allow_hardlinks)
                     continue
-                if entry.is_dir(follow_symlinks=False):
-                    subfolders.append(path)
-                    continue
-                st = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                yield WalkEntry(path, f"cannot access: {exc.strerror or exc}")
-                continue
-            result = consider(path, st)
-            if result is not None:
-                yield result
-        # Subfolders are walked after the files of this folder, each in name order.
-        stack.extend(reversed(subfolders))
+                # The user named this file: confine it to the folder it really is in.
+                real = os.path.realpath(expanded)
+                entry = consider(top, st, os.path.dirname(real), (os.path.basename(real),), key)
+        if entry is not None:
+            yield entry
 
 
-def _symlink_entry(path: str, root_real: str, consider) -> WalkEntry | None:
+def _walk_folder(top: str, expanded: str, consider, skip, allow_hardlinks: bool):
     try:
-        st = os.stat(path)
-    except OSError:
-        return WalkEntry(path, "broken symlink")
+        folder = ConfinedDir(expanded, allow_hardlinks=allow_hardlinks)
+        folder.__enter__()
+    except ConfinementError as exc:
+        entry = skip(top, f"cannot read folder: {exc.reason}")
+        if entry is not None:
+            yield entry
+        return
+    try:
+        # Folders to visit, as components below the root; children pushed in
+        # reverse so they pop in name order.
+        stack: list[tuple[str, ...]] = [()]
+        while stack:
+            rel = stack.pop()
+            here = os.path.join(top, *rel)
+            try:
+                entries = folder.list_dir(rel)
+            except ConfinementError as exc:
+                entry = skip(here, f"cannot read folder: {exc.reason}")
+                if entry is not None:
+                    yield entry
+                continue
+            subfolders: list[tuple[str, ...]] = []
+            for name, st in entries:
+                path = os.path.join(here, name)
+                if isinstance(st, ConfinementError):
+                    entry = skip(path, f"cannot access: {st.reason}")
+                    if entry is not None:
+                        yield entry
+                    continue
+                key = (st.st_dev, st.st_ino)
+                if name.startswith("."):
+                    entry = skip(path, "hidden entry, not walked", key)
+                elif stat.S_ISLNK(st.st_mode):
+                    entry = _symlink_entry(folder, (*rel, name), path, key, consider, skip)
+                elif stat.S_ISDIR(st.st_mode):
+                    subfolders.append((*rel, name))
+                    continue
+                else:
+                    entry = consider(path, st, folder.path, (*rel, name), key)
+                if entry is not None:
+                    yield entry
+            # Subfolders are walked after the files of this folder, each in name order.
+            stack.extend(reversed(subfolders))
+    finally:
+        folder.__exit__(None, None, None)
+
+
+def _symlink_entry(folder: ConfinedDir, rel, path: str, key, consider, skip):
+    try:
+        _, st = folder.stat(rel)
+    except ConfinementRefused as exc:
+        if exc.kind == "outside":
+            # Skipped either way; only the reason depends on whether the target exists.
+            try:
+                target = os.stat(path)
+            except FileNotFoundError:
+                return skip(path, "broken symlink", key)
+            except OSError:
+                target = None
+            if target is not None and stat.S_ISDIR(target.st_mode):
+                return skip(path, "symlinked folder, not followed", key)
+            return skip(path, "symlink points outside the folder being ingested", key)
+        if exc.kind == "loop":
+            return skip(path, _LOOP, key)
+        return skip(path, exc.reason, key)
+    except ConfinementFailed as exc:
+        if exc.kind == "missing":
+            return skip(path, "broken symlink", key)
+        return skip(path, f"cannot access: {exc.reason}", key)
     if stat.S_ISDIR(st.st_mode):
-        return WalkEntry(path, "symlinked folder, not followed")
-    if not _inside(os.path.realpath(path), root_real):
-        return WalkEntry(path, "symlink points outside the folder being ingested")
-    return consider(path, st)
+        return skip(path, "symlinked folder, not followed", key)
+    return consider(path, st, folder.path, rel, key)
 
 
 __all__ = ["WalkEntry", "iter_files"]

@@ -30,8 +30,6 @@ from __future__ import annotations
 import hashlib
 import os
 import ssl
-import stat
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -42,6 +40,7 @@ import httpcore
 import httpx
 import msgspec
 
+from sentient_core.confine import ConfinedDir, ConfinementError, ConfinementFailed
 from sentient_core.errors import ArgumentError, SentientError
 from sentient_core.learning.safety import Refusal, SafetyFilter, Target
 
@@ -123,7 +122,8 @@ class LocalFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     Attributes
     ----------
     path : str
-        The resolved path (symlinks and ``..`` resolved).
+        Where the file is: the allowed dir joined with the resolved components
+        (symlinks inside the dir and ``..`` resolved).
     mime : str
         Content type from the extension.
     data : bytes
@@ -197,6 +197,37 @@ class _PinnedBackend(httpcore.SyncBackend):
         raise last
 
 
+_HELD_LOCATION = "sentient_core.location"
+
+
+class _LocationGuard(httpx.BaseTransport):
+    """Moves a redirect's ``Location`` header out of httpx's way, into the response extensions.
+
+    httpx parses the Location of every redirect response itself, even when it
+    does not follow it, and turns one it cannot parse (``https://host:¹²³/``)
+    into a ``RemoteProtocolError``: a bare network error instead of a counted
+    refusal. With the header held aside, the fetcher hands the raw value to
+    :meth:`SafetyFilter.check_redirect`, so every hop gets exactly the checks a
+    first URL gets.
+    """
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self._inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self._inner.handle_request(request)
+        if response.status_code in _REDIRECT_STATUSES and "location" in response.headers:
+            response.extensions = {
+                **response.extensions,
+                _HELD_LOCATION: tuple(response.headers.get_list("location")),
+            }
+            del response.headers["location"]
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
+
+
 def _ssl_context(verify: bool | str | os.PathLike[str] | ssl.SSLContext) -> ssl.SSLContext:
     if isinstance(verify, ssl.SSLContext):
         return verify
@@ -255,8 +286,11 @@ class Fetcher:
         if client is None:
             if transport is None:
                 transport, self._backend = self._pinned_transport(_ssl_context(verify))
-            # trust_env=False: no proxies or .netrc from the environment.
-            client = httpx.Client(transport=transport, timeout=timeout, trust_env=False)
+            # trust_env=False: no proxies or .netrc from the environment. The guard
+            # keeps redirect Locations away from httpx's own URL parser (see _LocationGuard).
+            client = httpx.Client(
+                transport=_LocationGuard(transport), timeout=timeout, trust_env=False
+            )
         self._client = client
         self.incoming_dir = Path(safety.policy.incoming_dir)
 
@@ -362,7 +396,14 @@ class Fetcher:
         ) as response:
             status = response.status_code
             if status in _REDIRECT_STATUSES:
-                location = response.headers.get("location")
+                held = response.extensions.get(_HELD_LOCATION) or ()
+                if len(set(held)) > 1:
+                    raise safety.refuse(
+                        "redirect",
+                        f"HTTP {status} redirect with {len(held)} different Location headers",
+                        " | ".join(held),
+                    )
+                location = held[0] if held else response.headers.get("location")
                 if not location:
                     raise FetchError(target.url, f"HTTP {status} redirect without Location", status)
                 return location
@@ -393,79 +434,64 @@ class Fetcher:
             return mime, b"".join(chunks)
 
     def _save(self, final_url: str, mime: str, data: bytes) -> Path:
-        """Write ``data`` to a new file inside the incoming dir; returns its path."""
+        """Write ``data`` to a new file inside the incoming dir; returns its path.
+
+        Written relative to the incoming dir's descriptor (opened from ``/``
+        without following symlinks): a temp file created with ``O_EXCL`` and
+        ``O_NOFOLLOW``, then renamed over the target name, so a symlink planted
+        at the name (or a dir swapped for a symlink) is never written through.
+        """
         name = hashlib.sha256(final_url.encode()).hexdigest()[:32] + MIME_EXTENSION.get(
             mime, ".bin"
         )
         try:
             self.incoming_dir.mkdir(parents=True, exist_ok=True)
-            base = self.incoming_dir.resolve(strict=True)
-            target = base / name
-            fd, tmp = tempfile.mkstemp(prefix=".fetch-", suffix=".part", dir=base)
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    out.write(data)
-                    out.flush()
-                    os.fsync(out.fileno())
-                # os.replace swaps the directory entry: a symlink planted at the
-                # target name is replaced, never followed.
-                os.replace(tmp, target)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-            final = target.resolve(strict=True)
         except OSError as exc:
-            raise FetchError(final_url, f"could not save into {self.incoming_dir}: {exc}") from exc
-        if final.parent != base:
-            raise FetchError(final_url, f"saved file {final} is not inside {base}")
-        return final
+            raise FetchError(final_url, f"could not create {self.incoming_dir}: {exc}") from exc
+        try:
+            with ConfinedDir(self.incoming_dir) as incoming:
+                incoming.replace_file(name, data)
+                saved = Path(incoming.path) / name
+        except ConfinementError as exc:
+            raise FetchError(
+                final_url, f"could not save into {self.incoming_dir}: {exc.reason}"
+            ) from None
+        return saved
 
     # ------------------------------------------------------------------ local files
     def read_local(self, path: str | os.PathLike[str]) -> LocalFile:
         """Read a local file from an allowed directory.
 
+        The file is opened through :meth:`SafetyFilter.open_local` (confined to
+        the allowed dir's descriptor, see :mod:`sentient_core.confine`) and the
+        bytes returned are read from that very descriptor.
+
         Raises
         ------
         Refusal
-            ``local_path`` (outside, symlink escape, not a regular file, changed
-            while being opened), ``mime`` (unknown extension), ``max_bytes``,
-            ``file_count``.
+            ``local_path`` (outside, symlink escape, ``..`` above the dir, hard
+            link, symlink loop, not a regular file, changed while being opened),
+            ``mime`` (unknown extension), ``max_bytes``, ``file_count``.
         FetchError
             The file does not exist or cannot be read.
         """
         safety = self.safety
-        subject = os.fspath(path)
+        subject = os.fspath(path) if isinstance(path, (str, os.PathLike)) else repr(path)
         try:
-            resolved = safety.resolve_local(path)
-        except FileNotFoundError as exc:
-            raise FetchError(subject, f"no such file: {exc.filename}") from exc
-        mime = mime_for_path(resolved)
-        if mime is None:
-            raise safety.refuse(
-                "mime", f"file type {resolved.suffix or '(no extension)'} is not allowed", subject
-            )
-        mime = safety.check_mime(mime)
-        try:
-            checked = resolved.stat()
-            safety.check_size(checked.st_size)
-            # O_NOFOLLOW + identity check: the file opened is the file checked,
-            # even if the last component was swapped for a symlink meanwhile.
-            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-            fd = os.open(resolved, flags)
-        except (Refusal, FetchError):
-            raise
-        except OSError as exc:
-            raise FetchError(subject, f"cannot open {resolved}: {exc.strerror or exc}") from exc
-        with os.fdopen(fd, "rb") as handle:
-            opened = os.fstat(handle.fileno())
-            if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (
-                checked.st_dev,
-                checked.st_ino,
-            ):
-                raise safety.refuse(
-                    "local_path", f"{resolved} changed while it was opened", subject
-                )
-            data = handle.read(safety.policy.max_bytes + 1)
+            handle = safety.open_local(path)
+        except ConfinementFailed as exc:
+            raise FetchError(str(subject), exc.reason) from None
+        with handle:
+            mime = mime_for_path(handle.path)
+            if mime is None:
+                suffix = Path(handle.path).suffix or "(no extension)"
+                raise safety.refuse("mime", f"file type {suffix} is not allowed", str(subject))
+            mime = safety.check_mime(mime)
+            safety.check_size(handle.stat.st_size)
+            try:
+                data = handle.read(safety.policy.max_bytes)
+            except ConfinementFailed as exc:
+                raise FetchError(str(subject), exc.reason) from None
         safety.check_size(len(data))
         safety.count_file()
-        return LocalFile(path=str(resolved), mime=mime, data=data, bytes=len(data))
+        return LocalFile(path=handle.path, mime=mime, data=data, bytes=len(data))

@@ -1,11 +1,16 @@
 """The embedded default chaperone: extractive answers from a local corpus, no LLM.
 
 Corpus
-    Text files (.txt, .md, .json, .html/.htm, .pdf, through
-    :func:`sentient_core.ingest.extract_text`) under the given folders — by
+    Text files (.txt, .md, .json, .html/.htm, .pdf) under the given folders — by
     default the incoming dir — walked with :func:`sentient_core.ingest.iter_files`
-    (symlinks leaving a root are not followed, dot-files skipped); files that
-    cannot be extracted are skipped and listed in :attr:`CorpusAnswerer.skipped`.
+    (symlinks leaving a root are not followed, dot-files skipped, hard links
+    skipped unless allowed). Every file is opened through
+    :class:`sentient_core.confine.ConfinedDir` (from the folder's descriptor,
+    component by component, never through a symlink leading out), its bytes
+    read from that descriptor and extracted with
+    :func:`sentient_core.ingest.extract_bytes`; a folder or file swapped while
+    being read is refused, not followed. Files that cannot be read or extracted
+    are skipped and listed in :attr:`CorpusAnswerer.skipped` with the reason.
     Plus, unless disabled, the documentation that ships with Python: every
     ``pydoc_data.topics`` topic (the language reference pages ``help()`` shows)
     and the docstring (≥ 200 characters) of each public top-level stdlib module.
@@ -35,6 +40,7 @@ row first), no randomness.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import inspect
 import os
@@ -51,9 +57,10 @@ import msgspec
 import numpy as np
 
 from kernels.holographic import topk_cosine
+from sentient_core.confine import ConfinedDir, ConfinementError
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.errors import ArgumentError
-from sentient_core.ingest import STOP_WORDS, IngestError, extract_text, iter_files, tokenize
+from sentient_core.ingest import STOP_WORDS, IngestError, extract_bytes, iter_files, tokenize
 from sentient_core.vocab import Source
 
 __all__ = [
@@ -254,7 +261,8 @@ class _Block(msgspec.Struct, frozen=True):
     source: Source
     passages: tuple[str, ...]
     codes: np.ndarray
-    stamp: tuple[int, int] = (0, 0)  # (mtime_ns, size) of a file, to skip unchanged ones
+    # (dev, inode, mtime_ns, size) of a file, to skip unchanged ones.
+    stamp: tuple[int, ...] = ()
 
 
 def _encode_blocks(
@@ -344,6 +352,10 @@ class CorpusAnswerer:
     max_passages : int
         Cap on file passages (the index never grows without bound); files past
         it are skipped with a reason.
+    allow_hardlinks : bool
+        Index files that have more than one name (off by default: a hard link
+        may name a file outside the folder; wire it to
+        ``SafetyPolicy.allow_hardlinks``).
     """
 
     def __init__(
@@ -355,6 +367,7 @@ class CorpusAnswerer:
         passage_chars: int = PASSAGE_CHARS,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         max_passages: int = DEFAULT_MAX_PASSAGES,
+        allow_hardlinks: bool = False,
     ):
         if isinstance(dirs, (str, os.PathLike)):
             dirs = [dirs]
@@ -362,6 +375,7 @@ class CorpusAnswerer:
         self.passage_chars = passage_chars
         self.max_file_bytes = max_file_bytes
         self.max_passages = max_passages
+        self.allow_hardlinks = allow_hardlinks
         self._encoder = encoder or _default_encoder(DEFAULT_CODE_DIM)
         self._lock = threading.Lock()  # serialises refresh(); answer() reads a snapshot
         self._doc_blocks: tuple[_Block, ...] = ()
@@ -403,46 +417,76 @@ class CorpusAnswerer:
     def refresh(self) -> int:
         """Re-scan the folders: index new or changed files, drop deleted ones.
 
-        Unchanged files (same mtime and size) are not read again.
+        Unchanged files (same device, inode, mtime and size, from ``fstat`` of
+        the confined descriptor) are not read again. Never raises for a bad or
+        vanishing file: it is skipped with a reason.
 
         Returns
         -------
         int
             Number of files (re)read.
         """
-        with self._lock:
+        with self._lock, contextlib.ExitStack() as stack:
             t0 = time.perf_counter()
             old = self._file_blocks
             blocks: dict[str, _Block] = {}
             skipped: list[tuple[str, str]] = []
-            todo: list[tuple[str, tuple[int, int]]] = []
+            todo: list[tuple[str, tuple[int, ...], bytes]] = []
             order: list[str] = []
-            for entry in iter_files(self.dirs) if self.dirs else ():
+            roots: dict[str, ConfinedDir] = {}
+            entries = (
+                iter_files(self.dirs, allow_hardlinks=self.allow_hardlinks) if self.dirs else ()
+            )
+            for entry in entries:
                 path = entry.path
                 if entry.skip_reason is not None:
                     if entry.skip_reason != "not found":
                         skipped.append((path, entry.skip_reason))
                     continue
+                # Read through the one confined path: from the walked folder's
+                # descriptor, the file the walker found and nothing else.
                 try:
-                    st = os.stat(path)
-                except OSError as exc:
-                    skipped.append((path, f"cannot stat: {exc.strerror or exc}"))
+                    root = roots.get(entry.root)
+                    if root is None:
+                        root = ConfinedDir(entry.root, allow_hardlinks=self.allow_hardlinks)
+                        stack.enter_context(root)
+                        roots[entry.root] = root
+                    with root.open_file(entry.rel) as handle:
+                        st = handle.stat
+                        stamp = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+                        prev = old.get(path)
+                        if prev is not None and prev.stamp == stamp:
+                            order.append(path)
+                            blocks[path] = prev
+                            continue
+                        if st.st_size > self.max_file_bytes:
+                            skipped.append(
+                                (
+                                    path,
+                                    f"{st.st_size} bytes exceeds the cap of {self.max_file_bytes}",
+                                )
+                            )
+                            continue
+                        data = handle.read(self.max_file_bytes)
+                except ConfinementError as exc:
+                    skipped.append((path, exc.reason))
                     continue
-                stamp = (st.st_mtime_ns, st.st_size)
+                if len(data) > self.max_file_bytes:
+                    skipped.append((path, f"more than the cap of {self.max_file_bytes} bytes"))
+                    continue
                 order.append(path)
-                prev = old.get(path)
-                if prev is not None and prev.stamp == stamp:
-                    blocks[path] = prev
-                else:
-                    todo.append((path, stamp))
+                todo.append((path, stamp, data))
             n_passages = sum(len(b.passages) for b in blocks.values())
             fresh: list[tuple[Source, str]] = []
-            stamps: list[tuple[int, int]] = []
-            for path, stamp in todo:
+            stamps: list[tuple[int, ...]] = []
+            for path, stamp, data in todo:
                 try:
-                    text = extract_text(path, max_bytes=self.max_file_bytes).text
+                    text = extract_bytes(path, data)
                 except IngestError as err:
                     skipped.append((path, err.reason))
+                    continue
+                except Exception as exc:  # a bad file is skipped, never the refresh
+                    skipped.append((path, f"cannot extract: {type(exc).__name__}: {exc}"))
                     continue
                 n_new = len(text) // self.passage_chars + 1  # estimate, to enforce the cap early
                 if n_passages + n_new > self.max_passages:

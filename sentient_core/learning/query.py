@@ -23,9 +23,76 @@ from itertools import count
 
 from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Gap
 
-__all__ = ["QueryFormulator"]
+__all__ = ["QueryFormulator", "extract_urls"]
 
-_URL = re.compile(r"https?://[^\s<>\"')\]]+")
+# Where a URL starts: http(s):// not glued to a word before it.
+_URL_START = re.compile(r"(?i)(?<![A-Za-z0-9+.\-])https?://")
+# Characters that end a URL in running text (RFC 3986 appendix C: delimiters around URIs).
+_URL_END = frozenset(' \t\r\n\x0b\x0c<>"`{}|\\^')
+# Punctuation that ends a sentence rather than a URL.
+_TRAILING = ".,;:!?'*"
+_CLOSERS = {")": "(", "]": "["}
+
+
+def _url_at(text: str, start: int) -> tuple[str, str] | None:
+    """(URL, authority) beginning at ``text[start]`` (``http(s)://``), or ``None`` if malformed."""
+    i = text.index("//", start) + 2
+    n = len(text)
+    host_start = i
+    # Authority, up to / ? # or a delimiter. Brackets (an IP literal, "[::1]") must
+    # balance: their colons belong to the host, and an unterminated "[" is no URL.
+    square = 0
+    while i < n and text[i] not in _URL_END and not text[i].isspace() and text[i] not in "/?#":
+        ch = text[i]
+        if ch == "[":
+            square += 1
+        elif ch == "]":
+            if square == 0:
+                break
+            square -= 1
+        elif ch == ")":
+            break
+        i += 1
+    authority = text[host_start:i]
+    if not authority or square:
+        return None
+    # Trailing punctuation is stripped, but never into the host's first character
+    # or into a bracketed literal.
+    keep = host_start + max(1, authority.rfind("]") + 1)
+    # Path, query, fragment: brackets and parentheses must balance inside the URL.
+    depth = {"(": 0, "[": 0}
+    while i < n and text[i] not in _URL_END and not text[i].isspace():
+        ch = text[i]
+        if ch in depth:
+            depth[ch] += 1
+        elif ch in _CLOSERS:
+            if depth[_CLOSERS[ch]] == 0:
+                break
+            depth[_CLOSERS[ch]] -= 1
+        i += 1
+    # Sentence punctuation after the URL is not part of it.
+    while i > keep and text[i - 1] in _TRAILING:
+        i -= 1
+    return text[start:i], authority
+
+
+def extract_urls(text: str) -> list[str]:
+    """http(s) URLs in running text, in order, each once.
+
+    A small URL parser, not a pattern: the authority runs to ``/ ? #`` with its
+    brackets balanced, so an IPv6 literal ``[::1]:8080`` is kept whole (never cut
+    at its first ``:``) and an unterminated ``[`` is not a URL; the rest runs to
+    whitespace or a delimiter, with balanced brackets and no trailing sentence
+    punctuation. Nothing is checked for safety here: every URL goes through the
+    chaperone's safety filter (the same checks as any other URL, ports and IP
+    literals included).
+    """
+    out: list[str] = []
+    for m in _URL_START.finditer(text):
+        found = _url_at(text, m.start())
+        if found is not None and found[0] not in out:
+            out.append(found[0])
+    return out
 
 
 class QueryFormulator:
@@ -72,7 +139,7 @@ class QueryFormulator:
             self._seen_paths.add(gap.path)
             req = ChaperoneRequest(type="read_local", path=gap.path, session=self.session, **common)
         else:
-            urls = _URL.findall(gap.question)
+            urls = extract_urls(gap.question)
             if urls:
                 self._seen_urls.add(urls[0])
                 req = ChaperoneRequest(
@@ -117,8 +184,7 @@ class QueryFormulator:
                         session=self.session,
                     )
                 )
-        for url in _URL.findall(response.content)[:2]:
-            url = url.rstrip(".,;:")
+        for url in extract_urls(response.content)[:2]:
             if url not in self._seen_urls:
                 self._seen_urls.add(url)
                 self._pending.append(

@@ -15,6 +15,12 @@ Checks, in the order :meth:`SafetyFilter.check_url` runs the URL ones::
                       (dotted, decimal, hex, octal, short, IPv6, mapped)
     domain_allowlist  the host is an allowed domain or a subdomain of one,
                       compared by DNS labels after IDNA normalisation
+    port              no port but the scheme's default (443), unless the policy's
+                      ``allowed_host_ports`` lists that host:port; a port must be
+                      ASCII digits (``:٨٠``, ``:¹²³``, ``:+443``, ``:4_43`` are refused)
+    parsers           two independent URL parsers (httpx's and urllib's) read
+                      the same scheme, host, port and no user info as the
+                      strict parser above; any disagreement or parse error refuses
     private_address   every address the host resolves to is public
     redirect          each redirect hop passes all of the above; at most
                       ``max_redirects`` hops
@@ -22,8 +28,11 @@ Checks, in the order :meth:`SafetyFilter.check_url` runs the URL ones::
     max_bytes         the content is at most ``max_bytes`` (declared and streamed)
     file_count        at most ``max_files_per_session`` files per session
     rate_limit        at most ``rate_limit_requests`` requests per sliding window
-    local_path        local reads stay inside the allowed directories, after
-                      resolving symlinks and ``..``, compared by path components
+    local_path        local reads stay inside the allowed directories: opened
+                      through :mod:`sentient_core.confine` (component by component
+                      from the allowed dir's descriptor, no symlink followed by
+                      the kernel, ``..`` never above the dir, no hard links unless
+                      allowed), so a path swapped meanwhile is refused, not followed
 
 Typical use::
 
@@ -35,16 +44,18 @@ Typical use::
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import re
 import socket
-import stat
 import threading
 import time
+import unicodedata
+import urllib.parse
 from collections import deque
 from collections.abc import Callable, Collection, Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated
 from urllib.parse import unquote
 
@@ -52,12 +63,20 @@ import httpx
 import idna
 import msgspec
 
+from sentient_core.confine import (
+    ConfinedDir,
+    ConfinedFile,
+    ConfinementFailed,
+    ConfinementRefused,
+    expand_path,
+)
 from sentient_core.errors import ArgumentError, NotFoundError, SentientError
 
 __all__ = [
     "CHECKS",
     "DEFAULT_ALLOWED_DOMAINS",
     "DEFAULT_ALLOWED_MIME",
+    "ConfinementFailed",
     "Refusal",
     "RefusalCallback",
     "Resolver",
@@ -96,6 +115,8 @@ CHECKS: dict[str, str] = {
     "userinfo": "no user name or password in the URL",
     "ip_literal": "the host is a name, not an IP address in any spelling",
     "domain_allowlist": "the host is an allowed domain or one of its subdomains",
+    "port": "only the default port, unless the host:port is allow-listed; ASCII digits only",
+    "parsers": "independent URL parsers agree on scheme, host and port",
     "private_address": "the host resolves only to public addresses",
     "redirect": "every redirect hop passes the URL and address checks; bounded hop count",
     "mime": "the content type is on the allow-list",
@@ -123,10 +144,11 @@ _LABEL_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 # WHATWG URL: a host whose last label is a number (decimal or 0x-hex) is parsed
 # as an IPv4 address, whatever the other labels are.
 _NUMERIC_LABEL_RE = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)$")
+_DEFAULT_PORTS = {"https": 443, "http": 80}
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 # Pseudo-filesystems whose files are never content, whatever the allow-list says.
-_SYSTEM_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
+_SYSTEM_ROOTS = (("/", "proc"), ("/", "sys"), ("/", "dev"))
 
 
 def _normalise_domain(domain: str) -> str:
@@ -134,10 +156,31 @@ def _normalise_domain(domain: str) -> str:
     name = domain.strip().lower()
     name = name.removesuffix(".")
     if not name.isascii():
-        name = idna.encode(name).decode("ascii")
+        try:
+            name = idna.encode(name).decode("ascii")
+        except idna.IDNAError as exc:
+            raise ArgumentError(f"allowed domain {domain!r} is not a valid name: {exc}") from None
     if not name or not all(_LABEL_RE.match(label) for label in name.split(".")):
         raise ArgumentError(f"allowed domain {domain!r} is not a valid DNS name")
     return name
+
+
+def _normalise_host_port(entry: str) -> str:
+    """``host:port`` with the host normalised like a domain and the port in 1..65535."""
+    host, sep, port = entry.strip().rpartition(":")
+    if not sep or not host:
+        raise ArgumentError(f"allowed host:port {entry!r} has no ':port'")
+    if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
+        raise ArgumentError(f"allowed host:port {entry!r}: port must be 1-65535 in ASCII digits")
+    return f"{_normalise_domain(host)}:{int(port)}"
+
+
+def _normalise_dir(path: str, what: str) -> str:
+    """A configured directory with ``~`` expanded (bad values raise ArgumentError)."""
+    try:
+        return expand_path(path)
+    except ArgumentError:
+        raise ArgumentError(f"{what} must be a non-empty path without NUL bytes") from None
 
 
 class SafetyPolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -167,6 +210,14 @@ class SafetyPolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
         Redirect hops followed per fetch.
     allowed_read_dirs : tuple of str
         Directories local reads may come from; empty means ``(incoming_dir,)``.
+        ``~`` is expanded here and in ``incoming_dir``.
+    allowed_host_ports : tuple of str
+        ``host:port`` pairs that may be fetched on a port other than the
+        scheme's default (exact host, normalised; e.g. a test server's
+        ``localhost:8443``). Empty by default: only port 443.
+    allow_hardlinks : bool
+        Read local files that have more than one name (hard links). Off by
+        default: another name may be outside the allowed dirs.
     """
 
     incoming_dir: NonEmpty
@@ -180,15 +231,26 @@ class SafetyPolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     rate_limit_window_s: PositiveFloat = 60.0
     max_redirects: NonNegInt = 5
     allowed_read_dirs: tuple[str, ...] = ()
+    allowed_host_ports: tuple[str, ...] = ()
+    allow_hardlinks: bool = False
 
     def __post_init__(self) -> None:
         # Normalise once here so every comparison later is exact.
         domains = tuple(dict.fromkeys(_normalise_domain(d) for d in self.allowed_domains))
         mime = tuple(dict.fromkeys(m.strip().lower() for m in self.allowed_mime))
-        read_dirs = self.allowed_read_dirs or (self.incoming_dir,)
+        incoming = _normalise_dir(self.incoming_dir, "incoming_dir")
+        read_dirs = tuple(
+            dict.fromkeys(
+                _normalise_dir(d, "allowed_read_dirs entry")
+                for d in (self.allowed_read_dirs or (incoming,))
+            )
+        )
+        host_ports = tuple(dict.fromkeys(_normalise_host_port(e) for e in self.allowed_host_ports))
+        msgspec.structs.force_setattr(self, "incoming_dir", incoming)
         msgspec.structs.force_setattr(self, "allowed_domains", domains)
         msgspec.structs.force_setattr(self, "allowed_mime", mime)
         msgspec.structs.force_setattr(self, "allowed_read_dirs", read_dirs)
+        msgspec.structs.force_setattr(self, "allowed_host_ports", host_ports)
 
 
 class Target(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -251,6 +313,17 @@ def system_resolver(host: str) -> list[str]:
     """Resolve ``host`` with :func:`socket.getaddrinfo`; raises :class:`OSError` on failure."""
     infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def _host_key(host: str) -> str:
+    """A host as another parser reported it, normalised like ours (for comparison only)."""
+    name = host.lower().removesuffix(".")
+    if name.isascii():
+        return name
+    try:
+        return idna.encode(name).decode("ascii")
+    except (idna.IDNAError, UnicodeError):
+        return "<invalid:" + name + ">"
 
 
 def _whatwg_ipv4(host: str) -> str | None:
@@ -334,8 +407,13 @@ class SafetyFilter:
         self._files = 0
         self._domains = tuple(tuple(d.split(".")) for d in policy.allowed_domains)
         self._mime = frozenset(policy.allowed_mime)
-        # Resolved once: the allowed dirs are compared with resolved request paths.
-        self._read_dirs = tuple(Path(d).resolve() for d in policy.allowed_read_dirs)
+        self._host_ports = frozenset(policy.allowed_host_ports)
+        # Each allowed dir resolved once; reads are opened from its descriptor. The
+        # outermost dirs come first, so a path under two of them gets the larger one.
+        dirs = [
+            ConfinedDir(d, allow_hardlinks=policy.allow_hardlinks) for d in policy.allowed_read_dirs
+        ]
+        self._read_dirs = tuple(sorted(dirs, key=lambda d: len(Path(d.path).parts)))
 
     # ------------------------------------------------------------------ registry
     def counters(self) -> dict[str, int]:
@@ -445,21 +523,17 @@ class SafetyFilter:
             raise _Violation("userinfo", "URL carries a user name or password before '@'")
         if not authority:
             raise _Violation("scheme", "URL has no host")
-        host_part, port = authority, None
-        if not authority.startswith("["):
-            host_part, sep, port_text = authority.rpartition(":")
-            if not sep:
-                host_part, port_text = authority, None
-            if port_text is not None:
-                if not port_text.isdigit() or not 0 < int(port_text) < 65536:
-                    raise _Violation("scheme", f"invalid port {port_text!r}")
-                port = int(port_text)
-        # -- ip_literal (percent-decoded and lower-cased first: "%31%32%37.0.0.1" is 127.0.0.1)
+        # -- ip_literal: a bracketed host is an IPv6 (or IPvFuture) literal, whole or broken.
+        if authority.startswith("["):
+            literal = authority.split("]", 1)[0] + ("]" if "]" in authority else "")
+            raise _Violation("ip_literal", f"host {literal} is an IPv6 address literal")
+        # A host has no ':' (outside brackets), so the first one starts the port.
+        host_part, sep, port_text = authority.partition(":")
+        # (percent-decoded and lower-cased first: "%31%32%37.0.0.1" is 127.0.0.1)
         raw_host = unquote(host_part).lower()
         bare = raw_host.removesuffix(".")
         if raw_host.startswith("["):
-            literal = raw_host.split("]", 1)[0] + "]"
-            raise _Violation("ip_literal", f"host {literal} is an IPv6 address literal")
+            raise _Violation("ip_literal", f"host {raw_host} is an IPv6 address literal")
         try:
             address = ipaddress.ip_address(bare)
         except ValueError:
@@ -493,16 +567,70 @@ class SafetyFilter:
             raise _Violation(
                 "domain_allowlist", f"host {shown} is not an allowed domain or a subdomain of one"
             )
-        # Rebuild with the checked host, and make sure httpx parses it the same way.
+        # -- port
+        default_port = _DEFAULT_PORTS[scheme]
+        port = self._port_check(host, port_text if sep else None, default_port)
+        # -- parsers: httpx (which makes the request) and urllib must read the same URL.
         try:
             parsed = httpx.URL(url)
             checked = parsed.copy_with(host=host)
-        except (httpx.InvalidURL, ValueError) as exc:
-            raise _Violation("scheme", f"URL is malformed: {exc}") from None
-        if parsed.userinfo or parsed.raw_host.lower().rstrip(b".") != host.encode():
-            raise _Violation("scheme", "URL parsers disagree on the host")
-        default_port = 443 if scheme == "https" else 80
-        return Target(url=str(checked), scheme=scheme, host=host, port=port or default_port)
+        except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
+            raise _Violation("parsers", f"httpx cannot parse the URL ({exc})") from None
+        try:
+            split = urllib.parse.urlsplit(url)
+            views = {
+                "httpx": (
+                    parsed.scheme,
+                    bool(parsed.userinfo),
+                    _host_key(parsed.raw_host.decode("ascii", "replace")),
+                    parsed.port or _DEFAULT_PORTS.get(parsed.scheme),
+                ),
+                "urllib": (
+                    split.scheme.lower(),
+                    split.username is not None or split.password is not None,
+                    _host_key(split.hostname or ""),
+                    split.port or _DEFAULT_PORTS.get(split.scheme.lower()),
+                ),
+            }
+        except (ValueError, UnicodeError) as exc:
+            raise _Violation("parsers", f"urllib cannot parse the URL ({exc})") from None
+        mine = (scheme, False, host, port)
+        for name, view in views.items():
+            if view != mine:
+                raise _Violation(
+                    "parsers",
+                    f"URL parsers disagree: strict reads scheme/userinfo/host/port {mine}, "
+                    f"{name} reads {view}",
+                )
+        return Target(url=str(checked), scheme=scheme, host=host, port=port)
+
+    def _port_check(self, host: str, text: str | None, default: int) -> int:
+        """The port of ``host`` (``text`` after ':'; ``None`` when there is no ':')."""
+        if text is None:
+            return default
+        if text == "":
+            raise _Violation("port", "empty port after ':'")
+        if not text.isascii():
+            odd = ", ".join(
+                dict.fromkeys(
+                    f"{c!r} {unicodedata.name(c, f'U+{ord(c):04X}')}" for c in text if ord(c) > 127
+                )
+            )
+            raise _Violation("port", f"port {text!r} is written with non-ASCII characters ({odd})")
+        if not text.isdigit():
+            raise _Violation("port", f"port {text!r} is not a decimal number")
+        if len(text) > 1 and text[0] == "0":
+            raise _Violation("port", f"port {text!r} has leading zeros")
+        value = int(text)
+        if not 0 < value < 65536:
+            raise _Violation("port", f"port {value} is out of range (1-65535)")
+        if value != default and f"{host}:{value}" not in self._host_ports:
+            raise _Violation(
+                "port",
+                f"port {value} is not allowed for {host}: only the default port {default}, "
+                f"unless allowed_host_ports lists {host}:{value}",
+            )
+        return value
 
     def _address_checks(self, host: str, addresses: Iterable[str]) -> tuple[str, ...]:
         normalised: list[str] = []
@@ -593,57 +721,75 @@ class SafetyFilter:
             )
 
     # ------------------------------------------------------------------ local files
-    def resolve_local(self, path: str | os.PathLike[str]) -> Path:
-        """Resolve a local path and refuse it unless it is a regular file in an allowed dir.
+    def open_local(self, path: str | os.PathLike[str]) -> ConfinedFile:
+        """Open a local file for reading, only inside an allowed dir; close the result.
 
-        Relative paths are taken relative to the incoming dir. Symlinks and
-        ``..`` are resolved first; the result is compared with the resolved
-        allowed dirs by path components (never by string prefix).
+        ``~`` is expanded; a relative path is taken from the incoming dir. The
+        path is mapped to an allowed dir by path components (lexically, or
+        after resolving it when it reaches the dir through a symlink) and then
+        opened only through :meth:`ConfinedDir.open_file`: from the dir's
+        descriptor, component by component, symlinks resolved here and only
+        while they stay inside, ``..`` never above the dir, hard links refused
+        unless the policy allows them, and every entry on the way checked again
+        after the open. What comes back is a descriptor of a regular file whose
+        inode was reached inside the dir.
 
         Raises
         ------
         Refusal
-            ``local_path`` for anything outside, under /proc, /sys or /dev, or not a regular file.
-        FileNotFoundError
-            The path is inside an allowed dir but does not exist.
+            ``local_path``: outside, under /proc, /sys or /dev, a symlink leading
+            out, a symlink loop, a hard link, not a regular file, or changed while
+            it was being opened.
+        ConfinementFailed
+            Inside, but missing or unreadable (the fetcher reports a FetchError).
         """
-        subject = os.fspath(path)
-        if not subject or "\x00" in subject:
-            raise self.refuse("local_path", "empty path or NUL byte in path", repr(subject))
-        candidate = Path(subject)
-        if not candidate.is_absolute():
-            candidate = Path(self.policy.incoming_dir) / candidate
-        for root in _SYSTEM_ROOTS:
-            if candidate.is_relative_to(root):
-                raise self.refuse("local_path", f"{root} is a system pseudo-filesystem", subject)
+        subject = path if isinstance(path, str) else repr(path)
         try:
-            resolved = candidate.resolve(strict=True)
-        except FileNotFoundError:
-            resolved, exists = candidate.resolve(strict=False), False
-        except (OSError, RuntimeError) as exc:
-            # RuntimeError: a symlink loop on some Python versions.
-            raise self.refuse("local_path", f"path cannot be resolved ({exc})", subject) from None
-        else:
-            exists = True
+            subject = os.fspath(path)
+            expanded = expand_path(subject)
+        except (ArgumentError, TypeError):
+            raise self.refuse(
+                "local_path", "empty path, NUL byte in path, or not a path", repr(subject)
+            ) from None
+        candidate = (
+            expanded
+            if os.path.isabs(expanded)
+            else os.path.join(self.policy.incoming_dir, expanded)
+        )
+        located = self._locate(candidate, subject)
+        if located is None:
+            real = None
+            # Only a hint for finding the dir (the open below is what is trusted):
+            # a path that reaches an allowed dir through a symlink.
+            with contextlib.suppress(OSError, ValueError):
+                real = os.path.realpath(candidate)
+            if real is not None and real != candidate:
+                located = self._locate(real, subject)
+        if located is None:
+            dirs = ", ".join(d.path for d in self._read_dirs)
+            raise self.refuse(
+                "local_path", f"{subject} is outside the allowed dirs: {dirs}", subject
+            )
+        root, rel = located
+        try:
+            return root.open_file(rel)
+        except ConfinementRefused as exc:
+            raise self.refuse("local_path", exc.reason, subject) from None
+
+    def _locate(self, path: str, subject: str) -> tuple[ConfinedDir, tuple[str, ...]] | None:
+        """The allowed dir ``path`` is in (by components) and its components below it."""
+        parts = PurePosixPath(path).parts
         for root in _SYSTEM_ROOTS:
-            if resolved.is_relative_to(root):
+            if parts[: len(root)] == root:
+                shown = "" if path == subject else f" ({path})"
+                where = "/".join(root) if len(root) < 2 else "/" + "/".join(root[1:])
                 raise self.refuse(
                     "local_path",
-                    f"resolves to {resolved}, inside system pseudo-filesystem {root}",
+                    f"{subject}{shown} is in system pseudo-filesystem {where}",
                     subject,
                 )
-        if not any(resolved.is_relative_to(d) for d in self._read_dirs):
-            dirs = ", ".join(str(d) for d in self._read_dirs)
-            via = "" if str(resolved) == subject else f" (resolves to {resolved})"
-            raise self.refuse(
-                "local_path", f"{subject}{via} is outside the allowed dirs: {dirs}", subject
-            )
-        if not exists:
-            raise FileNotFoundError(2, "no such file", str(resolved))
-        try:
-            mode = resolved.stat().st_mode
-        except OSError as exc:
-            raise self.refuse("local_path", f"cannot stat {resolved} ({exc})", subject) from None
-        if not stat.S_ISREG(mode):
-            raise self.refuse("local_path", f"{resolved} is not a regular file", subject)
-        return resolved
+        for root in self._read_dirs:
+            rel = root.relative_parts(parts)
+            if rel is not None:
+                return root, rel
+        return None

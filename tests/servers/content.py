@@ -29,6 +29,9 @@ Routes (``routes=`` replaces or adds entries; a route is ``fn(handler)``)::
     /redirect/downgrade    -> http://localhost:PORT/page.html
     /redirect/userinfo     -> https://user:pw@localhost:PORT/page.html
     /redirect/backslash    -> https://localhost:PORT\\@evil.example/
+    /redirect/other-port   -> https://localhost:PORT+1/page.html (same host, another port)
+    /redirect/superscript-port -> https://localhost:¹²³/page.html (latin-1 header bytes)
+    /redirect/two-locations    two different Location headers
     /redirect/no-location  302 without Location
     /octet /image.png      wrong MIME          /notype   no Content-Type
     /oversize/declared     Content-Length: oversize (body sent lazily)
@@ -173,6 +176,14 @@ def _to(location: Callable[[ContentServer], str | None]) -> Route:
     return lambda h: h.redirect(location(h.owner))
 
 
+def _two_locations(h: _Handler) -> None:
+    h.send_response(302)
+    h.send_header("Location", h.owner.url("/page.html"))
+    h.send_header("Location", "https://evil.example/")
+    h.send_header("Content-Length", "0")
+    h.end_headers()
+
+
 def _hop(h: _Handler) -> None:
     n = int(h.path.split("?", 1)[0].rsplit("/", 1)[1])
     h.redirect("/page.html" if n <= 1 else f"/hop/{n - 1}")
@@ -251,6 +262,9 @@ def default_routes() -> dict[str, Route]:
             "/redirect/downgrade": _to(lambda s: f"http://localhost:{s.port}/page.html"),
             "/redirect/userinfo": _to(lambda s: f"https://user:pw@localhost:{s.port}/page.html"),
             "/redirect/backslash": _to(lambda s: f"https://localhost:{s.port}\\@evil.example/"),
+            "/redirect/other-port": _to(lambda s: f"https://localhost:{s.port + 1}/page.html"),
+            "/redirect/superscript-port": _to(lambda s: "https://localhost:¹²³/page.html"),
+            "/redirect/two-locations": _two_locations,
             "/redirect/no-location": _to(lambda s: None),
             "/octet": _typed("application/octet-stream"),
             "/image.png": _typed("image/png"),
