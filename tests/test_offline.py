@@ -16,11 +16,11 @@ from sentient_core.encoder import get_encoder
 from sentient_core.learning.offline import (
     PASSAGE_CHARS,
     CorpusAnswerer,
-    python_doc_documents,
     split_passages,
     split_sentences,
     summarize_extractive,
 )
+from sentient_core.pydocs import documents as pydoc_documents
 from sentient_core.vocab import Source
 
 QUOKKA = (
@@ -154,27 +154,30 @@ def test_passage_cap_bounds_the_index(tmp_path):
 def test_python_docs_are_read_without_importing_modules():
     code = (
         "import json, sys\n"
-        "from sentient_core.learning.offline import python_doc_documents\n"
+        "from sentient_core.pydocs import documents\n"
         "before = set(sys.modules)\n"
-        "docs = python_doc_documents()\n"
-        "refs = [r for r, _ in docs]\n"
-        "print(json.dumps([refs, sorted(set(sys.modules) - before)]))\n"
+        "docs = documents()\n"
+        "refs = [d.ref for d in docs]\n"
+        "new = sorted(set(sys.modules) - before)\n"
+        "python = [m for m in new if (getattr(sys.modules[m], '__file__', None) or '').endswith('.py')]\n"
+        "print(json.dumps([refs, python]))\n"
     )
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     ).stdout
-    refs, new_modules = json.loads(out)
+    refs, python_modules = json.loads(out)
     assert len(refs) > 100
     assert "pydoc:topic:with" in refs and "pydoc:module:smtplib" in refs
-    # Only the topics module is imported; module docstrings come from source files.
-    assert set(new_modules) <= {"pydoc_data", "pydoc_data.topics"}
+    # Of Python-source modules only the topics module is imported: docstrings of
+    # modules written in Python come from their source files, never by import.
+    assert set(python_modules) <= {"pydoc_data", "pydoc_data.topics"}
 
 
 def test_python_doc_documents_are_unique_and_sorted():
-    docs = python_doc_documents()
-    refs = [r for r, _ in docs]
-    texts = [t for _, t in docs]
+    docs = pydoc_documents()
+    refs = [d.ref for d in docs]
+    texts = [d.text for d in docs]
     assert len(set(texts)) == len(texts)
     topics = [r for r in refs if r.startswith("pydoc:topic:")]
     modules = [r for r in refs if r.startswith("pydoc:module:")]

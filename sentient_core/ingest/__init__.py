@@ -1,7 +1,8 @@
 """Ingest: files → text → overlapping chunks → topic and keywords.
 
-This layer reads files and does no storage; it imports nothing else from
-``sentient_core``. Typical use::
+This layer reads files and does no storage; of ``sentient_core`` it imports
+only the error root and :mod:`sentient_core.confine` (the walker opens folders
+through it). Typical use::
 
     for entry in iter_files(paths):
         if entry.skipped:

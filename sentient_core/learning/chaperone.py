@@ -129,9 +129,11 @@ def extract_data(path: str, data: bytes) -> str:
     """Text of content already read, by the rules of :func:`sentient_core.ingest.extract_text`.
 
     The fetcher has read (and size-checked) exactly these bytes, opening a local
-    file with ``O_NOFOLLOW`` and checking its identity; extracting from them,
-    rather than opening the path again, keeps the text the text that was checked
-    and avoids a second read. The format comes from ``path``'s extension.
+    file through :mod:`sentient_core.confine` (component by component from the
+    allowed root, no symlink followed by the kernel, the inode proved inside);
+    extracting from them, rather than opening the path again, keeps the text the
+    text that was checked and avoids a second read. The format comes from
+    ``path``'s extension.
 
     Raises
     ------

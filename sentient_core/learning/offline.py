@@ -39,17 +39,12 @@ row first), no randomness.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
-import inspect
 import os
 import re
-import sys
-import sysconfig
 import threading
 import time
-import tokenize as _pytokenize
 from collections.abc import Sequence
 from typing import Annotated
 
@@ -61,6 +56,7 @@ from sentient_core.confine import ConfinedDir, ConfinementError
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.errors import ArgumentError
 from sentient_core.ingest import STOP_WORDS, IngestError, extract_bytes, iter_files, tokenize
+from sentient_core.pydocs import documents as pydoc_documents
 from sentient_core.vocab import Source
 
 __all__ = [
@@ -69,7 +65,6 @@ __all__ = [
     "CorpusAnswerer",
     "CorpusStats",
     "OfflineAnswer",
-    "python_doc_documents",
     "split_passages",
     "split_sentences",
     "summarize_extractive",
@@ -77,13 +72,11 @@ __all__ = [
 
 PASSAGE_CHARS = 600
 DEFAULT_CODE_DIM = 1024
-MIN_DOCSTRING_CHARS = 200
 DEFAULT_MAX_FILE_BYTES = 16 << 20
 DEFAULT_MAX_PASSAGES = 200_000
 _CANDIDATE_FACTOR = 8  # candidates ranked per answer slot before the word-overlap check
 
 #: Never read for docstrings (no doc value, or an interpreter/IDE internal).
-_SKIPPED_MODULES = frozenset({"antigravity", "this", "idlelib", "turtledemo", "pydoc_data"})
 
 
 class OfflineAnswer(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -199,62 +192,6 @@ def _content_words(text: str) -> set[str]:
 # --------------------------------------------------------------------------- shipped docs
 
 
-def _source_docstring(path: str) -> str | None:
-    """The module docstring of a .py file, read with the tokenizer (no import)."""
-    try:
-        with open(path, "rb") as f:
-            for tok in _pytokenize.tokenize(f.readline):
-                if tok.type in (
-                    _pytokenize.ENCODING,
-                    _pytokenize.COMMENT,
-                    _pytokenize.NL,
-                    _pytokenize.NEWLINE,
-                ):
-                    continue
-                if tok.type != _pytokenize.STRING:
-                    return None
-                # literal_eval handles prefixes (r, u) and escapes; a b-string is not a docstring.
-                value = ast.literal_eval(tok.string)
-                return value if isinstance(value, str) else None
-    except (OSError, SyntaxError, ValueError, _pytokenize.TokenError):
-        return None
-    return None
-
-
-def python_doc_documents() -> list[tuple[str, str]]:
-    """The Python documentation shipped with the interpreter, as ``(ref, text)``.
-
-    ``ref`` is ``"pydoc:topic:<name>"`` for each ``pydoc_data.topics`` topic (by
-    name) and ``"pydoc:module:<name>"`` for each public stdlib module with a
-    docstring of at least 200 characters (by name); identical texts are kept once.
-    """
-    docs: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    try:
-        from pydoc_data.topics import topics
-    except ImportError:  # some distributions split pydoc_data out
-        topics = {}
-    for name in sorted(topics):
-        text = topics[name].strip()
-        if text and text not in seen:
-            seen.add(text)
-            docs.append((f"pydoc:topic:{name}", text))
-    stdlib = sysconfig.get_paths()["stdlib"]
-    for name in sorted(sys.stdlib_module_names):
-        if name.startswith("_") or name in _SKIPPED_MODULES:
-            continue
-        for path in (os.path.join(stdlib, name + ".py"), os.path.join(stdlib, name, "__init__.py")):
-            if os.path.isfile(path):
-                doc = _source_docstring(path)
-                if doc is not None:
-                    text = inspect.cleandoc(doc)
-                    if len(text) >= MIN_DOCSTRING_CHARS and text not in seen:
-                        seen.add(text)
-                        docs.append((f"pydoc:module:{name}", text))
-                break
-    return docs
-
-
 class _Block(msgspec.Struct, frozen=True):
     """Passages of one document or file with their codes (rows unit-norm or zero)."""
 
@@ -288,7 +225,7 @@ def _default_doc_blocks(code_dim: int, max_chars: int) -> tuple[tuple[_Block, ..
 
 def _build_doc_blocks(encoder: TextEncoder, max_chars: int) -> tuple[tuple[_Block, ...], float]:
     t0 = time.perf_counter()
-    docs = [(Source("corpus", ref), text) for ref, text in python_doc_documents()]
+    docs = [(Source("corpus", d.ref), d.text) for d in pydoc_documents()]
     blocks = tuple(_encode_blocks(encoder, docs, max_chars))
     return blocks, time.perf_counter() - t0
 

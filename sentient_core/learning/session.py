@@ -138,7 +138,11 @@ def build_learner(
         max_duration_s=f.max_duration_s,
     )
     llm = LLMClient(s.llm) if s.llm is not None else None
-    answerer = CorpusAnswerer([incoming, *corpus], include_python_docs=s.include_python_docs)
+    answerer = CorpusAnswerer(
+        [incoming, *corpus],
+        include_python_docs=s.include_python_docs,
+        allow_hardlinks=policy.allow_hardlinks,
+    )
     chaperone = Chaperone(safety, fetcher, llm=llm, answerer=answerer, events=events, clock=clock)
     budget = Budget(core.store, s.caps or BudgetCaps.from_env(env), clock=clock, env=env)
     integrator = Integrator(core.memory, core.observer, kind="learned", importance=0.6)
