@@ -35,6 +35,7 @@ import msgspec
 import numpy as np
 
 from kernels.smf import AXES
+from sentient_core.keyphrases import key_phrases
 from sentient_core.learning.questions import QuestionBook, QuestionRecord
 from sentient_core.vocab import GAP_PRIORITY, Gap, gap_rank
 
@@ -211,9 +212,15 @@ class Curiosity:
         queued = self.book.records("queued")[: self.config.max_questions]
         if not queued:
             return [], []
-        best = self._probe([r.question for r in queued])
+        # "How does X fit with what I know?" is about the latest trace itself:
+        # recalling that trace does not answer it.
+        probed = [r for r in queued if r.gap_type != "coherence_drop"]
+        found = dict(
+            zip((r.key for r in probed), self._probe([r.question for r in probed]), strict=True)
+        )
         gaps, answered = [], []
-        for rec, (trace_id, relevance) in zip(queued, best, strict=True):
+        for rec in queued:
+            trace_id, relevance = found.get(rec.key, (-1, 0.0))
             if trace_id >= 0 and relevance >= self.config.answer_threshold:
                 self.book.update(
                     rec.question,
@@ -281,9 +288,12 @@ class Curiosity:
         if drop < self.config.coherence_drop:
             return
         recent = self.memory.recent(1)
-        topic = recent[0].topic if recent and recent[0].topic else "recent observations"
+        # The latest trace's most salient phrase, never its raw first line.
+        phrases = key_phrases(recent[0].text) if recent else []
+        if not phrases:
+            return
         self.book.register(
-            f"How does {topic} fit with what I already know?",
+            f"How does {phrases[0]} fit with what I already know?",
             origin="curiosity",
             gap_type="coherence_drop",
         )

@@ -1,0 +1,138 @@
+"""Salient key phrases of a text, and well-formed questions about them.
+
+Curiosity and reflection ask about what a passage is *about*, never about its
+raw first line or a stop-word-like keyword ("What is required?"). A key phrase
+is a run of one to three content words inside one clause (no stop word,
+punctuation or line break inside), scored by how often it occurs in the text
+times the summed inverse document frequency of its words
+(:class:`~sentient_core.relevance.TermStats`), so rare, repeated subject words
+win over common ones.
+
+Lines that are bookkeeping rather than content — e-mail addresses, URLs,
+signature lines (``-- Name <mail>  date``), dates and version strings — are
+dropped before phrases are collected, as are tokens with digits, tokens of
+fewer than three letters and words that only shape a sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from sentient_core.ingest.keywords import STOP_WORDS
+from sentient_core.relevance import QUESTION_WORDS, TermStats, stem
+
+__all__ = ["GENERIC_WORDS", "key_phrases", "question_about"]
+
+GENERIC_WORDS: frozenset[str] = frozenset(
+    """
+    also another available based called case cases certain changes change common
+    completely consider contains current deep default defined different does done
+    example examples first following found further general given good great high however
+    important include includes including instead large last least less little long made
+    make makes many new next normal note number often old one order others part possible
+    previous provided rather real related required result same second see seen set several
+    show shown similar simple since small special specific still sure take takes thing
+    things third true two usually value values various well whole within without work
+    works yes
+    allow allows allowed become becomes came come comes gave give gives giving go goes
+    going gone keep keeps kept need needs needed put puts seem seems want wants went
+    provide provides appear appears happen happens refer refers
+    """.split()  # noqa: SIM905 - a word list reads better than quoted strings
+)
+"""Words that are too general to be what a passage is about."""
+
+_NOISE_LINE = re.compile(
+    r"""@|https?://|www\.|^\s*--\s|\b\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\s+\d{4}\b|
+    \b\d{4}-\d{2}-\d{2}\b|\b\d{2}:\d{2}:\d{2}\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_CLAUSE = re.compile(r"[.,;:!?()\[\]{}<>\"'`|/\\=*#+~^&$%—–-]+|\n\s*\n")
+_WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+
+
+def _clauses(text: str) -> list[list[str]]:
+    """Lower-cased word runs of the text, one list per clause, noise lines dropped."""
+    out = []
+    kept = "\n".join(line for line in text.splitlines() if not _NOISE_LINE.search(line))
+    for clause in _CLAUSE.split(kept):
+        words: list[str] = []
+        for token in clause.split():
+            word = token.lower()
+            if _WORD.fullmatch(word):
+                words.append(word)
+                continue
+            # A token with digits, underscores or too few letters ends a phrase.
+            if words:
+                out.append(words)
+            words = []
+        if words:
+            out.append(words)
+    return out
+
+
+def _content(word: str) -> bool:
+    return word not in STOP_WORDS and word not in QUESTION_WORDS and word not in GENERIC_WORDS
+
+
+def key_phrases(text: str, stats: TermStats | None = None, k: int = 5) -> list[str]:
+    """The ``k`` most salient phrases of ``text`` (1–3 content words), best first.
+
+    Parameters
+    ----------
+    text : str
+    stats : TermStats, optional
+        Document frequencies for idf weights; without it, frequency alone ranks.
+    k : int
+
+    Returns
+    -------
+    list of str
+        Lower-case phrases; a phrase contained in a better one is left out.
+    """
+    # Counted by stem ("context managers" is "context manager"), shown in the
+    # surface form seen most often.
+    counts: Counter[tuple[str, ...]] = Counter()
+    surfaces: dict[tuple[str, ...], Counter[str]] = {}
+    for words in _clauses(text):
+        run: list[str] = []
+        for word in [*words, ""]:
+            if word and _content(word):
+                run.append(word)
+                continue
+            for n in (1, 2, 3):
+                for i in range(len(run) - n + 1):
+                    gram = run[i : i + n]
+                    key = tuple(stem(w) for w in gram)
+                    counts[key] += 1
+                    surfaces.setdefault(key, Counter())[" ".join(gram)] += 1
+            run = []
+    if not counts:
+        return []
+
+    def weight(key: tuple[str, ...]) -> float:
+        # Summed idf already favours longer phrases; a recurring multi-word term
+        # ("context manager") should also beat the single words it is made of.
+        idf = sum(stats.idf(w) for w in key) if stats is not None else float(len(key))
+        return counts[key] * idf * (1.0 + 0.5 * (len(key) - 1))
+
+    ranked = sorted(counts, key=lambda key: (-weight(key), -len(key), key))
+    chosen: list[tuple[str, ...]] = []
+    for key in ranked:
+        if any(_inside(key, c) or _inside(c, key) for c in chosen):
+            continue
+        chosen.append(key)
+        if len(chosen) >= k:
+            break
+    return [surfaces[key].most_common(1)[0][0] for key in chosen]
+
+
+def _inside(small: tuple[str, ...], big: tuple[str, ...]) -> bool:
+    """Whether ``small`` is a contiguous run of ``big``."""
+    n = len(small)
+    return any(big[i : i + n] == small for i in range(len(big) - n + 1))
+
+
+def question_about(phrase: str) -> str:
+    """A well-formed question about a key phrase."""
+    return f"What is known about {phrase}?"

@@ -1,0 +1,112 @@
+"""Does a passage answer a question? A calibrated, idf-weighted relevance score.
+
+The judge (is this passage worth storing as the answer?), curiosity (does memory
+already answer this question?) and the evaluation use this one check.
+
+Score
+    The content terms of the question (word tokens, stop words and question
+    words dropped, lightly stemmed) are weighted by their inverse document
+    frequency in a reference collection (:class:`TermStats`): rare terms such
+    as ``CVE-2025-0167`` or ``nonlocal`` carry the question, common ones such as
+    ``version`` or ``statement`` little. The score is the weighted share of
+    those terms that occur in the passage, in [0, 1]::
+
+        relevance(q, p) = Σ_{t ∈ q ∩ p} idf(t) / Σ_{t ∈ q} idf(t)
+
+    A question without content terms scores 0 (nothing to check it against).
+
+Calibration
+    :data:`RELEVANT` is chosen on labelled question–passage pairs built from the
+    Q/A sets in ``bench/data`` (a passage is relevant when it contains one of
+    the question's verified answer strings) for precision ≥ 0.9;
+    ``bench/calibrate_relevance.py`` prints the precision/recall curve and
+    reproduces the choice.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import Counter
+from collections.abc import Iterable
+
+import snowballstemmer
+
+from sentient_core.ingest.keywords import STOP_WORDS, tokenize
+
+__all__ = ["QUESTION_WORDS", "RELEVANT", "TermStats", "content_terms", "relevance", "stem"]
+
+RELEVANT = 0.6
+"""Relevance at or above which a passage answers a question (see Calibration)."""
+
+QUESTION_WORDS: frozenset[str] = frozenset(
+    """
+    what which who whom whose when where why how does do did is are was were can could
+    should would will explain describe tell mean means meaning known know kind kinds
+    type types use used using way ways
+    """.split()  # noqa: SIM905 - a word list reads better than quoted strings
+)
+"""Words that shape a question but say nothing about its subject."""
+
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def stem(token: str) -> str:
+    """The Snowball (Porter 2) stem: ``raises``/``raised``/``raise`` match, ``loops``/``loop``."""
+    return _STEMMER.stemWord(token)
+
+
+def content_terms(text: str) -> list[str]:
+    """Stemmed content tokens of ``text`` (stop words and question words dropped), in order."""
+    return [stem(t) for t in tokenize(text) if t not in STOP_WORDS and t not in QUESTION_WORDS]
+
+
+class TermStats:
+    """Document frequencies of content terms over a collection, for idf weights.
+
+    Parameters
+    ----------
+    texts : iterable of str, optional
+        Documents to count at once (more can be added with :meth:`add`).
+    """
+
+    def __init__(self, texts: Iterable[str] = ()) -> None:
+        self.documents = 0
+        self._df: Counter[str] = Counter()
+        for text in texts:
+            self.add(text)
+
+    def add(self, text: str) -> None:
+        """Count one more document."""
+        self.documents += 1
+        self._df.update(set(content_terms(text)))
+
+    def idf(self, term: str) -> float:
+        """``ln(1 + N / (1 + df))``: positive, largest for terms the collection lacks."""
+        return math.log1p(self.documents / (1.0 + self._df.get(term, 0)))
+
+
+def relevance(question: str, passage: str, stats: TermStats | None = None) -> float:
+    """The idf-weighted share of the question's content terms found in the passage.
+
+    Parameters
+    ----------
+    question, passage : str
+    stats : TermStats, optional
+        Where idf weights come from; without it every term weighs 1.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 0 when the question has no content terms.
+    """
+    terms = set(content_terms(question))
+    if not terms:
+        return 0.0
+    present = set(content_terms(passage))
+    weight = (lambda t: 1.0) if stats is None else stats.idf
+    total = sum(weight(t) for t in terms)
+    if total <= 0.0:
+        return 0.0
+    return sum(weight(t) for t in terms if t in present) / total

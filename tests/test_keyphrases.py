@@ -1,0 +1,63 @@
+"""Questions are built from salient key phrases, never from raw first lines or
+stop-word-like keywords (the malformed questions the loop used to ask)."""
+
+from __future__ import annotations
+
+import pydoc_data.topics as pydoc_topics
+
+import pytest
+
+from sentient_core.keyphrases import GENERIC_WORDS, key_phrases, question_about
+from sentient_core.relevance import TermStats, content_terms, relevance, stem
+
+CHANGELOG = """jq (1.6-2.1) unstable; urgency=medium
+
+  * Fix CVE-2023-50246: buffer overflow in decNumber when parsing
+    large numbers with many digits.
+  * Non-maintainer upload.
+
+ -- Laszlo Boszormenyi (GCS) <gcs@debian.org>  Mon, 24 May 2021 10:14:11 +0200
+"""
+
+STATS = TermStats(pydoc_topics.topics.values())
+
+
+def test_signature_lines_dates_and_mail_never_become_phrases():
+    phrases = key_phrases(CHANGELOG)
+    joined = " ".join(phrases)
+    for bad in ("laszlo", "boszormenyi", "gcs", "debian.org", "2021", "10:14", "+0200", "mon"):
+        assert bad not in joined, (bad, phrases)
+    assert "buffer overflow" in phrases
+
+
+@pytest.mark.parametrize("topic", sorted(pydoc_topics.topics)[:60])
+def test_phrases_are_content_words_and_questions_are_well_formed(topic):
+    phrases = key_phrases(pydoc_topics.topics[topic], STATS)
+    for phrase in phrases:
+        words = phrase.split()
+        assert 1 <= len(words) <= 3
+        assert not set(words) & GENERIC_WORDS  # never "What is required?" / "What is deep?"
+        assert all(w.isalpha() and len(w) >= 3 for w in words)
+        q = question_about(phrase)
+        assert q.startswith("What is known about ") and q.endswith("?")
+        assert "\n" not in q and len(q) < 100
+
+
+def test_the_malformed_examples_cannot_be_produced():
+    for text in ("It is required.", "This goes deep.", "Deep and required things."):
+        assert key_phrases(text) == []
+    assert key_phrases(CHANGELOG)[0] != "laszlo boszormenyi"
+
+
+def test_a_recurring_multi_word_term_beats_its_words():
+    assert key_phrases(pydoc_topics.topics["with"], STATS)[0] == "context managers"
+
+
+def test_relevance_is_the_idf_weighted_share_of_question_terms():
+    stats = TermStats(["the curl package", "the curl tool", "a rare quokka"])
+    assert relevance("Which quokka?", "a quokka here", stats) == 1.0
+    assert relevance("What is a curl quokka?", "curl only", stats) < 0.5  # the rare term is missing
+    assert relevance("What is a curl quokka?", "quokka only", stats) > 0.5
+    assert relevance("What is it?", "anything", stats) == 0.0  # no content terms
+    assert stem("raises") == stem("raise") == stem("raised") and stem("loops") == "loop"
+    assert content_terms("Which exception does it raise?") == [stem("exception"), stem("raise")]
