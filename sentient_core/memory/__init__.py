@@ -27,6 +27,7 @@ from sentient_core.memory.types import (
     NewTrace,
     PrunePolicy,
     RetiredTraceError,
+    Stored,
     UnknownTraceError,
 )
 
@@ -43,5 +44,6 @@ __all__ = [
     "NewTrace",
     "PrunePolicy",
     "RetiredTraceError",
+    "Stored",
     "UnknownTraceError",
 ]

@@ -62,6 +62,7 @@ from sentient_core.memory.types import (
     Hit,
     NewTrace,
     PrunePolicy,
+    Stored,
     read_state,
 )
 from sentient_core.store import codes as store_codes
@@ -274,6 +275,28 @@ class HolographicMemory:
             Codes must be computed and the store's codes come from another encoder.
         """
         return _storing.store_batch(self, items)
+
+    def store_unique(self, items: Sequence[NewTrace], *, near: float | None = None) -> list[Stored]:
+        """Store only the items memory does not hold yet (ONE write transaction).
+
+        An item is a duplicate when an active trace holds the same text
+        (whitespace aside), or, with ``near``, when its code has cosine ≥ ``near``
+        with an active trace's; a duplicate stores nothing and bumps that
+        trace's ``use_count``. Repeats inside ``items`` are stored once.
+
+        Parameters
+        ----------
+        items : sequence of NewTrace
+        near : float, optional
+            Near-duplicate threshold in (0, 1] (e.g. 0.95); None checks exact
+            content only (cheap for large batches).
+
+        Returns
+        -------
+        list of Stored
+            One per item, in order: the new trace or the one already holding it.
+        """
+        return _storing.store_unique(self, items, near)
 
     # -- reading -----------------------------------------------------------------------------
 

@@ -38,8 +38,8 @@ from sentient_core.memory.types import (
     read_state,
     write_state,
 )
+from sentient_core.store import content, traces
 from sentient_core.store import links as store_links
-from sentient_core.store import traces
 from sentient_core.store.records import TraceRecord
 from sentient_core.store.txn import Txn
 
@@ -98,6 +98,8 @@ def retire(mem: HolographicMemory, ids: Iterable[int]) -> list[int]:
                 continue
             new = replace(rec, retired=True)
             traces.update(txn, new)
+            # Its text is no longer held: storing it again later is new knowledge.
+            content.remove(txn, content.digest(rec.text), rec.id)
             done.append(new)
         if not done:
             return done, read_state(txn)

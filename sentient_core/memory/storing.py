@@ -1,27 +1,37 @@
-"""Storing traces: codes and primes computed in one encoder call, one write transaction."""
+"""Storing traces: codes and primes computed in one encoder call, one write transaction.
+
+:func:`store_batch` stores every item. :func:`store_unique` stores only what is
+new: an item whose text an active trace already holds (the store's content
+digests, :mod:`sentient_core.store.content`), or whose code is within ``near``
+cosine of an active trace, is not stored again; that trace's use count goes up
+instead, in the same transaction.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
 
+from kernels import holographic
 from sentient_core.encoder import TextEncoder
+from sentient_core.errors import ArgumentError
 from sentient_core.memory.mirror import Mirror
 from sentient_core.memory.mirror import append as append_rows
 from sentient_core.memory.types import (
     E0,
     MemoryState,
     NewTrace,
+    Stored,
     as_code,
     check_new_trace,
     read_state,
     unique_primes,
     write_state,
 )
-from sentient_core.store import traces
+from sentient_core.store import content, traces
 from sentient_core.store.columns import TraceColumns
 from sentient_core.store.records import TraceRecord
 from sentient_core.store.txn import Txn
@@ -29,14 +39,19 @@ from sentient_core.store.txn import Txn
 if TYPE_CHECKING:
     from sentient_core.memory.holographic import HolographicMemory
 
-__all__ = ["store_batch"]
+__all__ = ["store_batch", "store_unique"]
 
 
-def store_batch(mem: HolographicMemory, items: Sequence[NewTrace]) -> list[TraceRecord]:
-    """See :meth:`HolographicMemory.store_batch`."""
-    items = list(items)
-    if not items:
-        return []
+class _Prepared(msgspec.Struct, frozen=True):
+    """Records and unit codes ready to store, and the encoder stamp to write (if any)."""
+
+    records: list[TraceRecord]
+    codes: np.ndarray
+    stamp: TextEncoder | None
+
+
+def _prepare(mem: HolographicMemory, items: list[NewTrace]) -> _Prepared:
+    """Check the items; compute missing codes and primes in one encoder call."""
     for i, it in enumerate(items):
         check_new_trace(i, it)
     dim = mem._store.code_dim
@@ -87,20 +102,41 @@ def store_batch(mem: HolographicMemory, items: Sequence[NewTrace]) -> list[Trace
         )
         for i, it in enumerate(items)
     ]
+    return _Prepared(records, codes, stamp)
 
-    def write(txn: Txn) -> tuple[list[TraceRecord], MemoryState | None]:
+
+def _commit(
+    mem: HolographicMemory,
+    prepared: _Prepared,
+    select: Callable[[Txn], tuple[list[int], Any]] | None = None,
+) -> tuple[list[TraceRecord], list[int], Any]:
+    """Append prepared records in one transaction and mirror them.
+
+    ``select(txn)`` (run first, inside the transaction) says which positions to
+    append and returns extra data; without it every record is appended. Returns
+    the stored records, their positions in ``prepared`` and the extra data.
+    """
+    stamp = prepared.stamp
+    everything = list(range(len(prepared.records)))
+
+    def write(txn: Txn) -> tuple[list[TraceRecord], list[int], MemoryState | None, Any]:
+        keep, extra = select(txn) if select is not None else (everything, None)
+        records = [prepared.records[i] for i in keep]
         state = None
-        if stamp is not None:
+        if stamp is not None and records:
             state = msgspec.structs.replace(
                 read_state(txn), encoder=stamp.name, encoder_fingerprint=stamp.fingerprint
             )
             write_state(txn, state)
-        return traces.append(txn, records, codes), state
+        stored = traces.append(txn, records, prepared.codes[keep]) if records else []
+        return stored, keep, state, extra
 
-    def mirror_it(m: Mirror, result: tuple[list[TraceRecord], MemoryState | None]) -> None:
-        stored, state = result
+    def mirror_it(m: Mirror, result: tuple[list[TraceRecord], list[int], Any, Any]) -> None:
+        stored, keep, state, _ = result
         if state is not None:
             mem._state = state
+        if not stored:
+            return
         if stored[0].row != m.n or stored[0].id != mem._next_id:
             mem.refresh()  # rows committed around us: read everything up to now
             return
@@ -108,14 +144,84 @@ def store_batch(mem: HolographicMemory, items: Sequence[NewTrace]) -> list[Trace
             m,
             mem._prime_index,
             TraceColumns.of_records(stored),
-            codes,
+            prepared.codes[keep],
             stored[-1].row + 1,
             str(mem._store.path),
         )
         mem._next_id = stored[-1].id + 1
 
-    stored, _ = mem._commit(write, mirror_it)
+    stored, keep, _, extra = mem._commit(write, mirror_it)
+    return stored, keep, extra
+
+
+def store_batch(mem: HolographicMemory, items: Sequence[NewTrace]) -> list[TraceRecord]:
+    """See :meth:`HolographicMemory.store_batch`."""
+    items = list(items)
+    if not items:
+        return []
+    stored, _, _ = _commit(mem, _prepare(mem, items))
     return stored
 
 
-# -- recall ------------------------------------------------------------------------------
+def store_unique(
+    mem: HolographicMemory, items: Sequence[NewTrace], near: float | None
+) -> list[Stored]:
+    """See :meth:`HolographicMemory.store_unique`."""
+    items = list(items)
+    if not items:
+        return []
+    if near is not None and (
+        isinstance(near, bool) or not isinstance(near, (int, float)) or not 0.0 < near <= 1.0
+    ):
+        raise ArgumentError(f"near must be in (0, 1] or None, got {near!r}")
+    prepared = _prepare(mem, items)
+    digests = [content.digest(it.text) for it in items]
+    # Near-duplicates: the best match of each new code among the active traces.
+    close: dict[int, tuple[int, float]] = {}
+    m = mem._m
+    if near is not None and m.n:
+        rows, scores = holographic.topk_cosine_batch(
+            m.codes[: m.n], prepared.codes, 1, normalized=True, valid=m.valid[: m.n]
+        )
+        for i in range(len(items)):
+            if rows[i].size and scores[i][0] >= near and prepared.codes[i].any():
+                close[i] = (int(m.row_id[rows[i][0]]), float(scores[i][0]))
+    now = float(mem._clock())
+
+    def select(txn: Txn) -> tuple[list[int], tuple[list[tuple[int, str]], dict[int, TraceRecord]]]:
+        """Each item: new, or the active trace already holding it (whose use count goes up)."""
+        plan: list[tuple[int, str]] = []  # (holder id, or -1 new, or -2-j same as item j)
+        first: dict[bytes, int] = {}
+        holders: dict[int, TraceRecord] = {}
+        for i, key in enumerate(digests):
+            tid = content.lookup(txn, key)
+            why = f"same content as trace {tid}"
+            if tid is None and i in close:
+                tid, cos = close[i]
+                why = f"near-duplicate of trace {tid} (code cosine {cos:.3f})"
+            rec = holders.get(tid) or (traces.get(txn, tid) if tid is not None else None)
+            if rec is not None and not rec.retired:
+                plan.append((rec.id, why))
+                holders[rec.id] = rec
+            elif key in first:
+                plan.append((-2 - first[key], "repeated in this batch"))
+            else:
+                first[key] = i
+                plan.append((-1, ""))
+        for tid, rec in list(holders.items()):
+            bumped = msgspec.structs.replace(rec, use_count=rec.use_count + 1, last_access=now)
+            traces.update(txn, bumped)
+            holders[tid] = bumped
+        return [i for i, (tid, _) in enumerate(plan) if tid == -1], (plan, holders)
+
+    stored, keep, (plan, holders) = _commit(mem, prepared, select)
+    new_by_item = dict(zip(keep, stored, strict=True))
+    out: list[Stored] = []
+    for i, (tid, why) in enumerate(plan):
+        if tid == -1:
+            out.append(Stored(record=new_by_item[i], new=True))
+        elif tid <= -2:
+            out.append(Stored(record=new_by_item[-2 - tid], new=False, reason=why))
+        else:
+            out.append(Stored(record=holders[tid], new=False, reason=why))
+    return out

@@ -41,6 +41,7 @@ __all__ = [
     "NewTrace",
     "PrunePolicy",
     "RetiredTraceError",
+    "Stored",
     "UnknownTraceError",
 ]
 
@@ -162,6 +163,24 @@ class Hit(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True)
     record: TraceRecord
     score: float
     row: int
+
+
+class Stored(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """What became of one item given to :meth:`~HolographicMemory.store_unique`.
+
+    Attributes
+    ----------
+    record : TraceRecord
+        The new trace, or the active trace that already holds this content.
+    new : bool
+        Whether a trace was stored for it.
+    reason : str
+        For a duplicate: which trace holds it and why it counts as the same.
+    """
+
+    record: TraceRecord
+    new: bool
+    reason: str = ""
 
 
 class PrunePolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -99,8 +99,13 @@ DB_NAMES: tuple[str, ...] = (
     "sources",
     "budget",
     "events",
+    "content",
 )
 """Named sub-databases every store has (SPEC §2)."""
+
+ADDED_LATER: frozenset[str] = frozenset({"content"})
+"""Sub-databases added after schema version 1 was released: a read-only open of
+an older store works without them (readers then see them as absent)."""
 
 MAX_DBS = 64
 """LMDB ``max_dbs``: room for sub-databases added by later schema versions."""
@@ -324,16 +329,21 @@ class Store:
                 f"the store at {self.path} has code_dim {self.meta.code_dim}; caller asked for {code_dim}"
             )
         missing = [n for n in DB_NAMES if n not in names]
-        if missing and self.readonly:
-            raise CorruptRecordError(
-                f"the store at {self.path} lacks sub-database(s) {', '.join(missing)}"
-            )
+        if self.readonly:
+            # A store from before a sub-database was added reads fine; the first
+            # writable open adds it. Anything else missing is damage.
+            damaged = [n for n in missing if n not in ADDED_LATER]
+            if damaged:
+                raise CorruptRecordError(
+                    f"the store at {self.path} lacks sub-database(s) {', '.join(damaged)}"
+                )
+            missing = []
         if missing:
             with env.begin(write=True) as txn:
                 for name in missing:
                     env.open_db(name.encode(), txn=txn, create=True)
         for name in DB_NAMES:
-            if name not in self._dbs:
+            if name not in self._dbs and (name in names or not self.readonly):
                 self._dbs[name] = env.open_db(name.encode(), create=False)
         with self.read() as txn:
             txn.counters()  # fail at open, not at first use, if the counters are bad
@@ -382,15 +392,25 @@ class Store:
 
         Raises
         ------
-        KeyError
-            ``name`` is not one of :data:`DB_NAMES` (the message lists them).
+        NotFoundError
+            ``name`` is not one of :data:`DB_NAMES` (the message lists them), or
+            the store is an older one opened read-only that does not have it yet.
         """
         try:
             return self._dbs[name]
         except KeyError:
+            if name in DB_NAMES:
+                raise NotFoundError(
+                    f"the store at {self.path} predates sub-database {name!r}; open it"
+                    " writable once to add it"
+                ) from None
             raise NotFoundError(
                 f"no sub-database {name!r}; the store has: {', '.join(DB_NAMES)}"
             ) from None
+
+    def has_db(self, name: str) -> bool:
+        """Whether sub-database ``name`` exists in this store (see :data:`ADDED_LATER`)."""
+        return name in self._dbs
 
     def close(self) -> None:
         """Close the environment (idempotent).

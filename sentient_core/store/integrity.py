@@ -7,7 +7,8 @@
   exists; every code row is owned by exactly one trace,
 * the code blocks are contiguous, full except the last, and finite,
 * the counters agree with what is stored (trace count, row count, next id),
-* every link decodes, sits under its own key, and joins existing traces.
+* every link decodes, sits under its own key, and joins existing traces,
+* every content digest names an existing active trace whose text has that digest.
 
 It never raises for a problem it finds; it lists them.
 """
@@ -19,12 +20,14 @@ from typing import TYPE_CHECKING
 import msgspec
 import numpy as np
 
+from sentient_core.store.content import digest
 from sentient_core.store.errors import StoreError
 from sentient_core.store.records import (
     LINKS,
     TRACES,
     key_u64,
     split_link_key,
+    u64_key,
 )
 
 if TYPE_CHECKING:
@@ -107,6 +110,7 @@ def check_integrity(store: Store) -> IntegrityReport:
                 f"{shared.size} code row(s) belong to several traces (first: {shared[:5].tolist()})"
             )
         links = _check_links(txn, ids, problems)
+        _check_content(txn, problems)
         if counters is not None:
             if counters.trace_count != len(ids):
                 problems.add(f"counters say {counters.trace_count} traces; {len(ids)} stored")
@@ -199,3 +203,26 @@ def _check_links(txn: Txn, ids: set[int], problems: _Problems) -> int:
             if end not in ids:
                 problems.add(f"link {src}->{dst} points at missing trace {end}")
     return count
+
+
+def _check_content(txn: Txn, problems: _Problems) -> None:
+    if not txn.store.has_db("content"):
+        return  # an older store opened read-only: no digests yet
+    cursor = txn.raw.cursor(db=txn.store.db("content"))
+    for key, value in cursor.iternext():
+        if len(value) != 8:
+            problems.add(f"content: value of {len(value)} bytes (expected a trace id)")
+            continue
+        trace_id = key_u64(value)
+        raw = txn.raw.get(u64_key(trace_id), db=txn.store.db("traces"))
+        if raw is None:
+            problems.add(f"content digest {bytes(key).hex()[:12]}… names missing trace {trace_id}")
+            continue
+        try:
+            record = TRACES.decode(raw, where=f"traces/{trace_id}")
+        except StoreError:
+            continue  # already listed by the trace check
+        if record.retired:
+            problems.add(f"content digest {bytes(key).hex()[:12]}… names retired trace {trace_id}")
+        elif digest(record.text) != bytes(key):
+            problems.add(f"content digest {bytes(key).hex()[:12]}… does not match trace {trace_id}")

@@ -2,9 +2,10 @@
 
 Traces live in the ``traces`` sub-database under 8-byte big-endian ids,
 msgspec-encoded (:data:`~sentient_core.store.records.TRACES`). Each owns one
-code row (:mod:`sentient_core.store.codes`); :func:`append` adds both in the
-caller's transaction and updates the store counters, so a batch of traces,
-their rows and the counters commit together or not at all.
+code row (:mod:`sentient_core.store.codes`) and, if it is the first to hold its
+text, that text's content digest (:mod:`sentient_core.store.content`);
+:func:`append` adds all of them in the caller's transaction and updates the
+store counters, so a batch commits together or not at all.
 
 Like :mod:`~sentient_core.store.codes` and :mod:`~sentient_core.store.links`,
 every function takes the transaction first; reading functions work in read
@@ -20,7 +21,7 @@ import msgspec
 import numpy as np
 
 from sentient_core.errors import NotFoundError
-from sentient_core.store import codes
+from sentient_core.store import codes, content
 from sentient_core.store.errors import CorruptRecordError, StoreUsageError
 from sentient_core.store.records import TRACES, Counters, TraceRecord, key_u64, u64_key
 
@@ -70,6 +71,8 @@ def append(txn: Txn, records: Sequence[TraceRecord], rows: np.ndarray) -> list[T
                 f"trace id {rec.id} is not above the ids already in the store at"
                 f" {txn.store.path}; the counters are stale (run check_integrity)"
             )
+        # The first holder of a content keeps it (see sentient_core.store.content).
+        content.put(txn, content.digest(rec.text), rec.id)
         stored.append(rec)
     n = len(stored)
     txn.set_counters(
