@@ -188,22 +188,6 @@ class HolographicMemory:
 
     # -- encoder -----------------------------------------------------------------------------
 
-    def _encoder_for_use(self) -> TextEncoder:
-        """The encoder, after checking it matches the one that made the stored codes."""
-        if self._encoder is None:
-            self._encoder = get_encoder("token", code_dim=self._store.code_dim)
-        enc = self._encoder
-        # Compared on every use: a refresh may bring the stamp another process wrote.
-        state = self._state
-        if state.encoder_fingerprint and state.encoder_fingerprint != enc.fingerprint:
-            raise EncoderMismatchError(
-                f"the store at {self._store.path} holds codes made by encoder"
-                f" {state.encoder!r} (fingerprint {state.encoder_fingerprint}); this memory"
-                f" uses {enc.name!r} (fingerprint {enc.fingerprint}); open it with the"
-                " same encoder and options"
-            )
-        return enc
-
     @property
     def encoder(self) -> TextEncoder:
         """The encoder used for text (built on first access if none was given)."""

@@ -22,7 +22,14 @@ from kernels import holographic
 from kernels import smf as smf_kernels
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.memory.mirror import Mirror
-from sentient_core.memory.types import Hit, as_code, check_ids, check_k, check_threshold
+from sentient_core.memory.types import (
+    Hit,
+    as_code,
+    check_ids,
+    check_k,
+    check_threshold,
+    checked_encoder,
+)
 from sentient_core.store import traces
 from sentient_core.store.errors import StoreUsageError
 from sentient_core.store.records import SMF_AXES, TraceRecord
@@ -43,7 +50,7 @@ __all__ = [
 def query_code(mem: HolographicMemory, query: str | np.ndarray) -> np.ndarray | None:
     """The code of a text or a checked code; None for a text without content words."""
     if isinstance(query, str):
-        code = mem._encoder_for_use().encode(query).code
+        code = checked_encoder(mem).encode(query).code
         return code if code.any() else None
     code = as_code(query, mem._store.code_dim, "query")
     if not code.any():
@@ -103,7 +110,7 @@ def recall_batch(
         if not all(isinstance(t, str) for t in texts):
             raise ArgumentTypeError("queries must be a sequence of str or a 2-d float array")
         qcodes = (
-            mem._encoder_for_use().encode_batch(texts) if texts else np.zeros((0, dim), np.float32)
+            checked_encoder(mem).encode_batch(texts) if texts else np.zeros((0, dim), np.float32)
         )
         live = qcodes.any(axis=1)
     out: list[list[Hit]] = [[] for _ in range(qcodes.shape[0])]

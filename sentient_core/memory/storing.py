@@ -27,6 +27,7 @@ from sentient_core.memory.types import (
     Stored,
     as_code,
     check_new_trace,
+    checked_encoder,
     read_state,
     unique_primes,
     write_state,
@@ -64,7 +65,7 @@ def _prepare(mem: HolographicMemory, items: list[NewTrace]) -> _Prepared:
     dominant: dict[int, tuple[int, ...]] = {}
     stamp: TextEncoder | None = None
     if need_code or need_primes:
-        enc = mem._encoder_for_use()
+        enc = checked_encoder(mem)
         wanted = sorted(set(need_code) | set(need_primes))
         texts = [items[i].text for i in wanted]
         position = {i: j for j, i in enumerate(wanted)}
