@@ -33,6 +33,7 @@ __all__ = [
     "GapType",
     "IterationOutcome",
     "Outcome",
+    "Passage",
     "QueryType",
     "SessionStats",
     "Source",
@@ -121,6 +122,28 @@ class Source(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ref: str
 
 
+class Passage(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One passage of an answer, with exactly its own provenance.
+
+    Attributes
+    ----------
+    text : str
+    source : Source
+        Where this passage (and only this passage) came from.
+    start, end : int
+        Character offsets of the passage in its source document's text
+        (-1 when the source has no document text to point into, e.g. an LLM).
+    score : float
+        The retrieval score that ranked it (0 when not ranked).
+    """
+
+    text: str
+    source: Source
+    start: int = -1
+    end: int = -1
+    score: float = 0.0
+
+
 class ChaperoneResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The chaperone's answer to one request.
 
@@ -129,6 +152,11 @@ class ChaperoneResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True,
     from a grounding action that really happened: fetched from an allowed
     source or read from an allowed file (an LLM-only answer is never grounded).
     ``saved_path`` — where fetched content was written (inside the incoming dir).
+    ``tool_calls`` — calls that left the process (LLM requests, web fetches);
+    answers from the local corpus make none.
+    ``passages`` — the answer's passages, best first, each with its own source
+    and offsets; they are stored one trace set each, never glued under one
+    name (``content`` and ``sources`` summarise them).
     """
 
     request_id: str
@@ -136,6 +164,7 @@ class ChaperoneResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True,
     ok: bool
     content: str = ""
     sources: tuple[Source, ...] = ()
+    passages: tuple[Passage, ...] = ()
     refused: bool = False
     check: str = ""
     reason: str = ""
@@ -145,6 +174,7 @@ class ChaperoneResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True,
     mime: str = ""
     bytes: NonNeg = 0
     tokens: NonNeg = 0
+    tool_calls: NonNeg = 0
     elapsed_s: Annotated[float, msgspec.Meta(ge=0.0)] = 0.0
 
 
@@ -185,7 +215,15 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
     source_kinds : tuple of str
         Kinds of the response's sources.
     integrated_chunks : int
-        Chunks of this response stored as traces.
+        Chunks of this response stored as new traces.
+    known_chunks : int
+        Chunks memory already held (stored nothing; the holder's use count went up).
+    known_trace : int
+        A trace that already held them (-1 if none).
+    relevance : float or None
+        How well the stored passage answers the question (the calibrated
+        :func:`sentient_core.relevance.relevance`); None when there was no
+        question to answer (a requested fetch or read).
     content_chars : int
         Length of the response's content.
     answer, question : str
@@ -199,15 +237,26 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
     error: str = ""
     source_kinds: tuple[SourceKind, ...] = ()
     integrated_chunks: NonNeg = 0
+    known_chunks: NonNeg = 0
+    known_trace: int = -1
+    relevance: float | None = None
     content_chars: NonNeg = 0
     answer: str = ""
     question: str = ""
 
     @classmethod
     def from_response(
-        cls, response: ChaperoneResponse, *, integrated_chunks: int, question: str = ""
+        cls,
+        response: ChaperoneResponse,
+        *,
+        integrated_chunks: int,
+        question: str = "",
+        known_chunks: int = 0,
+        known_trace: int = -1,
+        relevance: float | None = None,
+        answer: str | None = None,
     ) -> IterationOutcome:
-        """The outcome of ``response`` after ``integrated_chunks`` chunks of it were stored."""
+        """The outcome of ``response`` after ``integrated_chunks`` new chunks of it were stored."""
         return cls(
             request_type=response.type,
             ok=response.ok,
@@ -216,8 +265,11 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
             error=response.error,
             source_kinds=tuple(s.kind for s in response.sources),
             integrated_chunks=integrated_chunks,
+            known_chunks=known_chunks,
+            known_trace=known_trace,
+            relevance=relevance,
             content_chars=len(response.content),
-            answer=response.content,
+            answer=response.content if answer is None else answer,
             question=question,
         )
 

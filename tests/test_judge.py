@@ -74,6 +74,15 @@ GROUNDED_FETCH = dict(
     source_kinds=("web",),
     integrated_chunks=3,
     content_chars=5000,
+    question="",  # a requested fetch answers no question
+)
+
+GROUNDED_ANSWER = dict(
+    grounded=True,
+    source_kinds=("corpus",),
+    integrated_chunks=1,
+    content_chars=600,
+    answer="Sedenions form a 16-dimensional algebra over the reals.",
 )
 
 
@@ -344,14 +353,17 @@ def test_table_never_success_unless_grounded_and_integrated():
         really_grounded = (
             grounded and chunks > 0 and chars > 0 and bool(GROUNDING_KINDS.intersection(kinds))
         )
-        want_success = ok and not refused and not error and really_grounded
+        # A model can only lower a grounded success (never raise anything to success).
+        lowered = model in ("unsupported", "contradicted")
+        want_success = ok and not refused and not error and really_grounded and not lowered
         assert (v.outcome == "success") == want_success, o
         if refused:
             assert v.outcome == "not_applicable"
         elif not ok:
             assert v.outcome == "failure" and v.basis == "deterministic"
         if v.basis == "llm":
-            assert model in ("supported", "unsupported", "contradicted") and not grounded
+            assert model in ("supported", "unsupported", "contradicted")
+            assert not grounded or model != "supported"
             assert v.outcome == ("failure" if model == "contradicted" else "could_not_verify")
         if model in ("none", "garbage", "raising"):
             assert v.basis != "llm"
@@ -440,3 +452,49 @@ def test_judge_model_server_down_is_could_not_verify_never_success():
         assert "LLMUnavailable" in v.reason
     assert j.model_errors == 3
     assert j.outcomes["success"] == 0
+
+
+# -- relevance and novelty ------------------------------------------------------------------------
+
+
+def test_an_irrelevant_passage_is_a_failure_even_when_grounded():
+    v = Judge().judge(outcome(**GROUNDED_ANSWER, relevance=0.2))
+    assert (v.outcome, v.basis) == ("failure", "deterministic") and "irrelevant" in v.reason
+    assert Judge().judge(outcome(**GROUNDED_ANSWER, relevance=0.95)).outcome == "success"
+    # The threshold is the judge's: a stricter judge refuses what the default accepts.
+    assert (
+        Judge(relevant=0.99).judge(outcome(**GROUNDED_ANSWER, relevance=0.95)).outcome == "failure"
+    )
+
+
+def test_content_already_in_memory_is_already_known_not_success():
+    v = Judge().judge(
+        outcome(
+            **{**GROUNDED_ANSWER, "integrated_chunks": 0},
+            relevance=0.9,
+            known_chunks=1,
+            known_trace=7,
+        )
+    )
+    assert (
+        v.outcome == "not_applicable" and v.reason.startswith("already known") and "7" in v.reason
+    )
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [("contradicted", "failure"), ("unsupported", "could_not_verify"), ("supported", "success")],
+)
+def test_a_model_can_lower_a_grounded_success_but_never_raise_one(said, expected):
+    llm = FakeLLM(f'{{"verdict": "{said}"}}')
+    v = Judge(llm).judge(outcome(**GROUNDED_ANSWER, relevance=0.9))
+    assert v.outcome == expected and len(llm.calls) == 1
+    # Whatever the model says, a failure stays a failure (it is not even asked).
+    llm2 = FakeLLM('{"verdict": "supported"}')
+    assert Judge(llm2).judge(outcome(**GROUNDED_ANSWER, relevance=0.1)).outcome == "failure"
+    assert llm2.calls == []
+
+
+def test_a_broken_model_leaves_a_grounded_success_alone():
+    for llm in (FakeLLM("I think so"), RaisingLLM(RuntimeError("down"))):
+        assert Judge(llm).judge(outcome(**GROUNDED_ANSWER, relevance=0.9)).outcome == "success"

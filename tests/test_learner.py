@@ -17,11 +17,13 @@ from sentient_core.core import Core
 from sentient_core.events import read_events
 from sentient_core.learning.curiosity import Curiosity
 from sentient_core.learning.learner import LearnerConfig
+from sentient_core.learning.llm import LLMConfig
 from sentient_core.learning.query import QueryFormulator
 from sentient_core.learning.reflect import reflect
 from sentient_core.learning.session import LearnerSettings, build_learner
 from sentient_core.memory import NewTrace
 from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Gap, Source
+from tests.servers.openai import OpenAIServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,6 +74,7 @@ def _learner(core, corpus_dir, **kw):
             corpus_dirs=(str(corpus_dir),),
             include_python_docs=False,
             caps=kw.pop("caps", None),
+            llm=kw.pop("llm", None),
         ),
         clock=kw.pop("clock", FixedClock()),
         env=kw.pop("env", {}),
@@ -263,12 +266,15 @@ def test_start_stop_pause_resume_never_runs_two_loops(tmp_path, corpus_dir):
 
 
 def test_budget_caps_stop_work_exactly_and_kill_switch(tmp_path, corpus_dir):
-    with Core(tmp_path / "data") as core:
+    # Calls that leave the process (here: to a loopback LLM) count as tool calls.
+    with OpenAIServer() as llm, Core(tmp_path / "data") as core:
         caps = BudgetCaps(daily_tool_calls=3)
-        learner = _learner(core, corpus_dir, caps=caps)
+        learner = _learner(core, corpus_dir, caps=caps, llm=LLMConfig(base_url=llm.base_url))
+        for i in range(12):
+            learner.ask(f"What is known about topic {i}?")
         stats = learner.run(10)
         assert stats.stopped_by == "budget:daily_tool_calls"
-        assert learner.budget.today().tool_calls == 3
+        assert learner.budget.today().tool_calls == 3 == learner.chaperone.counters["llm_calls"]
         assert stats.queries == 3
     with Core(tmp_path / "killed") as core:
         learner = _learner(core, corpus_dir, env={"SENTIENT_AUTONOMOUS": "0"})
@@ -374,6 +380,15 @@ def test_live_view_names_llm_failures_and_fallbacks():
     assert render(LearnEvent(t=0.0, id="q-1", outcome="success")) is None
 
 
+def test_offline_answers_spend_no_tool_calls(tmp_path, corpus_dir):
+    # The default budget must fit several `make run`s a day: the local corpus is free.
+    with Core(tmp_path / "data") as core:
+        learner = _learner(core, corpus_dir, caps=BudgetCaps(daily_tool_calls=1))
+        stats = learner.run(6)
+        assert stats.queries >= 3 and stats.stopped_by != "budget:daily_tool_calls"
+        assert learner.budget.today().tool_calls == 0
+
+
 def test_cli_learn_explains_a_spent_cap_and_the_kill_switch(
     tmp_path, capsys, monkeypatch, corpus_dir
 ):
@@ -381,6 +396,7 @@ def test_cli_learn_explains_a_spent_cap_and_the_kill_switch(
 
     data = str(tmp_path / "d")
     monkeypatch.setenv("SENTIENT_AUTONOMOUS_DAILY_TOOL_CALLS", "2")
+    llm = OpenAIServer().start()
     args = [
         "learn",
         "--iterations",
@@ -389,10 +405,21 @@ def test_cli_learn_explains_a_spent_cap_and_the_kill_switch(
         "0",
         "--corpus",
         str(corpus_dir),
+        "--llm",
+        llm.base_url,
+        "--ask",
+        "What is known about tides?",
+        "--ask",
+        "What is known about bees?",
+        "--ask",
+        "What is known about magma?",
         "--data-dir",
         data,
     ]
-    assert main(args) == 0
+    try:
+        assert main(args) == 0
+    finally:
+        llm.stop()
     out = capsys.readouterr().out
     assert "stopped by: budget:daily_tool_calls" in out
     assert "raise SENTIENT_AUTONOMOUS_DAILY_TOOL_CALLS" in out

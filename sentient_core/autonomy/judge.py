@@ -9,19 +9,29 @@ poisons memory. Deterministic rails decide first, in this order:
 1. refused (safety filter or budget) → ``not_applicable``: the loop did not try;
 2. not ok (a failed fetch/read, an error) → ``failure``;
 3. ok but also reporting an error → ``could_not_verify`` (inconsistent);
-4. grounded, with a web/local/corpus source, content, and at least one chunk
-   integrated → ``success`` — the only way to success;
-5. grounded but nothing integrated (or no grounding source named, or no
-   content) → ``could_not_verify``;
-6. ungrounded (e.g. an LLM-only answer) without a judge model, or without
+4. grounded, but naming no web/local/corpus source or with no content →
+   ``could_not_verify``;
+5. grounded, answering a question, but not *relevant* (the calibrated
+   question–passage relevance is below :data:`sentient_core.relevance.RELEVANT`)
+   → ``failure``: the source did not answer the question (nothing was stored);
+6. grounded and relevant, but every chunk already in memory →
+   ``not_applicable`` with the reason "already known": nothing new was learned,
+   and the holder's use count went up instead;
+7. grounded, relevant and *new* (at least one chunk stored) → ``success`` —
+   the only way to success;
+8. grounded but nothing integrated for another reason → ``could_not_verify``;
+9. ungrounded (e.g. an LLM-only answer) without a judge model, or without
    an answer to judge → ``could_not_verify`` (``fail_safe``).
 
-Only the ungrounded middle goes to the optional judge model, which may turn
-it into ``failure`` (the answer is contradicted, basis ``llm``) or leave it
-at ``could_not_verify`` — never ``success``, whatever it says. A model that
-raises (unreachable, timeout, HTTP error) or replies with anything but the
-strict JSON object ``{"verdict": "contradicted"|"unsupported"|"supported"}``
-gives ``could_not_verify`` (``fail_safe``).
+A judge model can only lower a verdict, never raise one. It is asked about
+the ungrounded middle, which it may turn into ``failure`` (the answer is
+contradicted, basis ``llm``) or leave at ``could_not_verify``; and about a
+grounded success, which it may lower to ``failure`` (contradicted) or
+``could_not_verify`` (unsupported). A model that raises (unreachable,
+timeout, HTTP error) or replies with anything but the strict JSON object
+``{"verdict": "contradicted"|"unsupported"|"supported"}`` changes nothing it
+could only have lowered, and leaves an ungrounded answer at
+``could_not_verify`` (``fail_safe``).
 
 The model is duck-typed: any object with ``chat(messages, max_tokens=...,
 temperature=...)`` returning something with a ``text`` attribute (such as
@@ -35,6 +45,7 @@ from typing import Annotated, Any, Literal, Protocol
 import msgspec
 
 from sentient_core.errors import ArgumentTypeError
+from sentient_core.relevance import RELEVANT
 from sentient_core.vocab import (
     BASES,
     GROUNDING_KINDS,
@@ -104,9 +115,12 @@ class Judge:
         Judge-model calls, calls that raised, replies that did not parse.
     """
 
-    def __init__(self, llm: ChatModel | None = None, *, max_tokens: int = 32) -> None:
+    def __init__(
+        self, llm: ChatModel | None = None, *, max_tokens: int = 32, relevant: float = RELEVANT
+    ) -> None:
         self.llm = llm
         self.max_tokens = max_tokens
+        self.relevant = relevant
         self.outcomes: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
         self.bases: dict[str, int] = dict.fromkeys(BASES, 0)
         self.model_calls = 0
@@ -149,8 +163,7 @@ class Judge:
             return self._grounded(o)
         return self._ungrounded(o)
 
-    @staticmethod
-    def _grounded(o: IterationOutcome) -> Verdict:
+    def _grounded(self, o: IterationOutcome) -> Verdict:
         if not GROUNDING_KINDS.intersection(o.source_kinds):
             return _v(
                 "could_not_verify",
@@ -159,23 +172,44 @@ class Judge:
             )
         if o.content_chars == 0:
             return _v("could_not_verify", "deterministic", "grounded but the content was empty")
+        if o.relevance is not None and o.relevance < self.relevant:
+            return _v(
+                "failure",
+                "deterministic",
+                f"irrelevant: the best passage answers the question with relevance"
+                f" {o.relevance:.2f} < {self.relevant:.2f}; nothing stored",
+            )
+        if o.integrated_chunks == 0 and o.known_chunks > 0:
+            holder = f" (trace {o.known_trace})" if o.known_trace >= 0 else ""
+            return _v(
+                "not_applicable",
+                "deterministic",
+                f"already known: memory holds this content{holder}; nothing new stored",
+            )
         if o.integrated_chunks == 0:
             return _v(
                 "could_not_verify", "deterministic", "grounded content, but nothing was integrated"
             )
-        return _v(
+        relevant = "" if o.relevance is None else f", relevant ({o.relevance:.2f})"
+        verdict = _v(
             "success",
             "deterministic",
-            f"grounded content integrated as {o.integrated_chunks} chunk(s)",
+            f"grounded{relevant} and new: {o.integrated_chunks} chunk(s) integrated",
         )
-
-    def _ungrounded(self, o: IterationOutcome) -> Verdict:
-        if self.llm is None:
+        if self.llm is None or not o.question.strip():
+            return verdict
+        # The model may only lower a success: contradicted → failure, unsupported → cnv.
+        said, _ = self._ask_model(o)
+        if said == "contradicted":
+            return _v("failure", "llm", "the judge model says the passage contradicts the question")
+        if said == "unsupported":
             return _v(
-                "could_not_verify", "fail_safe", "ungrounded answer and no judge model to check it"
+                "could_not_verify", "llm", "the judge model cannot confirm the passage answers it"
             )
-        if not o.answer.strip():
-            return _v("could_not_verify", "fail_safe", "ungrounded and there is no answer to check")
+        return verdict
+
+    def _ask_model(self, o: IterationOutcome) -> tuple[str | None, str]:
+        """The model's verdict on the answer (None when it failed), and why it failed."""
         messages = [
             {"role": "system", "content": _SYSTEM},
             {
@@ -186,26 +220,29 @@ class Judge:
         ]
         self.model_calls += 1
         try:
-            reply = self.llm.chat(messages, max_tokens=self.max_tokens, temperature=0.0)
+            reply = self.llm.chat(messages, max_tokens=self.max_tokens, temperature=0.0)  # type: ignore[union-attr]
             text = reply.text
         except Exception as exc:  # unreachable, timeout, HTTP error, bad client: all fail safe
             self.model_errors += 1
-            return _v(
-                "could_not_verify",
-                "fail_safe",
-                f"judge model unavailable ({type(exc).__name__}: {exc})"[:300],
-            )
+            return None, f"judge model unavailable ({type(exc).__name__}: {exc})"[:300]
         try:
             if not isinstance(text, str):
                 raise ArgumentTypeError(f"reply text is {type(text).__name__}, not str")
-            verdict = _REPLY.decode(text.strip()).verdict
+            return _REPLY.decode(text.strip()).verdict, ""
         except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
             self.model_garbage += 1
+            return None, f"judge model reply is not the expected JSON: {str(text)[:80]!r}"
+
+    def _ungrounded(self, o: IterationOutcome) -> Verdict:
+        if self.llm is None:
             return _v(
-                "could_not_verify",
-                "fail_safe",
-                f"judge model reply is not the expected JSON: {str(text)[:80]!r}",
+                "could_not_verify", "fail_safe", "ungrounded answer and no judge model to check it"
             )
+        if not o.answer.strip():
+            return _v("could_not_verify", "fail_safe", "ungrounded and there is no answer to check")
+        verdict, why = self._ask_model(o)
+        if verdict is None:
+            return _v("could_not_verify", "fail_safe", why)
         if verdict == "contradicted":
             return _v(
                 "failure", "llm", "the judge model says the ungrounded answer is contradicted"

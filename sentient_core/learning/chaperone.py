@@ -203,6 +203,8 @@ class Chaperone:
         self._clock = clock
         self._timer = timer
         self._log: deque[Interaction] = deque(maxlen=log_size)
+        # Calls that leave the process during the request being handled (per thread).
+        self._calls = threading.local()
         self._seq = itertools.count()
         self._lock = threading.Lock()
         self._counters: dict[str, int] = dict.fromkeys(
@@ -234,6 +236,12 @@ class Chaperone:
         """Requests, outcomes, LLM calls/errors, fallbacks, and requests by type."""
         with self._lock:
             return {**self._counters, "by_type": dict(self._by_type)}
+
+    def may_call_out(self, request: ChaperoneRequest) -> int:
+        """Calls ``request`` may make outside the process (LLM, web): what the budget checks."""
+        if request.type == "fetch_content" or (request.type == "summarize" and request.url):
+            return 1 + (self.llm is not None and request.type == "summarize")
+        return int(self.llm is not None and request.type in ("question", "summarize"))
 
     def sources_mark(self) -> str:
         """A string that changes when what the chaperone can answer from changes.
@@ -298,6 +306,7 @@ class Chaperone:
 
         fallback = ""
         fields: dict[str, Any]
+        self._calls.n = 0
         try:
             fields, fallback = self._dispatch(request, emit)
             outcome = "ok" if fields.get("ok") else "failed"
@@ -326,6 +335,7 @@ class Chaperone:
         response = ChaperoneResponse(
             request_id=request.id,
             type=request.type,
+            tool_calls=self._calls.n,
             elapsed_s=max(0.0, self._timer() - start),
             **fields,
         )
@@ -377,6 +387,7 @@ class Chaperone:
     def _fetch(self, url: str) -> _Content:
         if not url:
             raise _Failed("fetch_content needs a url")
+        self._calls.n += 1
         result = self.fetcher.fetch(url)
         if self.answerer is not None and result.saved_path:
             # The file is in the incoming dir now: index it (unchanged files are not re-read).
@@ -421,6 +432,7 @@ class Chaperone:
     ) -> tuple[Any, str]:
         """Run an LLM call; on LLMError record it and return (None, error)."""
         self._count("llm_calls")
+        self._calls.n += 1
         try:
             return call(), ""
         except LLMError as err:

@@ -349,7 +349,12 @@ class Learner:
             report.overhead_s = time.perf_counter() - t0
             return report
         for req in requests:
-            decision = self.budget.check_initiative(self.config.initiative_tokens)
+            # Answers from the local corpus cost no tokens and no tool calls: only
+            # calls that leave the process (LLM, web) count against the caps.
+            calls = self.chaperone.may_call_out(req)
+            decision = self.budget.check_initiative(
+                self.config.initiative_tokens if calls else 0, calls
+            )
             if not decision.allowed:
                 self.stats.budget_stops += 1
                 self.budget.commit(0, 0, "skipped")
@@ -421,7 +426,7 @@ class Learner:
             if response.refused
             else "failed"
         )
-        self.budget.commit(response.tokens, 1 if not response.refused else 0, status)
+        self.budget.commit(response.tokens, response.tool_calls, status)
         if req.type == "question" and req.gap_type != "followup":
             self.curiosity.record_outcome(req.question, verdict.outcome)
         self._learn(req, response, verdict.outcome, emit)
