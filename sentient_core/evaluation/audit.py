@@ -1,0 +1,303 @@
+"""Read back what a run did, from the store and its audit log only.
+
+Everything here is computed from two things a run leaves behind: the traces in
+the store (:func:`read_traces`) and the typed events in its audit log
+(:func:`sentient_core.events.read_events`). Nothing is taken from the learner's
+own counters, so the figures are an independent account of the run.
+
+Linking a request to the passage it stored
+------------------------------------------
+Trace records carry no request id, so :func:`link_requests` rebuilds the link:
+
+1. every :class:`~sentient_core.events.IntegrateEvent` (request ``id``,
+   ``source``, ``chunks``) is taken in audit-log order;
+2. the traces whose ``source`` equals the event's source are taken in id order
+   (ids are assigned in commit order and the learner integrates one response at
+   a time), and the event gets the next ``chunks`` of them;
+3. the link is checked: the first linked trace's text must begin with the
+   :class:`~sentient_core.events.ChaperoneResponseEvent` ``preview`` of the same
+   request (its first 200 characters; compared whitespace-normalised, over the
+   shorter of the two), and the event must have got as many traces as it says.
+
+A request whose check fails is ``linked=False`` and its passage is left empty,
+so a verdict on it can never count as a verified one: when the two accounts
+disagree, the harness takes the pessimistic one and reports how often.
+
+The *stored passage* of a request is the text of its linked traces, joined.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from sentient_core.evaluation.qa import normalize
+from sentient_core.events import (
+    ChaperoneResponseEvent,
+    IntegrateEvent,
+    JudgeEvent,
+    QueryEvent,
+)
+from sentient_core.store import Store, TraceRecord, traces
+
+__all__ = [
+    "INTAKE_KINDS",
+    "RequestRecord",
+    "RunAudit",
+    "audit_run",
+    "duplicate_count",
+    "link_requests",
+    "names_question",
+    "query_key",
+    "read_traces",
+    "repeat_count",
+    "silent_drops",
+]
+
+#: Event kinds that take a question in rather than settle it: a question being
+#: queued (a plain ``question`` event), curiosity listing it as a gap, a
+#: reflection proposing it. Any other event naming a question settles it.
+INTAKE_KINDS = frozenset({"question", "curiosity", "reflect"})
+
+#: Fields a plain ``question`` event has; one with more (a state, a reason) settles.
+_PLAIN_QUESTION_FIELDS = frozenset({"v", "t", "session", "iteration", "kind", "question"})
+
+
+class RequestRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """One request of a run, as the audit log and the store tell it.
+
+    Attributes
+    ----------
+    id, type, session : str
+        From the :class:`QueryEvent`.
+    iteration : int
+    question, topic, path, url : str
+        What was asked (``question`` is empty for reads, fetches and summaries).
+    outcome, basis, reason : str
+        The judge's verdict ("" if none was recorded).
+    source : str
+        The integrated content's source ("" if nothing was integrated).
+    chunks : int
+        Chunks the integrate event reports.
+    linked : bool
+        The stored traces were found and checked (see the module docstring).
+    trace_ids : tuple of int
+    passage : str
+        The text of the linked traces, joined by blank lines.
+    """
+
+    id: str
+    type: str
+    session: str = ""
+    iteration: int = -1
+    question: str = ""
+    topic: str = ""
+    path: str = ""
+    url: str = ""
+    outcome: str = ""
+    basis: str = ""
+    reason: str = ""
+    source: str = ""
+    chunks: int = 0
+    linked: bool = False
+    trace_ids: tuple[int, ...] = ()
+    passage: str = ""
+
+    @property
+    def label(self) -> str:
+        """What was asked, for a person: the question, else the type and its target."""
+        if self.question:
+            return self.question
+        target = self.path or self.url or self.topic
+        return f"[{self.type}] {target}".strip()
+
+
+class RunAudit(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Requests, traces and events of one run.
+
+    Attributes
+    ----------
+    requests : list of RequestRecord
+        In audit-log order.
+    traces : list of TraceRecord
+        Every trace in the store (retired ones too), in id order.
+    events : list
+        Every event of the audit log, oldest first.
+    unlinked : int
+        Integrate events whose traces could not be found and checked.
+    """
+
+    requests: list[RequestRecord]
+    traces: list[TraceRecord]
+    events: list
+    unlinked: int = 0
+
+
+def read_traces(store: Store) -> list[TraceRecord]:
+    """Every trace in ``store`` (retired ones too), in id order."""
+    with store.read() as txn:
+        return list(traces.iter_range(txn))
+
+
+def duplicate_count(records: Iterable[TraceRecord]) -> int:
+    """Traces whose text (normalised, see :func:`normalize`) equals an earlier trace's."""
+    seen: set[str] = set()
+    dups = 0
+    for r in records:
+        key = normalize(r.text)
+        if key in seen:
+            dups += 1
+        seen.add(key)
+    return dups
+
+
+def query_key(event: QueryEvent) -> str:
+    """What a query asks for, normalised: the question, else the path or URL ("" if none).
+
+    A ``summarize`` of in-memory text names neither and has no key: it is
+    never counted as a repeat.
+    """
+    target = event.question or event.path or event.url
+    return f"{event.type}:{normalize(target)}" if target.strip() else ""
+
+
+def repeat_count(queries: Iterable[QueryEvent]) -> tuple[int, int]:
+    """``(queries, repeats)``: a repeat asks what an earlier query asked (same :func:`query_key`)."""
+    seen: set[str] = set()
+    n = repeats = 0
+    for q in queries:
+        n += 1
+        key = query_key(q)
+        if not key:
+            continue
+        if key in seen:
+            repeats += 1
+        seen.add(key)
+    return n, repeats
+
+
+def _strings(value: object) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+
+
+def _settling_strings(event: object) -> list[str]:
+    """The normalised string fields of an event that can settle a question ([] for intake)."""
+    data = msgspec.to_builtins(event)
+    if not isinstance(data, dict):
+        return []
+    kind = data.get("kind", "")
+    if kind in INTAKE_KINDS and not (kind == "question" and set(data) - _PLAIN_QUESTION_FIELDS):
+        return []
+    return [normalize(s) for s in _strings(data)]
+
+
+def names_question(event: object, question: str) -> bool:
+    """Whether an event settles ``question``: names it and is no intake event.
+
+    Intake events (:data:`INTAKE_KINDS`) only take questions in; a ``question``
+    event with more than the plain fields (say a state or a reason) counts as
+    settling. "Naming" is containment of the normalised question in any string
+    field, at any depth.
+    """
+    key = normalize(question)
+    return any(key in s for s in _settling_strings(event))
+
+
+def silent_drops(questions: Sequence[str], events: Sequence[object]) -> list[str]:
+    """The ``questions`` that no event settles (see :func:`names_question`), in order."""
+    wanted = {normalize(q): q for q in questions}
+    open_ = dict(wanted)
+    for event in events:
+        if not open_:
+            break
+        fields = _settling_strings(event)
+        if not fields:
+            continue
+        for key in [k for k in open_ if any(k in s for s in fields)]:
+            del open_[key]
+    return [q for k, q in wanted.items() if k in open_]
+
+
+def link_requests(
+    records: Sequence[TraceRecord], events: Sequence[object]
+) -> tuple[dict[str, tuple[list[TraceRecord], bool]], int]:
+    """Each integrated request's stored traces (see the module docstring).
+
+    Returns
+    -------
+    links : dict
+        ``request id -> (traces, linked)``.
+    unlinked : int
+        Integrate events whose check failed.
+    """
+    by_source: dict[str, deque[TraceRecord]] = defaultdict(deque)
+    for r in records:
+        by_source[r.source].append(r)
+    previews = {e.id: e.preview for e in events if isinstance(e, ChaperoneResponseEvent)}
+    links: dict[str, tuple[list[TraceRecord], bool]] = {}
+    unlinked = 0
+    for e in events:
+        if not isinstance(e, IntegrateEvent):
+            continue
+        queue = by_source[e.source]
+        got = [queue.popleft() for _ in range(min(e.chunks, len(queue)))]
+        ok = len(got) == e.chunks
+        if ok and got:
+            first, preview = normalize(got[0].text), normalize(previews.get(e.id, ""))
+            n = min(len(first), len(preview))
+            ok = n > 0 and first[:n] == preview[:n]
+        if not ok:
+            unlinked += 1
+        links[e.id] = (got, ok)
+    return links, unlinked
+
+
+def audit_run(store: Store, events: Sequence[object]) -> RunAudit:
+    """Requests (with verdicts and stored passages) and traces of a run.
+
+    Parameters
+    ----------
+    store : Store
+        The run's store (its traces are read).
+    events : sequence
+        The run's events, oldest first (``read_events(store)`` without the sequence numbers).
+    """
+    records = read_traces(store)
+    links, unlinked = link_requests(records, events)
+    by_id: dict[str, RequestRecord] = {}
+    order: list[RequestRecord] = []
+    for e in events:
+        if isinstance(e, QueryEvent):
+            rec = RequestRecord(
+                id=e.id,
+                type=e.type,
+                session=e.session,
+                iteration=e.iteration,
+                question=e.question,
+                topic=e.topic,
+                path=e.path,
+                url=e.url,
+            )
+            by_id[e.id] = rec
+            order.append(rec)
+        elif isinstance(e, JudgeEvent) and e.id in by_id:
+            r = by_id[e.id]
+            r.outcome, r.basis, r.reason = e.outcome, e.basis, e.reason
+        elif isinstance(e, IntegrateEvent) and e.id in by_id:
+            r = by_id[e.id]
+            r.source, r.chunks = e.source, e.chunks
+            got, ok = links.get(e.id, ([], False))
+            r.linked = ok
+            if ok:
+                r.trace_ids = tuple(t.id for t in got)
+                r.passage = "\n\n".join(t.text for t in got)
+    return RunAudit(requests=order, traces=records, events=list(events), unlinked=unlinked)

@@ -1,0 +1,336 @@
+"""Metrics of an evaluation run, as records, and their text rendering.
+
+Definitions (each figure is computed from the run's store and audit log):
+
+answer@1, answer@k
+    Share of questions with one of their answer strings (case-insensitive,
+    whitespace-normalised substring) in the text of the top-1 / top-k recalled
+    traces (``memory.recall(q, k, touch=False)``; for bm25s its top-k of the
+    same chunk texts).
+answered
+    Questions counted in answer@k.
+chunks stored
+    Traces in the run's store at the end (retired ones too).
+tool calls
+    The budget's committed tool calls over the run (one per non-refused initiative).
+iterations
+    Learner iterations run.
+… per answered question
+    The total divided by ``answered`` (none when nothing was answered).
+duplicate stores
+    Traces whose normalised text equals an earlier trace's.
+repeat-query rate
+    Share of query events asking what an earlier query of the run asked (same
+    normalised question, path or URL; see :func:`~sentient_core.evaluation.audit.query_key`).
+silent drops
+    Questions put to the learner that no event settles: never queried, never
+    reported answered from memory or dropped with a reason (see
+    :func:`~sentient_core.evaluation.audit.silent_drops`).
+judge precision
+    Among ``success`` verdicts on requests asking a Q/A question, the share whose
+    stored passage (the traces integrated for that request) contains one of
+    that question's answers. Successes on the learner's own requests (reads,
+    summaries, its own questions) cannot be checked by answer strings and are
+    counted apart.
+latency
+    Per-query wall time of retrieval alone (ours: ``memory.recall``; bm25s:
+    tokenise + retrieve), median and 95th percentile, in the same process.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+__all__ = [
+    "EvaluationReport",
+    "FreeRunReport",
+    "JudgeReport",
+    "Latency",
+    "ModeReport",
+    "QuestionResult",
+    "SuccessEntry",
+    "format_free_run",
+    "format_report",
+    "per_answered",
+]
+
+
+class Latency(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Per-query retrieval time in milliseconds."""
+
+    queries: int
+    median_ms: float
+    p95_ms: float
+    mean_ms: float
+
+
+class JudgeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The judge's verdicts over a run.
+
+    Attributes
+    ----------
+    outcomes : dict
+        Verdicts by outcome, over every request.
+    qa_success : int
+        ``success`` verdicts on requests that asked a Q/A question.
+    qa_verified : int
+        Of those, the ones whose stored passage contains an answer of the question.
+    precision : float or None
+        ``qa_verified / qa_success`` (None without Q/A successes).
+    own_success : int
+        ``success`` verdicts on the learner's own requests (no answer strings to check).
+    own_success_by_type : dict
+        Those by request type (and gap type for questions).
+    unlinked : int
+        Integrated requests whose stored traces could not be found and checked.
+    """
+
+    outcomes: dict[str, int]
+    qa_success: int
+    qa_verified: int
+    precision: float | None
+    own_success: int
+    own_success_by_type: dict[str, int]
+    unlinked: int
+
+
+class QuestionResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One question's result in one mode.
+
+    Attributes
+    ----------
+    q : str
+    rank : int or None
+        1-based rank of the first recalled passage holding an answer (None: not in top-k).
+    answer : str or None
+        The answer string found there.
+    rank_after_own_iterations : int or None
+        Learn mode: the rank right after the question's own iterations.
+    iterations : int
+        Learn mode: iterations run for this question.
+    """
+
+    q: str
+    rank: int | None
+    answer: str | None = None
+    rank_after_own_iterations: int | None = None
+    iterations: int = 0
+
+
+class ModeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The metrics of one mode (``ingest``, ``learn`` or the ``bm25s`` peer)."""
+
+    mode: str
+    questions: int
+    k: int
+    answer_at_1: float
+    answer_at_k: float
+    answered: int
+    chunks_stored: int | None = None
+    tool_calls: int | None = None
+    iterations: int | None = None
+    chunks_per_answered: float | None = None
+    tool_calls_per_answered: float | None = None
+    iterations_per_answered: float | None = None
+    duplicate_stores: int | None = None
+    queries: int | None = None
+    repeat_queries: int | None = None
+    repeat_query_rate: float | None = None
+    silent_drops: int | None = None
+    silent_dropped: tuple[str, ...] = ()
+    answer_at_k_after_own_iterations: float | None = None
+    judge: JudgeReport | None = None
+    latency: Latency | None = None
+    stopped_by: str = ""
+    seconds: float = 0.0
+    results: tuple[QuestionResult, ...] = ()
+
+
+class SuccessEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One success verdict for a person to read: what was asked, where from, what was stored."""
+
+    request: str
+    asked: str
+    source: str
+    passage: str
+    linked: bool
+
+
+class FreeRunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The default offline learner run for N iterations on a fresh store, no questions given.
+
+    Attributes
+    ----------
+    iterations : int
+        Iterations run (skipped ones included).
+    queries, repeat_queries : int
+    repeat_query_rate : float or None
+    duplicate_stores : int
+    chunks_stored, tool_calls : int
+    own_questions : int
+        Follow-up questions the learner raised itself (reflection).
+    silent_drops : int
+        Questions put to curiosity (user questions: none here; the learner's own
+        follow-ups) that no event settles.
+    silent_dropped : tuple of str
+    outcomes : dict
+    successes : tuple of SuccessEntry
+        Every success verdict, in order.
+    unlinked : int
+    corpus : tuple of str
+        What the offline answerer read.
+    stopped_by : str
+    seconds : float
+    """
+
+    iterations: int
+    queries: int
+    repeat_queries: int
+    repeat_query_rate: float | None
+    duplicate_stores: int
+    chunks_stored: int
+    tool_calls: int
+    own_questions: int
+    silent_drops: int
+    silent_dropped: tuple[str, ...]
+    outcomes: dict[str, int]
+    successes: tuple[SuccessEntry, ...]
+    unlinked: int
+    corpus: tuple[str, ...]
+    stopped_by: str = ""
+    seconds: float = 0.0
+
+
+class EvaluationReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Everything one ``evaluate`` run measured."""
+
+    qa_file: str = ""
+    corpus: str = ""
+    questions: int = 0
+    sampled_from: int = 0
+    k: int = 5
+    iterations_per_question: int = 0
+    modes: tuple[ModeReport, ...] = ()
+    free_run: FreeRunReport | None = None
+    missing_peers: tuple[str, ...] = ()
+    python: str = ""
+    seconds: float = 0.0
+
+
+def per_answered(total: int, answered: int) -> float | None:
+    """``total / answered``, None when nothing was answered."""
+    return total / answered if answered else None
+
+
+def _f(value: object, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _rows(k: int) -> list[tuple[str, object]]:
+    def judge(attr: str):
+        return lambda m: getattr(m.judge, attr) if m.judge is not None else None
+
+    def lat(attr: str):
+        return lambda m: getattr(m.latency, attr) if m.latency is not None else None
+
+    return [
+        ("answer@1", lambda m: m.answer_at_1),
+        (f"answer@{k}", lambda m: m.answer_at_k),
+        ("answered", lambda m: m.answered),
+        (f"answer@{k} right after own iterations", lambda m: m.answer_at_k_after_own_iterations),
+        ("chunks stored", lambda m: m.chunks_stored),
+        ("tool calls", lambda m: m.tool_calls),
+        ("iterations", lambda m: m.iterations),
+        ("chunks / answered q", lambda m: m.chunks_per_answered),
+        ("tool calls / answered q", lambda m: m.tool_calls_per_answered),
+        ("iterations / answered q", lambda m: m.iterations_per_answered),
+        ("judge precision", judge("precision")),
+        ("  success on Q/A questions", judge("qa_success")),
+        ("  … passage holds an answer", judge("qa_verified")),
+        ("  success on own requests", judge("own_success")),
+        ("  unlinked integrations", judge("unlinked")),
+        ("duplicate stores", lambda m: m.duplicate_stores),
+        ("queries", lambda m: m.queries),
+        ("repeat-query rate", lambda m: m.repeat_query_rate),
+        ("silent drops", lambda m: m.silent_drops),
+        ("latency median ms", lat("median_ms")),
+        ("latency p95 ms", lat("p95_ms")),
+        ("seconds", lambda m: m.seconds),
+    ]
+
+
+def format_report(report: EvaluationReport) -> str:
+    """The modes side by side, one metric a row (— where a metric does not apply)."""
+    lines: list[str] = []
+    if report.modes:
+        sampled = (
+            f" (a seeded sample of {report.sampled_from})"
+            if report.sampled_from > report.questions
+            else ""
+        )
+        lines.append(
+            f"Q/A {report.qa_file}: {report.questions} questions{sampled}; corpus {report.corpus};"
+            f" k={report.k}"
+            + (
+                f"; learn: ≤ {report.iterations_per_question} iteration(s) per question"
+                if any(m.mode == "learn" for m in report.modes)
+                else ""
+            )
+        )
+        names = [m.mode for m in report.modes]
+        width = 38
+        lines.append(f"{'metric':<{width}}" + "".join(f"{n:>12}" for n in names))
+        for label, get in _rows(report.k):
+            values = [get(m) for m in report.modes]  # type: ignore[operator]
+            if all(v is None for v in values):
+                continue
+            digits = 2 if "latency" in label or label == "seconds" else 3
+            lines.append(f"{label:<{width}}" + "".join(f"{_f(v, digits):>12}" for v in values))
+        for m in report.modes:
+            if m.stopped_by:
+                lines.append(f"{m.mode}: stopped by {m.stopped_by}")
+            if m.silent_dropped:
+                shown = "; ".join(m.silent_dropped[:5])
+                more = f" (+{len(m.silent_dropped) - 5} more)" if len(m.silent_dropped) > 5 else ""
+                lines.append(f"{m.mode}: silently dropped: {shown}{more}")
+    lines.extend(
+        f"peer {name} is missing (its row is not shown): pip install 'sentient-core[bench]'"
+        for name in report.missing_peers
+    )
+    if report.free_run is not None:
+        if lines:
+            lines.append("")
+        lines.append(format_free_run(report.free_run))
+    return "\n".join(lines)
+
+
+def format_free_run(fr: FreeRunReport) -> str:
+    """The free run's figures, then every success verdict (asked → source → stored passage)."""
+    outs = ", ".join(f"{k}={v}" for k, v in sorted(fr.outcomes.items())) or "none"
+    lines = [
+        f"free run: {fr.iterations} iteration(s) of the default offline learner on a fresh store"
+        f" (daily caps lifted); corpus: {', '.join(fr.corpus) or 'none'}",
+        f"  passages stored twice     {fr.duplicate_stores}",
+        f"  repeat-query rate         {_f(fr.repeat_query_rate)}"
+        f" ({fr.repeat_queries} of {fr.queries} queries)",
+        f"  silent drops              {fr.silent_drops}"
+        f" (user questions: none asked; own follow-up questions: {fr.own_questions})",
+        f"  chunks stored             {fr.chunks_stored}",
+        f"  tool calls                {fr.tool_calls}",
+        f"  verdicts                  {outs}",
+        f"  unlinked integrations     {fr.unlinked}",
+        f"  stopped by                {fr.stopped_by or 'done'}; {fr.seconds:.1f} s",
+        f"  success verdicts ({len(fr.successes)}): asked → source → stored passage",
+    ]
+    for i, s in enumerate(fr.successes, 1):
+        passage = s.passage if s.linked else "(stored traces not found)"
+        lines.append(f"  {i:>3}. {s.asked}")
+        lines.append(f"       → {s.source}")
+        lines.append(f"       → {passage}")
+    if fr.silent_dropped:
+        lines.append("  silently dropped: " + "; ".join(fr.silent_dropped))
+    return "\n".join(lines)
