@@ -23,8 +23,8 @@ learn
     question every question is recalled exactly as in ingest mode; the rank
     right after a question's own iterations is reported too.
 free run
-    The default offline learner (the Python docs, plus any given dirs), no
-    questions, N iterations on a fresh store with the daily caps lifted.
+    The default offline learner, no questions, N iterations on a fresh store
+    with the daily caps lifted (:mod:`.free`).
 
 All figures other than answer@k come from the store and the audit log
 (:mod:`.audit`), not from the learner's counters.
@@ -41,7 +41,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from sentient_core.autonomy.budget import BudgetCaps
 from sentient_core.core import Core
 from sentient_core.errors import ArgumentError
 from sentient_core.evaluation.audit import (
@@ -52,6 +51,13 @@ from sentient_core.evaluation.audit import (
     repeat_count,
     silent_drops,
 )
+from sentient_core.evaluation.free import (
+    count_iterations,
+    learner_settings,
+    lifted_caps,
+    run_free,
+    spent_tool_calls,
+)
 from sentient_core.evaluation.qa import QAItem, first_answer, load_qa, normalize, sample
 from sentient_core.evaluation.report import (
     EvaluationReport,
@@ -60,20 +66,16 @@ from sentient_core.evaluation.report import (
     Latency,
     ModeReport,
     QuestionResult,
-    SuccessEntry,
     per_answered,
 )
 from sentient_core.events import (
-    IterationEvent,
     JudgeEvent,
     QueryEvent,
-    ReflectEvent,
-    SkipEvent,
     read_events,
 )
 from sentient_core.integrate import Integrator
-from sentient_core.learning.learner import MAX_SESSION_ITERATIONS, LearnerConfig
-from sentient_core.learning.session import LearnerSettings, build_learner
+from sentient_core.learning.learner import MAX_SESSION_ITERATIONS
+from sentient_core.learning.session import build_learner
 
 __all__ = [
     "MODES",
@@ -86,7 +88,6 @@ __all__ = [
 ]
 
 MODES = ("ingest", "learn", "both")
-PASSAGE_PREVIEW = 120
 
 #: Events of the request pipeline itself: naming a question there is not "settling" it.
 _PIPELINE_KINDS = frozenset(
@@ -98,18 +99,6 @@ Progress = Callable[[str], None]
 
 def _quiet(_: str) -> None:
     pass
-
-
-def lifted_caps() -> BudgetCaps:
-    """The default caps with the two daily caps lifted (0 = unlimited)."""
-    d = BudgetCaps()
-    return BudgetCaps(
-        daily_tokens=0,
-        daily_tool_calls=0,
-        per_tick_tokens=d.per_tick_tokens,
-        per_tick_initiatives=d.per_tick_initiatives,
-        per_initiative_tokens=d.per_initiative_tokens,
-    )
 
 
 def _latency(samples: Sequence[float]) -> Latency | None:
@@ -259,27 +248,6 @@ class _Watch:
             self.settled = True  # answered from memory, dropped with a reason, …
 
 
-def _settings(session: str, corpus_dirs: tuple[str, ...], docs: bool, n: int) -> LearnerSettings:
-    return LearnerSettings(
-        learner=LearnerConfig(interval_s=0, max_iterations=n, session=session),
-        caps=lifted_caps(),
-        corpus_dirs=corpus_dirs,
-        include_python_docs=docs,
-    )
-
-
-def _iterations(events: Sequence[object]) -> int:
-    """Iterations run: an ``iteration`` event ends each, a ``skip`` event each skipped one."""
-    return sum(1 for e in events if isinstance(e, (IterationEvent, SkipEvent)))
-
-
-def _spent_calls(core: Core, days: set[str]) -> int:
-    from sentient_core.autonomy.budget import Budget
-
-    budget = Budget(core.store, lifted_caps())
-    return sum(budget.spend_on(d).tool_calls for d in days)
-
-
 def _judge_report(items: Sequence[QAItem], audit) -> JudgeReport:
     qa = {normalize(it.q): it for it in items}
     outcomes: Counter[str] = Counter(r.outcome for r in audit.requests if r.outcome)
@@ -340,7 +308,7 @@ def run_learn(
                     sessions += 1
                     learner = build_learner(
                         core,
-                        _settings(
+                        learner_settings(
                             f"evaluate-learn-{sessions}",
                             corpus_dirs,
                             False,
@@ -377,8 +345,8 @@ def run_learn(
         events = [e for _, e in read_events(core.store)]
         audit = audit_run(core.store, events)
         ranked = [_rank(_recall_texts(core, it.q, k), it.answers) for it in items]
-        calls = _spent_calls(core, days)
-    iterations = _iterations(events)
+        calls = spent_tool_calls(core, days)
+    iterations = count_iterations(events)
     base = _scored("learn", items, ranked, k)
     answered = base["answered"]
     n_queries, repeats = repeat_count(e for e in events if isinstance(e, QueryEvent))
@@ -414,86 +382,6 @@ def run_learn(
         stopped_by=stopped,
         seconds=time.perf_counter() - t0,
         results=tuple(results),
-    )
-
-
-def run_free(
-    iterations: int,
-    data_dir: Path,
-    *,
-    corpus_dirs: Sequence[str | os.PathLike[str]] = (),
-    include_python_docs: bool = True,
-    progress: Progress = _quiet,
-) -> FreeRunReport:
-    """The default offline learner, no questions, ``iterations`` on a fresh store."""
-    if iterations < 1:
-        raise ArgumentError(f"iterations must be >= 1, got {iterations}")
-    t0 = time.perf_counter()
-    dirs = tuple(str(Path(d).resolve()) for d in corpus_dirs)
-    stopped = ""
-    days: set[str] = set()
-    with Core(data_dir, durable=False) as core:
-        remaining, session = iterations, 0
-        while remaining > 0 and not stopped:
-            n = min(remaining, MAX_SESSION_ITERATIONS)
-            session += 1
-            with build_learner(
-                core, _settings(f"evaluate-free-{session}", dirs, include_python_docs, n)
-            ) as learner:
-                days.add(learner.budget.day())
-                stats = learner.run(n)
-                days.add(learner.budget.day())
-            remaining -= n
-            if stats.stopped_by and stats.stopped_by != "max_iterations":
-                stopped = stats.stopped_by
-            progress(f"free run: {iterations - remaining}/{iterations} iterations")
-        events = [e for _, e in read_events(core.store)]
-        audit = audit_run(core.store, events)
-        calls = _spent_calls(core, days)
-    last_iteration = max(
-        (i for i, e in enumerate(events) if isinstance(e, IterationEvent)), default=-1
-    )
-    own: list[str] = []
-    for i, e in enumerate(events):
-        # Follow-ups of a reflection after the last iteration had no chance to be asked.
-        if isinstance(e, ReflectEvent) and i < last_iteration:
-            own.extend(e.followups)
-    own = list(dict.fromkeys(own))
-    dropped = silent_drops(own, events)
-    n_queries, repeats = repeat_count(e for e in events if isinstance(e, QueryEvent))
-    successes = tuple(
-        SuccessEntry(
-            request=r.id,
-            asked=r.label,
-            source=r.source,
-            passage=" ".join(r.passage.split())[:PASSAGE_PREVIEW],
-            linked=r.linked,
-        )
-        for r in audit.requests
-        if r.outcome == "success"
-    )
-    outcomes = Counter(r.outcome for r in audit.requests if r.outcome)
-    corpus = (
-        *dirs,
-        *(("python docs (pydoc topics + stdlib docstrings)",) if include_python_docs else ()),
-    )
-    return FreeRunReport(
-        iterations=_iterations(events),
-        queries=n_queries,
-        repeat_queries=repeats,
-        repeat_query_rate=repeats / n_queries if n_queries else None,
-        duplicate_stores=duplicate_count(audit.traces),
-        chunks_stored=len(audit.traces),
-        tool_calls=calls,
-        own_questions=len(own),
-        silent_drops=len(dropped),
-        silent_dropped=tuple(dropped),
-        outcomes=dict(sorted(outcomes.items())),
-        successes=successes,
-        unlinked=audit.unlinked,
-        corpus=corpus,
-        stopped_by=stopped,
-        seconds=time.perf_counter() - t0,
     )
 
 

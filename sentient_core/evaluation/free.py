@@ -1,0 +1,163 @@
+"""The free run: the default offline learner, no questions, N iterations on a fresh store.
+
+Also the pieces the learn mode shares with it: the budget caps with the daily
+caps lifted, the learner settings of an evaluation session, and the two
+figures read back from a run (iterations from the audit log, tool calls from
+the budget's persisted spend).
+
+The free run builds the learner the way ``cli.py learn`` does without
+``--corpus`` or ``--llm`` (offline answerer over the documentation that ships
+with Python), with ``interval_s=0`` and the daily caps lifted; runs longer than
+a session's 100 iterations are split into sessions on the same store. Every
+figure comes from the store and the audit log (:mod:`.audit`). Follow-up
+questions of a reflection that came after the last iteration (the closing
+reflection of the run) had no chance to be asked and are not counted as drops.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from sentient_core.autonomy.budget import Budget, BudgetCaps
+from sentient_core.core import Core
+from sentient_core.errors import ArgumentError
+from sentient_core.evaluation.audit import audit_run, duplicate_count, repeat_count, silent_drops
+from sentient_core.evaluation.report import FreeRunReport, SuccessEntry
+from sentient_core.events import IterationEvent, QueryEvent, ReflectEvent, SkipEvent, read_events
+from sentient_core.learning.learner import MAX_SESSION_ITERATIONS, LearnerConfig
+from sentient_core.learning.session import LearnerSettings, build_learner
+
+__all__ = [
+    "PASSAGE_PREVIEW",
+    "count_iterations",
+    "learner_settings",
+    "lifted_caps",
+    "run_free",
+    "spent_tool_calls",
+]
+
+PASSAGE_PREVIEW = 120
+"""Characters of a stored passage shown per success verdict."""
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def lifted_caps() -> BudgetCaps:
+    """The default caps with the two daily caps lifted (0 = unlimited)."""
+    d = BudgetCaps()
+    return BudgetCaps(
+        daily_tokens=0,
+        daily_tool_calls=0,
+        per_tick_tokens=d.per_tick_tokens,
+        per_tick_initiatives=d.per_tick_initiatives,
+        per_initiative_tokens=d.per_initiative_tokens,
+    )
+
+
+def learner_settings(
+    session: str, corpus_dirs: tuple[str, ...], docs: bool, n: int
+) -> LearnerSettings:
+    return LearnerSettings(
+        learner=LearnerConfig(interval_s=0, max_iterations=n, session=session),
+        caps=lifted_caps(),
+        corpus_dirs=corpus_dirs,
+        include_python_docs=docs,
+    )
+
+
+def count_iterations(events: Sequence[object]) -> int:
+    """Iterations run: an ``iteration`` event ends each, a ``skip`` event each skipped one."""
+    return sum(1 for e in events if isinstance(e, (IterationEvent, SkipEvent)))
+
+
+def spent_tool_calls(core: Core, days: set[str]) -> int:
+    budget = Budget(core.store, lifted_caps())
+    return sum(budget.spend_on(d).tool_calls for d in days)
+
+
+def run_free(
+    iterations: int,
+    data_dir: Path,
+    *,
+    corpus_dirs: Sequence[str | os.PathLike[str]] = (),
+    include_python_docs: bool = True,
+    progress: Progress = _quiet,
+) -> FreeRunReport:
+    """The default offline learner, no questions, ``iterations`` on a fresh store."""
+    if iterations < 1:
+        raise ArgumentError(f"iterations must be >= 1, got {iterations}")
+    t0 = time.perf_counter()
+    dirs = tuple(str(Path(d).resolve()) for d in corpus_dirs)
+    stopped = ""
+    days: set[str] = set()
+    with Core(data_dir, durable=False) as core:
+        remaining, session = iterations, 0
+        while remaining > 0 and not stopped:
+            n = min(remaining, MAX_SESSION_ITERATIONS)
+            session += 1
+            with build_learner(
+                core, learner_settings(f"evaluate-free-{session}", dirs, include_python_docs, n)
+            ) as learner:
+                days.add(learner.budget.day())
+                stats = learner.run(n)
+                days.add(learner.budget.day())
+            remaining -= n
+            if stats.stopped_by and stats.stopped_by != "max_iterations":
+                stopped = stats.stopped_by
+            progress(f"free run: {iterations - remaining}/{iterations} iterations")
+        events = [e for _, e in read_events(core.store)]
+        audit = audit_run(core.store, events)
+        calls = spent_tool_calls(core, days)
+    last_iteration = max(
+        (i for i, e in enumerate(events) if isinstance(e, IterationEvent)), default=-1
+    )
+    own: list[str] = []
+    for i, e in enumerate(events):
+        # Follow-ups of a reflection after the last iteration had no chance to be asked.
+        if isinstance(e, ReflectEvent) and i < last_iteration:
+            own.extend(e.followups)
+    own = list(dict.fromkeys(own))
+    dropped = silent_drops(own, events)
+    n_queries, repeats = repeat_count(e for e in events if isinstance(e, QueryEvent))
+    successes = tuple(
+        SuccessEntry(
+            request=r.id,
+            asked=r.label,
+            source=r.source,
+            passage=" ".join(r.passage.split())[:PASSAGE_PREVIEW],
+            linked=r.linked,
+        )
+        for r in audit.requests
+        if r.outcome == "success"
+    )
+    outcomes = Counter(r.outcome for r in audit.requests if r.outcome)
+    corpus = (
+        *dirs,
+        *(("python docs (pydoc topics + stdlib docstrings)",) if include_python_docs else ()),
+    )
+    return FreeRunReport(
+        iterations=count_iterations(events),
+        queries=n_queries,
+        repeat_queries=repeats,
+        repeat_query_rate=repeats / n_queries if n_queries else None,
+        duplicate_stores=duplicate_count(audit.traces),
+        chunks_stored=len(audit.traces),
+        tool_calls=calls,
+        own_questions=len(own),
+        silent_drops=len(dropped),
+        silent_dropped=tuple(dropped),
+        outcomes=dict(sorted(outcomes.items())),
+        successes=successes,
+        unlinked=audit.unlinked,
+        corpus=corpus,
+        stopped_by=stopped,
+        seconds=time.perf_counter() - t0,
+    )
