@@ -29,7 +29,7 @@ Every answer string is verified by machine (:func:`verify`):
   (so one passage can hold both), and the anchor is unambiguous (a CVE named in
   exactly one changelog entry; the answer date once in the file).
 
-Usage (from the repository root)::
+Usage (from the repository root, with the package installed, e.g. ``make``'s venv)::
 
     python bench/data/build_qa.py            # write both qa.json files from the committed corpora
     python bench/data/build_qa.py --check    # verify, and fail if a qa.json differs from a rebuild
@@ -49,12 +49,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-if str(HERE.parents[1]) not in sys.path:  # run as a script from anywhere
-    sys.path.insert(0, str(HERE.parents[1]))
+from sentient_core.errors import SentientError
+from sentient_core.evaluation.qa import normalize
 
-from sentient_core.errors import SentientError  # noqa: E402
-from sentient_core.evaluation.qa import normalize  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 MAX_FILES = 3
 """An answer string found in more corpus files than this is too generic."""
