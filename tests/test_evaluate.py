@@ -159,6 +159,9 @@ def test_silent_drops_ignore_intake_events_and_count_any_other_naming_event():
     assert silent_drops([q], intake) == [q]
     asked = QueryEvent(t=3.0, id="s-1", type="question", question="what is  FIRN?")
     assert silent_drops([q], [*intake, asked]) == []
+    for status in ("asked", "answered", "waiting", "dropped"):
+        said = QuestionEvent(t=3.0, question=q, status=status, reason="why")
+        assert silent_drops([q], [*intake, said]) == [], status
 
     # An event kind the loop does not have yet ("answered from memory", "dropped"):
     # any event naming the question settles it.
@@ -228,8 +231,10 @@ def test_learn_mode_metrics_agree_with_the_audit_log(tiny, tmp_path):
     keys = [_norm(q.question or q.path or q.url) for q in queries]
     repeats = sum(1 for i, key in enumerate(keys) if key and key in keys[:i])
     assert (report.queries, report.repeat_queries) == (len(queries), repeats)
-    asked = {_norm(q.question) for q in queries}
-    assert set(report.silent_dropped) == {it.q for it in items if _norm(it.q) not in asked}
+    told = {_norm(q.question) for q in queries} | {
+        _norm(e.question) for e in events if isinstance(e, QuestionEvent) and e.status != "queued"
+    }
+    assert set(report.silent_dropped) == {it.q for it in items if _norm(it.q) not in told}
     assert report.duplicate_stores == len(stored) - len({_norm(t.text) for t in stored})
 
     # Judge precision, with traces linked to requests by time (each trace belongs

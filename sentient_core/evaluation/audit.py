@@ -56,13 +56,12 @@ __all__ = [
     "silent_drops",
 ]
 
-#: Event kinds that take a question in rather than settle it: a question being
-#: queued (a plain ``question`` event), curiosity listing it as a gap, a
-#: reflection proposing it. Any other event naming a question settles it.
-INTAKE_KINDS = frozenset({"question", "curiosity", "reflect"})
-
-#: Fields a plain ``question`` event has; one with more (a state, a reason) settles.
-_PLAIN_QUESTION_FIELDS = frozenset({"v", "t", "session", "iteration", "kind", "question"})
+#: Event kinds that take a question in rather than settle it: curiosity listing
+#: it as a gap, a reflection proposing it, and a ``question`` event whose status
+#: is ``queued`` (or that has no status: the v1 log). Any other event naming a
+#: question settles it: asked, answered (from memory or before), waiting (it
+#: failed before and backs off), dropped with a reason, a query, …
+INTAKE_KINDS = frozenset({"curiosity", "reflect"})
 
 
 class RequestRecord(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -195,7 +194,7 @@ def _settling_strings(event: object) -> list[str]:
     if not isinstance(data, dict):
         return []
     kind = data.get("kind", "")
-    if kind in INTAKE_KINDS and not (kind == "question" and set(data) - _PLAIN_QUESTION_FIELDS):
+    if kind in INTAKE_KINDS or (kind == "question" and data.get("status", "queued") == "queued"):
         return []
     return [normalize(s) for s in _strings(data)]
 
@@ -203,10 +202,9 @@ def _settling_strings(event: object) -> list[str]:
 def names_question(event: object, question: str) -> bool:
     """Whether an event settles ``question``: names it and is no intake event.
 
-    Intake events (:data:`INTAKE_KINDS`) only take questions in; a ``question``
-    event with more than the plain fields (say a state or a reason) counts as
-    settling. "Naming" is containment of the normalised question in any string
-    field, at any depth.
+    Intake events (:data:`INTAKE_KINDS`, and ``question`` events with status
+    ``queued``) only take questions in. "Naming" is containment of the
+    normalised question in any string field, at any depth.
     """
     key = normalize(question)
     return any(key in s for s in _settling_strings(event))

@@ -13,9 +13,10 @@ learn
     budget caps lifted, the per-tick caps at their defaults). For each
     question in turn: ``learner.ask(q)``, then up to ``iterations_per_question``
     iterations (``learner.step()``), stopping early once the question is
-    settled — a ``success`` verdict on a request asking it, or an event other
-    than the pipeline's own saying what became of it (answered from memory,
-    dropped). Reflection keeps its own cadence (every ``reflect_every``
+    settled — a ``success`` verdict on a request asking it, or a ``question``
+    event saying it is answered (from memory, or before), waiting (it failed
+    before and backs off) or dropped; none is run when ``ask`` already says
+    so. Reflection keeps its own cadence (every ``reflect_every``
     iterations, and at the end of a session). A session runs at most 100
     iterations; when the next question would not fit, the session is ended
     (``learner.run(0)``: its closing reflection) and a new learner is built on
@@ -71,6 +72,7 @@ from sentient_core.evaluation.report import (
 from sentient_core.events import (
     JudgeEvent,
     QueryEvent,
+    QuestionEvent,
     read_events,
 )
 from sentient_core.integrate import Integrator
@@ -242,10 +244,14 @@ class _Watch:
         elif isinstance(event, JudgeEvent):
             if event.id in self.ids and event.outcome == "success":
                 self.settled = True
+        elif isinstance(event, QuestionEvent):
+            # queued and asked are on the way; answered, waiting, dropped settle it.
+            if event.status not in ("queued", "asked") and names_question(event, self.question):
+                self.settled = True
         elif getattr(event, "kind", "") not in _PIPELINE_KINDS and names_question(
             event, self.question
         ):
-            self.settled = True  # answered from memory, dropped with a reason, …
+            self.settled = True  # an event kind the loop may add later
 
 
 def _judge_report(items: Sequence[QAItem], audit) -> JudgeReport:
@@ -321,14 +327,12 @@ def run_learn(
                 watch.start(item.q)
                 learner.ask(item.q)
                 ran = 0
-                while ran < iterations_per_question:
+                while ran < iterations_per_question and not watch.settled:
                     step = learner.step()
                     ran += 1
                     used += 1
                     if step.stopped_by:
                         stopped = step.stopped_by
-                        break
-                    if watch.settled:
                         break
                 days.add(learner.budget.day())
                 rank, _ = _rank(_recall_texts(core, item.q, k), item.answers)
