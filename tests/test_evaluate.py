@@ -225,9 +225,15 @@ def test_learn_mode_metrics_agree_with_the_audit_log(tiny, tmp_path):
     assert report.chunks_stored == len(stored)
     assert report.iterations == sum(isinstance(e, (IterationEvent, SkipEvent)) for e in events)
     assert report.iterations <= 2 * len(items)
-    # Tool calls: one per response the chaperone gave without a refusal.
+    # Tool calls: calls that leave the process (a web fetch, an LLM); offline, none.
     responses = [e for e in events if isinstance(e, ChaperoneResponseEvent)]
-    assert report.tool_calls == sum(not e.refused for e in responses)
+    leaving = [
+        e
+        for e in responses
+        if not e.refused
+        and (e.type == "fetch_content" or {"web", "llm"} & {s.kind for s in e.sources})
+    ]
+    assert report.tool_calls == len(leaving) == 0
     keys = [_norm(q.question or q.path or q.url) for q in queries]
     repeats = sum(1 for i, key in enumerate(keys) if key and key in keys[:i])
     assert (report.queries, report.repeat_queries) == (len(queries), repeats)

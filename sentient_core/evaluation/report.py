@@ -12,7 +12,8 @@ answered
 chunks stored
     Traces in the run's store at the end (retired ones too).
 tool calls
-    The budget's committed tool calls over the run (one per non-refused initiative).
+    The budget's committed tool calls over the run (calls that leave the
+    process: web fetches and LLM requests; offline corpus answers cost none).
 iterations
     Learner iterations run.
 … per answered question
