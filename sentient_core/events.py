@@ -217,12 +217,14 @@ class ErrorEvent(_Base, tag="error"):
 
 
 class IntegrateEvent(_Base, tag="integrate"):
-    """Content became traces."""
+    """A passage became traces (``chunks`` new ones; ``known`` memory already held)."""
 
     id: str
     chunks: int
     source: str
     grounded: bool
+    known: int = 0
+    relevance: float | None = None
     smf: dict[str, float] = msgspec.field(default_factory=dict)
 
 

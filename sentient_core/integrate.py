@@ -43,7 +43,7 @@ from sentient_core.ingest import (
     topic_and_keywords,
 )
 from sentient_core.ingest.keywords import heading
-from sentient_core.memory import HolographicMemory, NewTrace
+from sentient_core.memory import HolographicMemory, NewTrace, Stored
 from sentient_core.observer import Observer
 
 __all__ = [
@@ -86,10 +86,18 @@ class StageTimes(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class IngestSummary(msgspec.Struct, forbid_unknown_fields=True):
-    """What one ingest run did."""
+    """What one ingest run did.
+
+    ``chunks`` counts new traces; ``duplicates`` counts chunks memory already
+    held (stored nothing; the holder's use count went up). ``ids`` are the new
+    traces' ids, ``known`` the holders' ids, in chunk order.
+    """
 
     files: int = 0
     chunks: int = 0
+    duplicates: int = 0
+    ids: list[int] = msgspec.field(default_factory=list)
+    known: list[int] = msgspec.field(default_factory=list)
     bytes: int = 0
     seconds: float = 0.0
     commits: int = 0
@@ -161,6 +169,10 @@ class Integrator:
         Importance recorded for ingested chunks.
     batch : int
         Chunks per commit.
+    near : float, optional
+        Also treat a chunk whose code has cosine ≥ ``near`` with a stored trace
+        as already known (the learner uses 0.95). Exact duplicates are never
+        stored twice either way.
     """
 
     def __init__(
@@ -175,6 +187,7 @@ class Integrator:
         chunk_size: int = 2000,
         chunk_overlap: int = 200,
         stream_threshold: int = STREAM_THRESHOLD,
+        near: float | None = None,
     ) -> None:
         if batch < 1:
             raise ArgumentError(f"batch must be >= 1, got {batch}")
@@ -187,6 +200,7 @@ class Integrator:
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
         self.stream_threshold = stream_threshold
+        self.near = near
 
     # -- public -------------------------------------------------------------
 
@@ -315,7 +329,11 @@ class Integrator:
                 n += 1
                 pending.add(c.text, source)
                 if len(pending) >= self.batch:
-                    committed_ids.extend(self._flush(pending, summary, only_source=source))
+                    committed_ids.extend(
+                        o.record.id
+                        for s, o in self._flush(pending, summary)
+                        if s == source and o.new
+                    )
         except (IngestError, OSError, UnicodeError) as err:
             reason = err.reason if isinstance(err, IngestError) else f"{type(err).__name__}: {err}"
             self._drop_source(pending, source)
@@ -350,10 +368,13 @@ class Integrator:
             (heading(x) or " ".join(top[:3]), top[:k]) for x, top in zip(texts, tops, strict=True)
         ]
 
-    def _flush(
-        self, pending: _Pending, summary: IngestSummary, only_source: str | None = None
-    ) -> list[int]:
-        """Encode, observe, assemble and commit the pending chunks; return ids of ``only_source``."""
+    def _flush(self, pending: _Pending, summary: IngestSummary) -> list[tuple[str, Stored]]:
+        """Encode, observe, assemble and commit the pending chunks.
+
+        Chunks memory already holds are not stored again
+        (:meth:`~sentient_core.memory.HolographicMemory.store_unique`). Returns
+        ``(source, outcome)`` per chunk.
+        """
         if not pending:
             return []
         st = summary.stages
@@ -397,14 +418,18 @@ class Integrator:
         st.code += time.perf_counter() - t
 
         t = time.perf_counter()
-        stored = self.memory.store_batch(items)
+        outcomes = self.memory.store_unique(items, near=self.near)
         st.commit += time.perf_counter() - t
 
-        summary.chunks += len(stored)
+        for o in outcomes:
+            (summary.ids if o.new else summary.known).append(o.record.id)
+        new = sum(o.new for o in outcomes)
+        summary.chunks += new
+        summary.duplicates += len(outcomes) - new
         summary.commits += 1
-        ids = [r.id for r in stored if only_source is not None and r.source == only_source]
+        done = list(zip(pending.sources, outcomes, strict=True))
         pending.clear()
-        return ids
+        return done
 
 
 def _size(path: str) -> int:

@@ -14,6 +14,7 @@ between equal priorities are broken by that same order (:func:`gap_rank`).
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 import msgspec
@@ -40,6 +41,7 @@ __all__ = [
     "SourceKind",
     "Verdict",
     "gap_rank",
+    "model_ref",
 ]
 
 Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
@@ -116,10 +118,50 @@ class ChaperoneRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
 
 
 class Source(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Where a piece of content came from (the real origin, never a made-up name)."""
+    """Where a piece of content came from (the real origin, never a made-up name).
+
+    ``ref`` is what the chaperone itself knows: the URL it fetched, the path it
+    read, the corpus document, or ``HOST/MODEL`` of the model it asked (from
+    its own configuration, never a string a response sent back).
+    """
 
     kind: SourceKind
     ref: str
+
+    @property
+    def id(self) -> str:
+        """The normalised provenance stored with a trace: ``KIND:REF``.
+
+        ``web:https://…``, ``local:/path``, ``corpus:pydoc:topic:with``,
+        ``llm:HOST/MODEL``, ``summary:…``; control characters are dropped and
+        the whole is cut to :data:`MAX_SOURCE_CHARS`.
+        """
+        ref = _CONTROL.sub("", self.ref)
+        return f"{self.kind}:{ref}"[:MAX_SOURCE_CHARS]
+
+
+MAX_SOURCE_CHARS = 1000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_MODEL_UNSAFE = re.compile(r"[^A-Za-z0-9._:+-]+")
+
+
+def model_ref(base_url: str, model: str) -> str:
+    """``HOST/MODEL`` for a model source: the configured host and a sanitised model name.
+
+    The model name may contain only letters, digits and ``._:+-`` (anything
+    else becomes ``_``; leading and trailing dots and underscores are dropped),
+    so no path or markup can ride in on it.
+    """
+    host = _host(base_url)
+    name = _MODEL_UNSAFE.sub("_", model).strip("._") or "model"
+    return f"{host}/{name}"[:MAX_SOURCE_CHARS]
+
+
+def _host(url: str) -> str:
+    """The host[:port] of an http(s) URL ("unknown-host" when it has none)."""
+    rest = url.split("://", 1)[-1]
+    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+    return _MODEL_UNSAFE.sub("_", host).strip("._") or "unknown-host"
 
 
 class Passage(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

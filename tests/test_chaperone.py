@@ -18,7 +18,7 @@ from sentient_core.learning.llm import LLMClient, LLMConfig
 from sentient_core.learning.offline import CorpusAnswerer
 from sentient_core.learning.safety import SafetyFilter, SafetyPolicy
 from sentient_core.store import Store
-from sentient_core.vocab import ChaperoneRequest, Source
+from sentient_core.vocab import ChaperoneRequest, Source, model_ref
 from tests.servers.content import ContentServer
 from tests.servers.openai import OpenAIServer, closed_port_url
 
@@ -109,7 +109,9 @@ def test_question_with_an_llm_is_answered_by_the_llm_and_not_grounded(
     r = chap.handle(req("question", question="Why do oscillators synchronise?"))
     assert r.ok and not r.refused and r.error == ""
     assert r.content == LLM_ANSWER
-    assert r.sources == (Source("llm", "test-model"),)
+    # The configured host and model, never the model name the response claims.
+    assert r.sources == (Source("llm", model_ref(llm.config.base_url, llm.config.model)),)
+    assert r.sources[0].id.startswith("llm:127.0.0.1:")
     assert r.grounded is False
     assert r.tokens > 0 and r.tokens == llm.total_usage.total_tokens
     assert kinds(bus) == ["chaperone.request", "chaperone.response"]
@@ -333,7 +335,7 @@ def test_summarize_text_with_the_llm(safety, fetcher, llm, llm_server):
     r = Chaperone(safety, fetcher, llm=llm).handle(req("summarize", text=LONG))
     assert r.ok and not r.grounded
     assert r.content == "A short summary."
-    assert r.sources == (Source("summary", "test-model"),)
+    assert r.sources == (Source("summary", model_ref(llm.config.base_url, llm.config.model)),)
     assert r.tokens > 0
     body = llm_server.requests[-1].body
     assert body["max_tokens"] == 300 and body["messages"][-1]["content"] == LONG
@@ -360,7 +362,10 @@ def test_summarize_a_url_with_the_llm_keeps_the_web_source(safety, fetcher, llm,
     url = content.url("/page.html")
     r = Chaperone(safety, fetcher, llm=llm).handle(req("summarize", url=url))
     assert r.ok and not r.grounded and r.saved_path
-    assert r.sources == (Source("summary", "test-model"), Source("web", url))
+    assert r.sources == (
+        Source("summary", model_ref(llm.config.base_url, llm.config.model)),
+        Source("web", url),
+    )
 
 
 def test_summarize_falls_back_offline_when_the_llm_fails(safety, fetcher, incoming, bus):
@@ -466,3 +471,18 @@ def test_extract_data_matches_extract_text(tmp_path):
     for name, data in {"x.txt": b"", "y.json": b"{oops", "z.pdf": b"nope", "w.exe": b"MZ"}.items():
         with pytest.raises(IngestError):
             extract_data(name, data)
+
+
+def test_a_model_name_from_a_response_never_becomes_provenance(safety, fetcher, answerer):
+    # The server claims a path-like model name; the configured one has markup in it.
+    with OpenAIServer(model="../../../etc/passwd") as server:
+        llm = make_llm(server.base_url, model="evil/<script>..")
+        chap = Chaperone(safety, fetcher, llm=llm, answerer=answerer)
+        r = chap.handle(req("question", question="Why do oscillators synchronise?"))
+        llm.close()
+        host = server.base_url.split("://")[1].split("/")[0]
+    assert r.ok and len(r.sources) == 1
+    ref = r.sources[0].ref
+    assert "etc" not in ref and "passwd" not in ref and "<" not in ref and "/." not in ref
+    assert ref == f"{host}/evil_script"
+    assert r.passages[0].source.id == f"llm:{host}/evil_script"

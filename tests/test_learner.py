@@ -193,6 +193,9 @@ def test_all_four_request_types_are_produced():
         q.from_gap(Gap(type="question", topic="t", question="learn https://arxiv.org/abs/1")).type
         == "fetch_content"
     )
+    # A user naming a file gets it read; the chaperone's safety filter decides.
+    named = q.from_gap(Gap(type="question", topic="t", question="Please read notes/tides.md"))
+    assert (named.type, named.path) == ("read_local", "notes/tides.md")
     req = ChaperoneRequest(id="x", type="question", question="q")
     answer = ChaperoneResponse(
         request_id="x",
@@ -215,7 +218,8 @@ def test_all_four_request_types_are_produced():
     followups = []
     while q.pending:
         followups.extend(q.followups())
-    assert [r.type for r in followups] == ["read_local", "fetch_content", "summarize"]
+    # The corpus file an answer came from is not read whole afterwards (that is ingesting).
+    assert [r.type for r in followups] == ["fetch_content", "summarize"]
     assert all(q.produced[t] > 0 for t in ("question", "fetch_content", "read_local", "summarize"))
 
 

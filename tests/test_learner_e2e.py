@@ -109,10 +109,10 @@ def test_grounded_fetches_of_every_format_succeed_and_are_integrated(tmp_path, c
         assert [o for i, o in _judged(core) if i in fetches] == ["success"] * 4
         sources = {r.source for r in core.memory.recent(100)}
         assert {
-            content.url(p) for p in ("/page.html", "/paper.pdf", "/data.json", "/notes.md")
+            "web:" + content.url(p) for p in ("/page.html", "/paper.pdf", "/data.json", "/notes.md")
         } <= sources
         hits = core.memory.recall("kuramoto oscillators synchronise coupling", k=1, touch=False)
-        assert hits and hits[0].record.source == content.url("/page.html")
+        assert hits and hits[0].record.source == "web:" + content.url("/page.html")
         saved = list(incoming_dir(core.data_dir).iterdir())
         assert len(saved) == 4
 
@@ -155,7 +155,7 @@ def test_content_faults_are_recorded_and_the_loop_goes_on(tmp_path, content, pat
             assert stats.failed >= 1
             assert "failure" in stats.outcomes
         # … and the next initiative still learned the good page
-        assert any(r.source == content.url("/notes.md") for r in core.memory.recent(50))
+        assert any(r.source == "web:" + content.url("/notes.md") for r in core.memory.recent(50))
         outside = [
             p for p in Path(tmp_path).rglob("*") if p.is_file() and "incoming" not in p.parts
         ]

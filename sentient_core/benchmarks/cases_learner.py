@@ -44,6 +44,9 @@ class InstantChaperone:
     def may_call_out(self, request) -> int:
         return 0
 
+    def term_stats(self):
+        return None
+
     def handle(self, request, emit=None) -> ChaperoneResponse:
         self.n += 1
         return ChaperoneResponse(

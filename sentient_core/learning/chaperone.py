@@ -8,7 +8,8 @@ raises out of :meth:`Chaperone.handle`.
 Request types
 -------------
 ``question``
-    The LLM's ``ask`` when an LLM is configured (``Source("llm", model)``,
+    The LLM's ``ask`` when an LLM is configured (``Source("llm", "HOST/MODEL")``
+    from the configuration, never from the response,
     ``grounded=False``: a model's word is never a grounding action). Without an
     LLM, or when the LLM fails (:class:`~sentient_core.learning.llm.LLMError`),
     the offline :class:`~sentient_core.learning.offline.CorpusAnswerer` answers
@@ -30,7 +31,7 @@ Request types
     ``Source("local", resolved path)``.
 ``summarize``
     Of ``text``, or of the content at ``path``/``url`` read/fetched first. The
-    LLM's ``summarize`` (``Source("summary", model)``, not grounded) or, with no
+    LLM's ``summarize`` (``Source("summary", "HOST/MODEL")``, not grounded) or, with no
     LLM or when it fails, an extractive summary (``Source("summary",
     "offline-extractive")``) which is grounded exactly when its input came from
     a grounded read (its sentences are verbatim). The origin's source follows
@@ -71,7 +72,8 @@ from sentient_core.learning.fetch import Fetcher, FetchError
 from sentient_core.learning.llm import LLMClient, LLMError
 from sentient_core.learning.offline import CorpusAnswerer, summarize_extractive
 from sentient_core.learning.safety import Refusal, SafetyFilter
-from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Source
+from sentient_core.relevance import TermStats
+from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage, Source, model_ref
 
 __all__ = ["OFFLINE_SUMMARY_REF", "Chaperone", "Interaction", "extract_data"]
 
@@ -205,6 +207,7 @@ class Chaperone:
         self._log: deque[Interaction] = deque(maxlen=log_size)
         # Calls that leave the process during the request being handled (per thread).
         self._calls = threading.local()
+        self._term_stats: tuple[tuple[str, ...], TermStats] | None = None
         self._seq = itertools.count()
         self._lock = threading.Lock()
         self._counters: dict[str, int] = dict.fromkeys(
@@ -236,6 +239,27 @@ class Chaperone:
         """Requests, outcomes, LLM calls/errors, fallbacks, and requests by type."""
         with self._lock:
             return {**self._counters, "by_type": dict(self._by_type)}
+
+    def term_stats(self) -> TermStats | None:
+        """Document frequencies over the offline corpus's passages (idf for relevance).
+
+        Built once per corpus index (a refresh builds a new one); None without
+        an offline answerer.
+        """
+        if self.answerer is None:
+            return None
+        passages = self.answerer.passages
+        cached = self._term_stats
+        if cached is None or cached[0] is not passages:
+            cached = (passages, TermStats(passages))
+            self._term_stats = cached
+        return cached[1]
+
+    def _model_ref(self) -> str:
+        """``HOST/MODEL`` of the configured model: what this chaperone asked, never
+        the model name a response claims."""
+        assert self.llm is not None
+        return model_ref(self.llm.config.base_url, self.llm.config.model)
 
     def may_call_out(self, request: ChaperoneRequest) -> int:
         """Calls ``request`` may make outside the process (LLM, web): what the budget checks."""
@@ -419,6 +443,7 @@ class Chaperone:
             "ok": True,
             "content": c.text,
             "sources": (c.source,),
+            "passages": (Passage(text=c.text, source=c.source, start=0, end=len(c.text)),),
             "grounded": True,
             "saved_path": c.saved_path,
             "mime": c.mime,
@@ -450,10 +475,12 @@ class Chaperone:
             llm = self.llm
             reply, llm_error = self._ask_llm(req, emit, lambda: llm.ask(question, context=req.text))
             if reply is not None:
+                source = Source("llm", self._model_ref())
                 return {
                     "ok": True,
                     "content": reply.text,
-                    "sources": (Source("llm", reply.model),),
+                    "sources": (source,),
+                    "passages": (Passage(text=reply.text, source=source),),
                     "grounded": False,
                     "tokens": reply.total_tokens,
                 }, ""
@@ -471,10 +498,18 @@ class Chaperone:
         if not answer.text:
             note = f"; the LLM failed too ({llm_error})" if llm_error else ""
             raise _Failed(f"no passage of the local corpus scored above {self.min_score:g}{note}")
+        spans = getattr(answer, "spans", ()) or ((-1, -1),) * len(answer.passages)
+        passages = tuple(
+            Passage(text=text, source=source, start=start, end=end, score=float(score))
+            for text, source, score, (start, end) in zip(
+                answer.passages, answer.sources, answer.scores, spans, strict=True
+            )
+        )
         return {
             "ok": True,
             "content": answer.text,
             "sources": _sources(answer.sources),
+            "passages": passages,
             "grounded": True,
         }, fallback
 
@@ -502,10 +537,12 @@ class Chaperone:
             llm = self.llm
             reply, llm_error = self._ask_llm(req, emit, lambda: llm.summarize(text))
             if reply is not None:
+                source = Source("summary", self._model_ref())
                 return {
                     "ok": True,
                     "content": reply.text,
-                    "sources": (Source("summary", reply.model), *origin_sources),
+                    "sources": (source, *origin_sources),
+                    "passages": (Passage(text=reply.text, source=source),),
                     "grounded": False,
                     "tokens": reply.total_tokens,
                     **extra,
@@ -519,10 +556,12 @@ class Chaperone:
             self._count("fallbacks")
         if not summary:
             raise _Failed("nothing to summarize (no sentences in the text)", **extra)
+        source = Source("summary", OFFLINE_SUMMARY_REF)
         return {
             "ok": True,
             "content": summary,
-            "sources": (Source("summary", OFFLINE_SUMMARY_REF), *origin_sources),
+            "sources": (source, *origin_sources),
+            "passages": (Passage(text=summary, source=source),),
             "grounded": origin is not None,
             **extra,
         }, fallback

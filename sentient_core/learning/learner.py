@@ -45,6 +45,7 @@ from sentient_core.events import (
     SkipEvent,
 )
 from sentient_core.learning.curiosity import Curiosity
+from sentient_core.learning.passages import passages_of, select
 from sentient_core.learning.query import QueryFormulator
 from sentient_core.learning.reflect import reflect
 from sentient_core.vocab import (
@@ -111,6 +112,17 @@ class IterationReport(msgspec.Struct, forbid_unknown_fields=True):
     outcomes: list[str] = msgspec.field(default_factory=list)
     stopped_by: str = ""
     overhead_s: float = 0.0
+
+
+class _Integrated(msgspec.Struct):
+    """What integrating one response stored (new chunks) and found already known."""
+
+    new: int = 0
+    known: int = 0
+    known_trace: int = -1
+    first_new: int = -1
+    relevance: float | None = None
+    text: str = ""
 
 
 class Learner:
@@ -395,19 +407,25 @@ class Learner:
         t = time.perf_counter()
         response: ChaperoneResponse = self.chaperone.handle(req, emit)
         waited = time.perf_counter() - t
-        integrated = 0
+        done = _Integrated()
         if response.refused:
             self.stats.refused += 1
         elif not response.ok:
             self.stats.failed += 1
         elif response.content.strip():
-            integrated = self._integrate(req, response, emit)
-        report.ingested += integrated
-        self.stats.ingested += integrated
+            done = self._integrate(req, response, emit)
+        report.ingested += done.new
+        self.stats.ingested += done.new
         self.stats.tokens += response.tokens
         verdict = self.judge.judge(
             IterationOutcome.from_response(
-                response, integrated_chunks=integrated, question=req.question
+                response,
+                integrated_chunks=done.new,
+                known_chunks=done.known,
+                known_trace=done.known_trace,
+                relevance=done.relevance,
+                question=req.question,
+                answer=done.text if done.text else None,
             )
         )
         report.outcomes.append(verdict.outcome)
@@ -428,25 +446,53 @@ class Learner:
         )
         self.budget.commit(response.tokens, response.tool_calls, status)
         if req.type == "question" and req.gap_type != "followup":
-            self.curiosity.record_outcome(req.question, verdict.outcome)
+            if verdict.outcome == "success":
+                self.curiosity.record_outcome(req.question, "success", answered_by=done.first_new)
+            elif done.known and not done.new and verdict.outcome == "not_applicable":
+                # Already known: memory held the answer, the question is settled.
+                self.curiosity.record_outcome(req.question, "success", answered_by=done.known_trace)
+            else:
+                self.curiosity.record_outcome(req.question, verdict.outcome)
         self._learn(req, response, verdict.outcome, emit)
         return waited
 
-    def _integrate(self, req: ChaperoneRequest, response: ChaperoneResponse, emit: Emitter) -> int:
-        source = response.sources[0].ref if response.sources else req.type
-        kind = response.sources[0].kind if response.sources else "unknown"
-        summary = self.integrator.ingest_texts(
-            [response.content], source=source, tags=(req.type, req.gap_type or "gap", kind)
+    def _integrate(
+        self, req: ChaperoneRequest, response: ChaperoneResponse, emit: Emitter
+    ) -> _Integrated:
+        """Store each relevant passage under its own source; memory's copies are not stored."""
+        question = req.question if req.type == "question" else ""
+        selection = select(
+            question,
+            passages_of(req, response),
+            stats=self.chaperone.term_stats() if question else None,
+            threshold=self.judge.relevant,
         )
-        emit.emit(
-            IntegrateEvent,
-            id=req.id,
-            chunks=summary.chunks,
-            source=source,
-            grounded=response.grounded,
-            smf=self.observer.orientation(),
-        )
-        return summary.chunks
+        done = _Integrated(relevance=selection.relevance)
+        for passage in selection.keep:
+            source = passage.source.id
+            summary = self.integrator.ingest_texts(
+                [passage.text],
+                source=source,
+                tags=(req.type, req.gap_type or "gap", passage.source.kind),
+            )
+            done.new += summary.chunks
+            done.known += summary.duplicates
+            if summary.ids and done.first_new < 0:
+                done.first_new = summary.ids[0]
+                done.text = passage.text
+            if summary.known and done.known_trace < 0:
+                done.known_trace = summary.known[0]
+            emit.emit(
+                IntegrateEvent,
+                id=req.id,
+                chunks=summary.chunks,
+                known=summary.duplicates,
+                source=source,
+                grounded=response.grounded,
+                relevance=selection.relevance,
+                smf=self.observer.orientation(),
+            )
+        return done
 
     def _learn(
         self, req: ChaperoneRequest, response: ChaperoneResponse, outcome: str, emit: Emitter

@@ -348,6 +348,11 @@ class CorpusAnswerer:
             refresh_s=self._refresh_s,
         )
 
+    @property
+    def passages(self) -> tuple[str, ...]:
+        """Every indexed passage (the same tuple until the next refresh)."""
+        return self._index.passages
+
     def __len__(self) -> int:
         return len(self._index.passages)
 

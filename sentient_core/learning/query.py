@@ -5,8 +5,10 @@ All four request types are produced:
 question       a gap's question (the default)
 fetch_content  a gap that names a URL, or an allowed-looking URL cited in an
                earlier answer (followed up once)
-read_local     a gap that names a file, or a local file cited as the source of an
-               earlier answer (read whole, once)
+read_local     a gap that names a file (a user's "please read notes/tides.md").
+               A corpus file an answer's passage came from is *not* read whole
+               afterwards: the passage is what answered the question, and
+               storing whole files is ingesting, not learning
 summarize      long grounded content (> ``summarize_over`` chars) is followed by
                a request to summarise it, so a compact trace is stored too
 
@@ -76,6 +78,27 @@ def _url_at(text: str, start: int) -> tuple[str, str] | None:
     return text[start:i], authority
 
 
+_PATH = re.compile(
+    r"(?<![\w/.~-])((?:~|\.{1,2})?/?(?:[\w.-]+/)*[\w-][\w.-]*\.(?:txt|md|markdown|json|html?|pdf))\b"
+)
+
+
+def extract_paths(text: str) -> list[str]:
+    """Local file names in running text (``notes.md``, ``docs/a.pdf``, ``~/x.txt``), each once.
+
+    Only names with an extension the ingest layer reads; URLs are not paths.
+    """
+    out: list[str] = []
+    for match in _PATH.finditer(text):
+        start = match.start(1)
+        if "://" in text[max(0, start - 12) : start + 3]:
+            continue
+        path = match.group(1)
+        if path not in out:
+            out.append(path)
+    return out
+
+
 def extract_urls(text: str) -> list[str]:
     """http(s) URLs in running text, in order, each once.
 
@@ -140,10 +163,18 @@ class QueryFormulator:
             req = ChaperoneRequest(type="read_local", path=gap.path, session=self.session, **common)
         else:
             urls = extract_urls(gap.question)
+            paths = extract_paths(gap.question) if gap.type in ("question", "focus") else []
             if urls:
                 self._seen_urls.add(urls[0])
                 req = ChaperoneRequest(
                     type="fetch_content", url=urls[0], session=self.session, **common
+                )
+            elif paths:
+                # A user names a file ("please read notes/tides.md"): read it; the
+                # safety filter decides whether it may be read.
+                self._seen_paths.add(paths[0])
+                req = ChaperoneRequest(
+                    type="read_local", path=paths[0], session=self.session, **common
                 )
             else:
                 req = ChaperoneRequest(
@@ -163,27 +194,9 @@ class QueryFormulator:
         return len(self._pending)
 
     def observe(self, request: ChaperoneRequest, response: ChaperoneResponse) -> None:
-        """Queue follow-ups suggested by an answer (cited URLs/files, long content)."""
+        """Queue follow-ups suggested by an answer (cited URLs, long content)."""
         if not response.ok:
             return
-        for src in response.sources:
-            if (
-                src.kind == "local"
-                and src.ref
-                and request.type != "read_local"
-                and src.ref not in self._seen_paths
-            ):
-                self._seen_paths.add(src.ref)
-                self._pending.append(
-                    ChaperoneRequest(
-                        id=self._next_id(),
-                        type="read_local",
-                        topic=request.topic,
-                        path=src.ref,
-                        gap_type="followup",
-                        session=self.session,
-                    )
-                )
         for url in extract_urls(response.content)[:2]:
             if url not in self._seen_urls:
                 self._seen_urls.add(url)

@@ -1,0 +1,63 @@
+"""Which passages of an answer are worth storing: the relevance gate before integration.
+
+A question's answer may come back as several passages from different sources.
+Each is scored against the question with the calibrated relevance
+(:func:`sentient_core.relevance.relevance`, idf weights from the sources'
+collection); only those reaching the threshold are integrated, best first, each
+under its own source. An answer to no question (a requested fetch or read, a
+summary) is kept whole. Storing irrelevant text is what made most of the old
+loop's "successes" noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+
+from sentient_core.relevance import TermStats, relevance
+from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage, Source
+
+__all__ = ["Selection", "passages_of", "select"]
+
+
+class Selection(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The passages to integrate and how relevant the best one was.
+
+    Attributes
+    ----------
+    keep : tuple of Passage
+        Relevant passages (all of them when there was no question), best first.
+    relevance : float or None
+        The best passage's relevance; None when there was no question to check.
+    """
+
+    keep: tuple[Passage, ...]
+    relevance: float | None
+
+
+def passages_of(request: ChaperoneRequest, response: ChaperoneResponse) -> tuple[Passage, ...]:
+    """The response's passages; a response without any becomes one passage of its content."""
+    if response.passages:
+        return response.passages
+    source = response.sources[0] if response.sources else Source("local", request.type)
+    return (Passage(text=response.content, source=source),)
+
+
+def select(
+    question: str,
+    passages: Sequence[Passage],
+    *,
+    stats: TermStats | None,
+    threshold: float,
+) -> Selection:
+    """Keep the passages that answer ``question`` (all of them for an empty question)."""
+    passages = [p for p in passages if p.text.strip()]
+    if not question.strip():
+        return Selection(tuple(passages), None)
+    scored = sorted(
+        ((relevance(question, p.text, stats), i, p) for i, p in enumerate(passages)),
+        key=lambda t: (-t[0], t[1]),
+    )
+    best = scored[0][0] if scored else 0.0
+    return Selection(tuple(p for r, _, p in scored if r >= threshold), best)
