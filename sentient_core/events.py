@@ -121,7 +121,8 @@ class SessionEvent(_Base, tag="session"):
 
 
 class QuestionEvent(_Base, tag="question"):
-    """What became of a user's question: every one ends in such an event.
+    """What became of a question: every user question ends in such an event
+    (and a question the core raised itself, when memory answers it).
 
     ``status``: ``queued`` (waiting for a drive to pick it), ``asked`` (handed
     to the chaperone), ``answered`` (memory already answers it, ``trace_id``
@@ -135,6 +136,7 @@ class QuestionEvent(_Base, tag="question"):
     reason: str = ""
     trace_id: int = -1
     relevance: float = 0.0
+    origin: str = "user"
 
 
 class CuriosityEvent(_Base, tag="curiosity"):
@@ -217,7 +219,11 @@ class ErrorEvent(_Base, tag="error"):
 
 
 class IntegrateEvent(_Base, tag="integrate"):
-    """A passage became traces (``chunks`` new ones; ``known`` memory already held)."""
+    """A passage became traces (``chunks`` new ones; ``known`` memory already held).
+
+    ``trace_ids`` are the new traces, ``known_ids`` the traces that already held
+    the other chunks (their use count went up).
+    """
 
     id: str
     chunks: int
@@ -225,6 +231,8 @@ class IntegrateEvent(_Base, tag="integrate"):
     grounded: bool
     known: int = 0
     relevance: float | None = None
+    trace_ids: tuple[int, ...] = ()
+    known_ids: tuple[int, ...] = ()
     smf: dict[str, float] = msgspec.field(default_factory=dict)
 
 

@@ -22,7 +22,10 @@ from collections import Counter
 from sentient_core.ingest.keywords import STOP_WORDS
 from sentient_core.relevance import QUESTION_WORDS, TermStats, stem
 
-__all__ = ["GENERIC_WORDS", "key_phrases", "question_about"]
+__all__ = ["GENERIC_WORDS", "SINGLE_WORD_DF", "key_phrases", "question_about"]
+
+SINGLE_WORD_DF = 0.03
+"""A one-word phrase must occur in at most this share of the collection's documents."""
 
 GENERIC_WORDS: frozenset[str] = frozenset(
     """
@@ -47,7 +50,9 @@ _NOISE_LINE = re.compile(
     \b\d{4}-\d{2}-\d{2}\b|\b\d{2}:\d{2}:\d{2}\b""",
     re.IGNORECASE | re.VERBOSE,
 )
-_CLAUSE = re.compile(r"[.,;:!?()\[\]{}<>\"'`|/\\=*#+~^&$%—–-]+|\n\s*\n")
+# Hyphens do not split: "left-hand" and "built-in" stay one token, which is not
+# a plain word and so ends a phrase (no "hand side", no "standard built").
+_CLAUSE = re.compile(r"[.,;:!?()\[\]{}<>\"'`|/\\=*#+~^&$%—–]+|\s-+\s|\n\s*\n")
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 
 
@@ -73,6 +78,25 @@ def _clauses(text: str) -> list[list[str]]:
 
 def _content(word: str) -> bool:
     return word not in STOP_WORDS and word not in QUESTION_WORDS and word not in GENERIC_WORDS
+
+
+# A phrase is a noun phrase more often than not when it neither starts with a
+# verb nor ends with a participle or an adverb ("perform sql queries", "unless
+# otherwise stated", "additional rules apply" are not things to ask about).
+_LEADING_VERBS: frozenset[str] = frozenset(
+    """
+    add apply avoid build call check create define find get handle install let load
+    make perform read remove run send set start stop try use write
+    """.split()  # noqa: SIM905 - a word list reads better than quoted strings
+)
+_TRAILING = re.compile(r"(?:ed|ly)$")
+_TRAILING_VERBS: frozenset[str] = frozenset({"apply", "applies", "stated", "unless", "otherwise"})
+
+
+def _noun_like(words: list[str]) -> bool:
+    if words[0] in _LEADING_VERBS or words[-1] in _TRAILING_VERBS:
+        return False
+    return not (len(words) > 1 and _TRAILING.search(words[-1]))
 
 
 def key_phrases(text: str, stats: TermStats | None = None, k: int = 5) -> list[str]:
@@ -103,12 +127,24 @@ def key_phrases(text: str, stats: TermStats | None = None, k: int = 5) -> list[s
             for n in (1, 2, 3):
                 for i in range(len(run) - n + 1):
                     gram = run[i : i + n]
+                    if not _noun_like(gram):
+                        continue
                     key = tuple(stem(w) for w in gram)
                     counts[key] += 1
                     surfaces.setdefault(key, Counter())[" ".join(gram)] += 1
             run = []
     if not counts:
         return []
+
+    if stats is not None and stats.documents >= 20:
+        # A single word must be distinctive to stand for a whole passage: one that
+        # most documents use ("object", "self", "format") says nothing about this one.
+        limit = SINGLE_WORD_DF * stats.documents
+        counts = Counter(
+            {key: n for key, n in counts.items() if len(key) > 1 or stats.df(key[0]) <= limit}
+        )
+        if not counts:
+            return []
 
     def weight(key: tuple[str, ...]) -> float:
         # Summed idf already favours longer phrases; a recurring multi-word term

@@ -36,9 +36,10 @@ def _body(e: Event | LegacyEvent) -> str | None:
     match e:
         case SessionEvent(state=state, iterations=n):
             return f"session {state}" + (f" ({n} iteration(s))" if state == "started" else "")
-        case QuestionEvent(question=q, status=status, reason=reason):
+        case QuestionEvent(question=q, status=status, reason=reason, origin=origin):
             why = f" ({_clip(reason, 70)})" if reason else ""
-            return f"question {status}: {_clip(q, 80)}{why}"
+            who = "" if origin == "user" else f"{origin} "
+            return f"{who}question {status}: {_clip(q, 80)}{why}"
         case CuriosityEvent(gaps=gaps, intensity=intensity):
             if not gaps:
                 return f"curiosity: no gaps (intensity {intensity:.2f})"

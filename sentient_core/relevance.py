@@ -14,6 +14,8 @@ Score
         relevance(q, p) = Σ_{t ∈ q ∩ p} idf(t) / Σ_{t ∈ q} idf(t)
 
     A question without content terms scores 0 (nothing to check it against).
+    Words inside URLs do not count, and a question with a single content term
+    needs it mentioned twice for full score (once is a passing mention).
 
 Calibration
     :data:`RELEVANT` is chosen on labelled question–passage pairs built from the
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -38,6 +41,11 @@ __all__ = ["QUESTION_WORDS", "RELEVANT", "TermStats", "content_terms", "relevanc
 
 RELEVANT = 0.6
 """Relevance at or above which a passage answers a question (see Calibration)."""
+
+SINGLE_TERM_MENTIONS = 2
+"""A question with one content term needs that many mentions for full relevance."""
+
+_URL = re.compile(r"\S+://\S+")
 
 QUESTION_WORDS: frozenset[str] = frozenset(
     """
@@ -82,6 +90,10 @@ class TermStats:
         self.documents += 1
         self._df.update(set(content_terms(text)))
 
+    def df(self, term: str) -> int:
+        """Documents counted that contain ``term`` (a stem)."""
+        return self._df.get(term, 0)
+
     def idf(self, term: str) -> float:
         """``ln(1 + N / (1 + df))``: positive, largest for terms the collection lacks."""
         return math.log1p(self.documents / (1.0 + self._df.get(term, 0)))
@@ -104,9 +116,15 @@ def relevance(question: str, passage: str, stats: TermStats | None = None) -> fl
     terms = set(content_terms(question))
     if not terms:
         return 0.0
-    present = set(content_terms(passage))
+    # A word inside a URL is not the passage talking about it.
+    counts = Counter(content_terms(_URL.sub(" ", passage)))
     weight = (lambda t: 1.0) if stats is None else stats.idf
     total = sum(weight(t) for t in terms)
     if total <= 0.0:
         return 0.0
-    return sum(weight(t) for t in terms if t in present) / total
+    score = sum(weight(t) for t in terms if counts[t]) / total
+    if len(terms) == 1:
+        # One word mentioned in passing is not a passage about it: ask for two mentions.
+        (term,) = terms
+        score *= min(1.0, counts[term] / SINGLE_TERM_MENTIONS)
+    return score

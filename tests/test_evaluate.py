@@ -270,7 +270,10 @@ def test_free_run_lists_every_success(tmp_path):
         with core.store.read() as txn:
             stored = list(traces.iter_range(txn))
     successes = [e for e in events if isinstance(e, JudgeEvent) and e.outcome == "success"]
-    integrate = {e.id: e for e in events if isinstance(e, IntegrateEvent)}
+    integrate: dict[str, IntegrateEvent] = {}
+    for e in events:  # the first (most relevant) passage of each request
+        if isinstance(e, IntegrateEvent):
+            integrate.setdefault(e.id, e)
     assert [s.request for s in report.successes] == [e.id for e in successes]
     for s in report.successes:
         assert s.source == integrate[s.request].source and s.linked

@@ -55,7 +55,10 @@ def test_a_recurring_multi_word_term_beats_its_words():
 
 def test_relevance_is_the_idf_weighted_share_of_question_terms():
     stats = TermStats(["the curl package", "the curl tool", "a rare quokka"])
-    assert relevance("Which quokka?", "a quokka here", stats) == 1.0
+    assert relevance("Which quokka?", "a quokka here, the quokka there", stats) == 1.0
+    # One word mentioned once, or only inside a URL, is not a passage about it.
+    assert relevance("Which quokka?", "a quokka here", stats) == 0.5
+    assert relevance("Which quokka?", "see https://quokka.org/quokka", stats) == 0.0
     assert relevance("What is a curl quokka?", "curl only", stats) < 0.5  # the rare term is missing
     assert relevance("What is a curl quokka?", "quokka only", stats) > 0.5
     assert relevance("What is it?", "anything", stats) == 0.0  # no content terms

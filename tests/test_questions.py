@@ -140,7 +140,11 @@ def test_every_user_question_ends_in_an_event(tmp_path, corpus_dir):
         for q in questions:
             learner.ask(q)
         learner.run(4)
-        events = [e for _, e in read_events(core.store) if isinstance(e, QuestionEvent)]
+        events = [
+            e
+            for _, e in read_events(core.store)
+            if isinstance(e, QuestionEvent) and e.origin == "user"
+        ]
         final = {}
         for e in events:
             final[normalise_question(e.question)] = e.status

@@ -7,35 +7,28 @@ own counters, so the figures are an independent account of the run.
 
 Linking a request to the passage it stored
 ------------------------------------------
-Trace records carry no request id, so :func:`link_requests` rebuilds the link:
+Every :class:`~sentient_core.events.IntegrateEvent` (one per stored passage)
+names the request ``id``, the ``source`` and the ids of the new traces
+(``trace_ids``). :func:`link_requests` reads those traces from the store and
+checks the event against them: every id must be a stored trace, its ``source``
+must be the event's, and there must be as many as the event's ``chunks``.
 
-1. every :class:`~sentient_core.events.IntegrateEvent` (request ``id``,
-   ``source``, ``chunks``) is taken in audit-log order;
-2. the traces whose ``source`` equals the event's source are taken in id order
-   (ids are assigned in commit order and the learner integrates one response at
-   a time), and the event gets the next ``chunks`` of them;
-3. the link is checked: the first linked trace's text must begin with the
-   :class:`~sentient_core.events.ChaperoneResponseEvent` ``preview`` of the same
-   request (its first 200 characters; compared whitespace-normalised, over the
-   shorter of the two), and the event must have got as many traces as it says.
+A request with an event whose check fails is ``linked=False`` and its passage
+is left empty, so a verdict on it can never count as a verified one: when the
+two accounts disagree, the harness takes the pessimistic one and reports how
+often.
 
-A request whose check fails is ``linked=False`` and its passage is left empty,
-so a verdict on it can never count as a verified one: when the two accounts
-disagree, the harness takes the pessimistic one and reports how often.
-
-The *stored passage* of a request is the text of its linked traces, joined.
+The *stored passage* of a request is the text of its new traces, joined.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import msgspec
 
 from sentient_core.evaluation.qa import normalize
 from sentient_core.events import (
-    ChaperoneResponseEvent,
     IntegrateEvent,
     JudgeEvent,
     QueryEvent,
@@ -210,9 +203,16 @@ def names_question(event: object, question: str) -> bool:
     return any(key in s for s in _settling_strings(event))
 
 
-def silent_drops(questions: Sequence[str], events: Sequence[object]) -> list[str]:
-    """The ``questions`` that no event settles (see :func:`names_question`), in order."""
-    wanted = {normalize(q): q for q in questions}
+def silent_drops(
+    questions: Sequence[str], events: Sequence[object], held: Collection[str] = ()
+) -> list[str]:
+    """The ``questions`` that no event settles (see :func:`names_question`), in order.
+
+    ``held`` are questions the question book still holds (queued or waiting for
+    a later iteration or session): those are accounted for, not dropped.
+    """
+    kept = {normalize(q) for q in held}
+    wanted = {normalize(q): q for q in questions if normalize(q) not in kept}
     open_ = dict(wanted)
     for event in events:
         if not open_:
@@ -237,25 +237,18 @@ def link_requests(
     unlinked : int
         Integrate events whose check failed.
     """
-    by_source: dict[str, deque[TraceRecord]] = defaultdict(deque)
-    for r in records:
-        by_source[r.source].append(r)
-    previews = {e.id: e.preview for e in events if isinstance(e, ChaperoneResponseEvent)}
+    by_id = {r.id: r for r in records}
     links: dict[str, tuple[list[TraceRecord], bool]] = {}
     unlinked = 0
     for e in events:
         if not isinstance(e, IntegrateEvent):
             continue
-        queue = by_source[e.source]
-        got = [queue.popleft() for _ in range(min(e.chunks, len(queue)))]
-        ok = len(got) == e.chunks
-        if ok and got:
-            first, preview = normalize(got[0].text), normalize(previews.get(e.id, ""))
-            n = min(len(first), len(preview))
-            ok = n > 0 and first[:n] == preview[:n]
+        got = [by_id[i] for i in e.trace_ids if i in by_id]
+        ok = len(got) == len(e.trace_ids) == e.chunks and all(t.source == e.source for t in got)
         if not ok:
             unlinked += 1
-        links[e.id] = (got, ok)
+        traces, linked = links.get(e.id, ([], True))
+        links[e.id] = (traces + got, linked and ok)
     return links, unlinked
 
 
@@ -292,7 +285,8 @@ def audit_run(store: Store, events: Sequence[object]) -> RunAudit:
             r.outcome, r.basis, r.reason = e.outcome, e.basis, e.reason
         elif isinstance(e, IntegrateEvent) and e.id in by_id:
             r = by_id[e.id]
-            r.source, r.chunks = e.source, e.chunks
+            r.source = r.source or e.source  # the first (most relevant) passage's
+            r.chunks += e.chunks
             got, ok = links.get(e.id, ([], False))
             r.linked = ok
             if ok:

@@ -29,6 +29,7 @@ from sentient_core.evaluation.audit import audit_run, duplicate_count, repeat_co
 from sentient_core.evaluation.report import FreeRunReport, SuccessEntry
 from sentient_core.events import IterationEvent, QueryEvent, ReflectEvent, SkipEvent, read_events
 from sentient_core.learning.learner import MAX_SESSION_ITERATIONS, LearnerConfig
+from sentient_core.learning.questions import QuestionBook
 from sentient_core.learning.session import LearnerSettings, build_learner
 
 __all__ = [
@@ -115,6 +116,8 @@ def run_free(
             progress(f"free run: {iterations - remaining}/{iterations} iterations")
         events = [e for _, e in read_events(core.store)]
         audit = audit_run(core.store, events)
+        book = QuestionBook(core.store)
+        held = [r.question for r in book.records() if r.status in ("queued", "waiting")]
         calls = spent_tool_calls(core, days)
     last_iteration = max(
         (i for i, e in enumerate(events) if isinstance(e, IterationEvent)), default=-1
@@ -125,7 +128,7 @@ def run_free(
         if isinstance(e, ReflectEvent) and i < last_iteration:
             own.extend(e.followups)
     own = list(dict.fromkeys(own))
-    dropped = silent_drops(own, events)
+    dropped = silent_drops(own, events, held)
     n_queries, repeats = repeat_count(e for e in events if isinstance(e, QueryEvent))
     successes = tuple(
         SuccessEntry(

@@ -68,6 +68,7 @@ from sentient_core.events import (
     RefusalEvent,
 )
 from sentient_core.ingest import IngestError, extract_bytes
+from sentient_core.keyphrases import key_phrases
 from sentient_core.learning.fetch import Fetcher, FetchError
 from sentient_core.learning.llm import LLMClient, LLMError
 from sentient_core.learning.offline import CorpusAnswerer, summarize_extractive
@@ -75,7 +76,7 @@ from sentient_core.learning.safety import Refusal, SafetyFilter
 from sentient_core.relevance import TermStats
 from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage, Source, model_ref
 
-__all__ = ["OFFLINE_SUMMARY_REF", "Chaperone", "Interaction", "extract_data"]
+__all__ = ["OFFLINE_SUMMARY_REF", "Chaperone", "CorpusTopic", "Interaction", "extract_data"]
 
 OFFLINE_SUMMARY_REF = "offline-extractive"
 PREVIEW_CHARS = 200
@@ -106,6 +107,17 @@ class Interaction(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     request_id: str
     type: str
     data: dict[str, Any]
+
+
+TOPIC_CONTEXT_CHARS = 1500
+
+
+class CorpusTopic(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A topic the offline corpus can answer: a salient phrase of one document."""
+
+    phrase: str
+    source: str
+    context: str
 
 
 class _Failed(Exception):
@@ -208,6 +220,7 @@ class Chaperone:
         # Calls that leave the process during the request being handled (per thread).
         self._calls = threading.local()
         self._term_stats: tuple[tuple[str, ...], TermStats] | None = None
+        self._topics: tuple[tuple[str, ...], tuple[CorpusTopic, ...]] | None = None
         self._seq = itertools.count()
         self._lock = threading.Lock()
         self._counters: dict[str, int] = dict.fromkeys(
@@ -254,6 +267,32 @@ class Chaperone:
             cached = (passages, TermStats(passages))
             self._term_stats = cached
         return cached[1]
+
+    def topics(self) -> tuple[CorpusTopic, ...]:
+        """What the offline corpus can answer: each document's most salient phrase.
+
+        One topic per document (its passages joined), in corpus order, with the
+        document's opening as context; built once per corpus index. Curiosity
+        turns them into questions the sources can answer.
+        """
+        if self.answerer is None:
+            return ()
+        passages = self.answerer.passages
+        cached = self._topics
+        if cached is not None and cached[0] is passages:
+            return cached[1]
+        stats = self.term_stats()
+        docs: dict[Source, list[str]] = {}
+        for text, source in zip(passages, self.answerer.sources, strict=True):
+            docs.setdefault(source, []).append(text)
+        topics = []
+        for source, parts in docs.items():
+            text = "\n\n".join(parts)
+            phrases = key_phrases(text, stats, k=1)
+            if phrases:
+                topics.append(CorpusTopic(phrases[0], source.id, text[:TOPIC_CONTEXT_CHARS]))
+        self._topics = (passages, tuple(topics))
+        return self._topics[1]
 
     def _model_ref(self) -> str:
         """``HOST/MODEL`` of the configured model: what this chaperone asked, never

@@ -8,10 +8,14 @@ memory_miss     a question the core raised itself (a reflection's follow-up)
                 nothing (:meth:`Curiosity.note_miss`)
 coherence_drop  the observer's coherence fell ``coherence_drop`` below its recent
                 mean: ask how the latest topic fits with the rest
-smf_imbalance   an SMF axis below ``axis_fraction · |s|``: the axis question
-                (e.g. wisdom → "What is the nature of deep understanding?"),
-                lowest axes first, each axis resting ``axis_cooldown``
-                iterations after it was asked
+smf_imbalance   an SMF axis below ``axis_fraction · |s|``, lowest axes first,
+                each axis resting ``axis_cooldown`` iterations after it was
+                asked. The gap is mapped onto something the sources can answer:
+                of the topics the corpus offers (``topics``) that the book has
+                not settled, the one most related to the axis question (e.g.
+                wisdom → "What is the nature of deep understanding?") — the
+                first unexplored one when none is related. Only without any
+                topic left is the abstract axis question itself asked.
 
 Every question goes through the :class:`~sentient_core.learning.questions.QuestionBook`,
 which persists across sessions: a question answered (by the chaperone, or by
@@ -29,15 +33,20 @@ zero instead of as silence.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
 import numpy as np
 
 from kernels.smf import AXES
-from sentient_core.keyphrases import key_phrases
+from sentient_core.keyphrases import key_phrases, question_about
 from sentient_core.learning.questions import QuestionBook, QuestionRecord
+from sentient_core.relevance import relevance
 from sentient_core.vocab import GAP_PRIORITY, Gap, gap_rank
+
+if TYPE_CHECKING:
+    from sentient_core.learning.chaperone import CorpusTopic
 
 __all__ = ["AXIS_QUESTIONS", "Answered", "Curiosity", "CuriosityConfig", "CuriositySignal"]
 
@@ -120,6 +129,8 @@ class Curiosity:
         hit's relevance reaches ``config.answer_threshold``. Default: the cosine.
     sources_mark : callable, optional
         A string that changes when the sources (corpus, models) change.
+    topics : callable, optional
+        What the sources can answer (the chaperone's corpus topics).
     """
 
     def __init__(
@@ -131,6 +142,7 @@ class Curiosity:
         book: QuestionBook | None = None,
         answers: AnswerCheck = _cosine,
         sources_mark: Callable[[], str] = lambda: "",
+        topics: Callable[[], Sequence[CorpusTopic]] = tuple,
     ) -> None:
         self.observer = observer
         self.memory = memory
@@ -138,6 +150,7 @@ class Curiosity:
         self.book = book if book is not None else QuestionBook()
         self.answers = answers
         self.sources_mark = sources_mark
+        self.topics = topics
         self._misses: deque[tuple[str, float]] = deque(maxlen=self.config.max_questions)
         self._axis_asked: dict[int, int] = {}
         self._iteration = 0
@@ -252,15 +265,15 @@ class Curiosity:
             return []
         out = []
         best = self._probe([r.question for r in waiting])
-        for rec, (trace_id, relevance) in zip(waiting, best, strict=True):
-            if trace_id >= 0 and relevance >= self.config.answer_threshold:
+        for rec, (trace_id, score) in zip(waiting, best, strict=True):
+            if trace_id >= 0 and score >= self.config.answer_threshold:
                 self.book.update(
                     rec.question,
                     status="answered",
                     answered_by=trace_id,
-                    reason=f"memory answers it now (trace {trace_id}, relevance {relevance:.2f})",
+                    reason=f"memory answers it now (trace {trace_id}, relevance {score:.2f})",
                 )
-                out.append(Answered(rec.question, rec.origin, trace_id, relevance))
+                out.append(Answered(rec.question, rec.origin, trace_id, score))
             else:
                 self.book.update(rec.question, memory_mark=memory_mark)
         return out
@@ -310,9 +323,25 @@ class Curiosity:
         ready.sort(key=lambda k: (abs(float(s[k])), k))
         for k in ready[: self.config.axis_gaps]:
             self._axis_asked[k] = self._iteration
-            self.book.register(
-                AXIS_QUESTIONS[AXES[k]], origin="curiosity", gap_type="smf_imbalance"
-            )
+            axis = AXES[k]
+            question, reason = self._answerable(axis)
+            rec, new = self.book.register(question, origin="curiosity", gap_type="smf_imbalance")
+            if new and reason:
+                self.book.update(rec.question, reason=reason)
+
+    def _answerable(self, axis: str) -> tuple[str, str]:
+        """An unexplored corpus topic for a low SMF axis (its question, and why)."""
+        fresh = [t for t in self.topics() if self.book.get(question_about(t.phrase)) is None]
+        if not fresh:
+            return AXIS_QUESTIONS[axis], ""
+        about = f"{axis} {AXIS_QUESTIONS[axis]}"
+        best = max(range(len(fresh)), key=lambda i: (relevance(about, fresh[i].context), -i))
+        topic = fresh[best]
+        return (
+            question_about(topic.phrase),
+            f"SMF axis {axis} is low; mapped onto the unexplored topic {topic.phrase!r}"
+            f" of {topic.source}",
+        )
 
     def _probe(self, questions: list[str]) -> list[tuple[int, float]]:
         """(trace id, relevance) of each question's best recall (-1, 0.0 when none)."""

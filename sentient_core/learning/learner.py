@@ -337,15 +337,15 @@ class Learner:
         requests: list[ChaperoneRequest] = self.query.followups()
         proposals = self.drive.propose(gaps) if gaps else []
         for a in signal.answered:
-            if a.origin == "user":
-                emit.emit(
-                    QuestionEvent,
-                    question=a.question,
-                    status="answered",
-                    reason="memory already answers it",
-                    trace_id=a.trace_id,
-                    relevance=a.relevance,
-                )
+            emit.emit(
+                QuestionEvent,
+                question=a.question,
+                status="answered",
+                reason="memory already answers it",
+                trace_id=a.trace_id,
+                relevance=a.relevance,
+                origin=a.origin,
+            )
         # Questions cut by the cap stay queued in the book for the next tick: never lost.
         for g in proposals:
             self.curiosity.mark_asked(g.question)
@@ -490,6 +490,8 @@ class Learner:
                 source=source,
                 grounded=response.grounded,
                 relevance=selection.relevance,
+                trace_ids=tuple(summary.ids),
+                known_ids=tuple(summary.known),
                 smf=self.observer.orientation(),
             )
         return done

@@ -353,6 +353,11 @@ class CorpusAnswerer:
         """Every indexed passage (the same tuple until the next refresh)."""
         return self._index.passages
 
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        """The source of each passage (aligned with :attr:`passages`)."""
+        return self._index.sources
+
     def __len__(self) -> int:
         return len(self._index.passages)
 

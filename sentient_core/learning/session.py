@@ -151,6 +151,7 @@ def build_learner(
         core.memory,
         book=QuestionBook(core.store),
         sources_mark=chaperone.sources_mark,
+        topics=chaperone.topics,
     )
     return Learner(
         memory=core.memory,
