@@ -14,8 +14,10 @@ Score
         relevance(q, p) = Σ_{t ∈ q ∩ p} idf(t) / Σ_{t ∈ q} idf(t)
 
     A question without content terms scores 0 (nothing to check it against).
-    Words inside URLs do not count, and a question with a single content term
-    needs it mentioned twice for full score (once is a passing mention).
+    Words inside URLs do not count, a question with a single content term
+    needs it mentioned twice for full score (once is a passing mention), and
+    an identifier the question names (``CVE-2024-2004``, ``__debug__``,
+    ``7.88.1-10``) must occur in the passage whole, or the score is 0.
 
 Calibration
     :data:`RELEVANT` is chosen on labelled question–passage pairs built from the
@@ -37,7 +39,15 @@ import snowballstemmer
 
 from sentient_core.ingest.keywords import STOP_WORDS, tokenize
 
-__all__ = ["QUESTION_WORDS", "RELEVANT", "TermStats", "content_terms", "relevance", "stem"]
+__all__ = [
+    "QUESTION_WORDS",
+    "RELEVANT",
+    "TermStats",
+    "content_terms",
+    "identifiers",
+    "relevance",
+    "stem",
+]
 
 RELEVANT = 0.6
 """Relevance at or above which a passage answers a question (see Calibration)."""
@@ -63,6 +73,19 @@ _STEMMER = snowballstemmer.stemmer("english")
 def stem(token: str) -> str:
     """The Snowball (Porter 2) stem: ``raises``/``raised``/``raise`` match, ``loops``/``loop``."""
     return _STEMMER.stemWord(token)
+
+
+_IDENTIFIER = re.compile(r"[\w+]+(?:[-.:][\w+]+)+|\b_\w+_\b|\b\w*_\w*\b")
+
+
+def identifiers(text: str) -> list[str]:
+    """Case-folded identifiers in ``text``: joined tokens with a digit or an underscore."""
+    out = []
+    for match in _IDENTIFIER.finditer(text):
+        ident = match.group(0).strip(".:-")
+        if any(c.isdigit() or c == "_" for c in ident) and len(ident) >= 3:
+            out.append(ident.casefold())
+    return out
 
 
 def content_terms(text: str) -> list[str]:
@@ -123,6 +146,11 @@ def relevance(question: str, passage: str, stats: TermStats | None = None) -> fl
     if total <= 0.0:
         return 0.0
     score = sum(weight(t) for t in terms if counts[t]) / total
+    # An identifier (CVE-2024-2004, 7.88.1-10+deb12u5, __debug__) names one thing:
+    # its parts scattered over the passage do not; it must be there whole.
+    folded = passage.casefold()
+    if any(ident not in folded for ident in identifiers(question)):
+        return 0.0
     if len(terms) == 1:
         # One word mentioned in passing is not a passage about it: ask for two mentions.
         (term,) = terms
