@@ -1,0 +1,89 @@
+"""``evaluate``: the learning-efficacy benchmark over Q/A sets."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import msgspec
+
+from sentient_core.cli.common import positive_int
+
+__all__ = ["register"]
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from sentient_core.errors import ArgumentError
+    from sentient_core.evaluation import evaluate, format_report
+
+    if args.qa is None and not args.free_run:
+        print("error: give QA.json with --corpus DIR, or --free-run N (or both)", file=sys.stderr)
+        return 2
+    if args.qa is not None and args.corpus is None:
+        print(
+            "error: QA.json needs --corpus DIR (the folder its answers come from)", file=sys.stderr
+        )
+        return 2
+
+    def progress(line: str) -> None:
+        if not args.json:
+            print(line, file=sys.stderr, flush=True)
+
+    try:
+        report = evaluate(
+            args.qa,
+            args.corpus,
+            mode=args.mode,
+            k=args.k,
+            iterations_per_question=args.iterations_per_question,
+            sample_size=args.sample,
+            seed=args.seed,
+            free_run=args.free_run,
+            progress=progress,
+        )
+    except ArgumentError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(msgspec.to_builtins(report), indent=2, ensure_ascii=False))
+    else:
+        print(format_report(report))
+    return 0
+
+
+def register(sub, common: argparse.ArgumentParser) -> None:
+    """Add this module's sub-commands to ``sub``."""
+    ev = sub.add_parser(
+        "evaluate",
+        help="learning-efficacy benchmark on your own Q/A set: ingest vs learn vs bm25s",
+        description="Run each mode on a fresh temporary store and report answer@1/@k, judge "
+        "precision, chunks/tool calls/iterations per answered question, duplicate stores, "
+        "repeat-query rate and silent drops; --free-run N runs the default offline learner "
+        "for N iterations and lists every success verdict.",
+    )
+    ev.add_argument("qa", nargs="?", metavar="QA.json", help='[{"q": ..., "answers": [...]}, ...]')
+    ev.add_argument("--corpus", metavar="DIR", help="the folder the answers come from")
+    ev.add_argument(
+        "--mode", choices=("ingest", "learn", "both"), default="both", help="default both"
+    )
+    ev.add_argument("-k", type=positive_int, default=5, help="passages recalled (default 5)")
+    ev.add_argument(
+        "--iterations-per-question",
+        type=positive_int,
+        default=3,
+        help="learn mode: at most this many iterations per question (default 3)",
+    )
+    ev.add_argument(
+        "--sample", type=positive_int, default=None, help="a seeded sample of N questions"
+    )
+    ev.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    ev.add_argument(
+        "--free-run",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also run the default offline learner N iterations (no questions) on a fresh store",
+    )
+    ev.add_argument("--json", action="store_true", help="print JSON")
+    ev.set_defaults(func=_cmd_evaluate)

@@ -1,0 +1,207 @@
+"""``ingest``, ``recall``, ``profile`` and ``quality``: putting text into memory and getting it out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from sentient_core.cli.common import open_core, positive_int
+
+__all__ = ["register"]
+
+
+def _fmt_mb(n: int) -> str:
+    return f"{n / 1e6:.2f} MB"
+
+
+def _ingest_progress(bar):
+    def show(p) -> None:
+        frac = (
+            p.bytes_done / p.bytes_total if p.bytes_total else p.files_done / max(p.files_total, 1)
+        )
+        rate = p.chunks / p.elapsed if p.elapsed > 0 else 0.0
+        name = Path(p.current).name
+        bar.update(
+            frac,
+            f"{p.files_done}/{p.files_total} files, {p.chunks} chunks, {rate:,.0f} chunks/s  {name}",
+            force=p.files_done == p.files_total,
+        )
+
+    return show
+
+
+def _snippet(text: str, width: int = 160) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[: width - 1] + "…"
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from sentient_core.integrate import Integrator
+    from sentient_core.progress import ProgressLine
+
+    with open_core(args) as core:
+        integ = Integrator(core.memory, core.observer, batch=args.batch)
+        bar = ProgressLine()
+        summary = integ.ingest(args.paths, progress=None if args.json else _ingest_progress(bar))
+        bar.done()
+    if args.json:
+        print(json.dumps(summary.as_dict(), indent=2))
+    else:
+        for skip in summary.skipped:
+            print(f"skipped {skip.path}: {skip.reason}", file=sys.stderr)
+        print(
+            f"ingested {summary.files} file(s), {summary.chunks} chunks, {_fmt_mb(summary.bytes)}"
+            f" in {summary.seconds:.2f} s ({summary.chunks_per_s:,.0f} chunks/s,"
+            f" {summary.mb_per_s:.2f} MB/s); {len(summary.skipped)} skipped"
+        )
+    return 1 if summary.files == 0 and summary.skipped else 0
+
+
+def _cmd_recall(args: argparse.Namespace) -> int:
+    with open_core(args, readonly=args.no_touch) as core:
+        hits = core.memory.recall(
+            args.query, k=args.k, threshold=args.threshold, touch=not args.no_touch
+        )
+    rows = [
+        {
+            "rank": i + 1,
+            "id": h.record.id,
+            "score": h.score,
+            "source": h.record.source,
+            "topic": h.record.topic,
+            "snippet": _snippet(h.record.text),
+        }
+        for i, h in enumerate(hits)
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("no memory matches (nothing above the threshold)")
+        return 0
+    for r in rows:
+        print(f"{r['rank']:>3}. {r['score']:.3f}  #{r['id']}  {r['source']}")
+        print(f"     {r['snippet']}")
+    return 0
+
+
+def _cmd_profile(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from sentient_core.core import Core
+    from sentient_core.corpus import generate_corpus
+    from sentient_core.integrate import STAGES, Integrator
+    from sentient_core.progress import ProgressLine
+
+    with tempfile.TemporaryDirectory(prefix="sentient-profile-") as tmp:
+        paths = args.paths
+        corpus = "given paths"
+        if not paths:
+            size = int(args.size_mb * 1e6)
+            if not args.json:
+                print(f"generating a {args.size_mb:g} MB corpus…", file=sys.stderr, flush=True)
+            paths = [str(p) for p in generate_corpus(Path(tmp) / "corpus", size, seed=args.seed)]
+            corpus = f"generated {args.size_mb:g} MB (txt/md/html/json, seed {args.seed})"
+        data_dir = args.data_dir if args.data_dir is not None else Path(tmp) / "store"
+        with Core(data_dir) as core:
+            integ = Integrator(core.memory, core.observer, batch=args.batch)
+            bar = ProgressLine()
+            summary = integ.ingest(paths, progress=None if args.json else _ingest_progress(bar))
+            bar.done()
+    st = summary.stages
+    timed = st.total()
+    other = max(summary.seconds - timed, 0.0)
+    if args.json:
+        out = summary.as_dict()
+        out["corpus"] = corpus
+        out["untimed_seconds"] = other
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"corpus: {corpus}; {summary.files} files, {len(summary.skipped)} skipped")
+    print(f"{'stage':<10} {'seconds':>9} {'share':>7} {'µs/chunk':>9}")
+    for name in (*STAGES, "other"):
+        sec = other if name == "other" else getattr(st, name)
+        share = sec / summary.seconds * 100 if summary.seconds else 0.0
+        per = sec / summary.chunks * 1e6 if summary.chunks else 0.0
+        print(f"{name:<10} {sec:>9.3f} {share:>6.1f}% {per:>9.1f}")
+    print(
+        f"total      {summary.seconds:>9.3f}  {summary.chunks} chunks, {_fmt_mb(summary.bytes)}:"
+        f" {summary.chunks_per_s:,.0f} chunks/s, {summary.mb_per_s:.2f} MB/s"
+        f" ({summary.commits} commits)"
+    )
+    return 0
+
+
+def _cmd_quality(args: argparse.Namespace) -> int:
+    from sentient_core.retrieval_eval import format_report, run_eval
+
+    reports = [
+        run_eval(name, n_queries=args.queries, seed=args.seed, level=level)
+        for name in ("token", "char-compat")
+        for level in ("chunk", "doc")
+    ]
+    if args.json:
+        print(json.dumps([r.as_dict() for r in reports], indent=2))
+    else:
+        print(
+            "known-item retrieval over Python's own documentation (pydoc topics + stdlib"
+            f" docstrings); query = a random 12-word window (seed {args.seed})"
+        )
+        print(format_report(reports))
+    return 0
+
+
+def register(sub, common: argparse.ArgumentParser) -> None:
+    """Add this module's sub-commands to ``sub``."""
+    ing = sub.add_parser(
+        "ingest",
+        parents=[common],
+        help="ingest files and folders (txt, md, json, html, pdf) into memory",
+        description="Extract, chunk (2000 chars, 200 overlap), encode and store every "
+        "supported file under the given paths. Bad files are reported and skipped.",
+    )
+    ing.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (recursive)")
+    ing.add_argument("--batch", type=positive_int, default=512, help="chunks per commit")
+    ing.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ing.set_defaults(func=_cmd_ingest)
+
+    rec = sub.add_parser(
+        "recall", parents=[common], help="recall the traces most similar to a query"
+    )
+    rec.add_argument("query", help="query text")
+    rec.add_argument("-k", type=positive_int, default=10, help="number of traces (default 10)")
+    rec.add_argument("--threshold", type=float, default=0.0, help="minimum cosine score")
+    rec.add_argument(
+        "--no-touch",
+        action="store_true",
+        help="read-only: do not bump use counts (safe while a learner writes)",
+    )
+    rec.add_argument("--json", action="store_true", help="print JSON")
+    rec.set_defaults(func=_cmd_recall)
+
+    prof = sub.add_parser(
+        "profile",
+        parents=[common],
+        help="profile memory-integration throughput stage by stage",
+        description="Ingest a corpus (the given paths, or a generated one) into a fresh "
+        "temporary store (or --data-dir) and report time per stage, chunks/s and MB/s.",
+    )
+    prof.add_argument("paths", nargs="*", metavar="PATH", help="corpus files or folders")
+    prof.add_argument(
+        "--size-mb", type=float, default=20.0, help="generated corpus size (default 20)"
+    )
+    prof.add_argument("--seed", type=int, default=0, help="generated corpus seed")
+    prof.add_argument("--batch", type=positive_int, default=512, help="chunks per commit")
+    prof.add_argument("--json", action="store_true", help="print JSON")
+    prof.set_defaults(func=_cmd_profile)
+
+    qual = sub.add_parser(
+        "quality",
+        help="retrieval quality: recall@1/@10 and score distributions, default vs compatibility encoder",
+    )
+    qual.add_argument("--queries", type=positive_int, default=1000, help="queries per encoder")
+    qual.add_argument("--seed", type=int, default=0, help="query sampling seed")
+    qual.add_argument("--json", action="store_true", help="print JSON")
+    qual.set_defaults(func=_cmd_quality)
