@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, TypeVar
 
 import msgspec
 
 from sentient_core.errors import ArgumentError, SentientError
-from sentient_core.store import Store, log
+from sentient_core.store import Store, Txn, log
 from sentient_core.vocab import Basis, Outcome, SessionStats, Source
 
 __all__ = [
@@ -372,9 +372,13 @@ class Emitter:
         """The same session, another iteration (-1: outside any iteration)."""
         return Emitter(self._bus, self.session, iteration)
 
+    def make(self, cls: type[E], **fields: Any) -> E:
+        """A ``cls`` event from ``fields``, stamped with this scope (not published)."""
+        return cls(t=self._bus.now(), session=self.session, iteration=self.iteration, **fields)
+
     def emit(self, cls: type[E], **fields: Any) -> E:
         """Make a ``cls`` event from ``fields``, stamped with this scope, and publish it."""
-        event = cls(t=self._bus.now(), session=self.session, iteration=self.iteration, **fields)
+        event = self.make(cls, **fields)
         self._bus.publish(event)  # type: ignore[arg-type]
         return event
 
@@ -444,6 +448,37 @@ class EventBus:
         for listener in listeners:
             listener(event)
         return event
+
+    def write_in(self, txn: Txn, events: Sequence[Event]) -> int:
+        """Append the pending events, then ``events``, in the caller's write transaction.
+
+        For audit events that must commit with the change they describe (the
+        traces an integrate event names). Nothing is published or dropped here:
+        after the caller's transaction committed, call :meth:`confirm` with the
+        returned count and the same events. If the transaction is re-run (map
+        growth) this runs again; if it fails, the pending events stay pending.
+        Returns how many pending events were written.
+        """
+        if self._store is None:
+            return 0
+        with self._lock:
+            batch = list(self._pending)
+        for raw in batch:
+            log.append(txn, EVENTS_DB, raw)
+        for event in events:
+            log.append(txn, EVENTS_DB, _ENC.encode(event))
+        return len(batch)
+
+    def confirm(self, written: int, events: Sequence[Event]) -> None:
+        """After :meth:`write_in`'s transaction committed: drop the ``written`` pending
+        events it stored and publish ``events`` to the listeners."""
+        with self._lock:
+            del self._pending[:written]
+            listeners = list(self._listeners)
+            self.published += len(events)
+        for event in events:
+            for listener in listeners:
+                listener(event)
 
     def flush(self) -> int:
         """Append pending events to the audit log in one write transaction; returns how many."""

@@ -44,6 +44,7 @@ from sentient_core.ingest import (
 )
 from sentient_core.ingest.keywords import heading
 from sentient_core.memory import HolographicMemory, NewTrace, Stored
+from sentient_core.memory.storing import AlsoWrite
 from sentient_core.observer import Observer
 
 __all__ = [
@@ -251,9 +252,19 @@ class Integrator:
         return summary
 
     def ingest_texts(
-        self, texts: Sequence[str], *, source: str = "", tags: tuple[str, ...] | None = None
+        self,
+        texts: Sequence[str],
+        *,
+        source: str = "",
+        tags: tuple[str, ...] | None = None,
+        also: AlsoWrite | None = None,
     ) -> IngestSummary:
-        """Chunk and integrate in-memory texts (no file stages); ``tags`` replace the default."""
+        """Chunk and integrate in-memory texts (no file stages); ``tags`` replace the default.
+
+        ``also(txn, stored, known_ids)`` runs inside each commit's transaction
+        (see :meth:`~sentient_core.memory.HolographicMemory.store_unique`): the
+        learner writes the audit event of the traces in the same transaction.
+        """
         summary = IngestSummary()
         t0 = time.perf_counter()
         pending = _Pending()
@@ -264,9 +275,9 @@ class Integrator:
             for c in chunks:
                 pending.add(c.text, source, tags)
                 if len(pending) >= self.batch:
-                    self._flush(pending, summary)
+                    self._flush(pending, summary, also)
             summary.bytes += len(text.encode())
-        self._flush(pending, summary)
+        self._flush(pending, summary, also)
         summary.seconds = time.perf_counter() - t0
         return summary
 
@@ -368,7 +379,9 @@ class Integrator:
             (heading(x) or " ".join(top[:3]), top[:k]) for x, top in zip(texts, tops, strict=True)
         ]
 
-    def _flush(self, pending: _Pending, summary: IngestSummary) -> list[tuple[str, Stored]]:
+    def _flush(
+        self, pending: _Pending, summary: IngestSummary, also: AlsoWrite | None = None
+    ) -> list[tuple[str, Stored]]:
         """Encode, observe, assemble and commit the pending chunks.
 
         Chunks memory already holds are not stored again
@@ -418,7 +431,7 @@ class Integrator:
         st.code += time.perf_counter() - t
 
         t = time.perf_counter()
-        outcomes = self.memory.store_unique(items, near=self.near)
+        outcomes = self.memory.store_unique(items, near=self.near, also=also)
         st.commit += time.perf_counter() - t
 
         for o in outcomes:

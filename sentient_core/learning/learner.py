@@ -470,11 +470,32 @@ class Learner:
         done = _Integrated(relevance=selection.relevance)
         for passage in selection.keep:
             source = passage.source.id
+            # The integrate event is written in the traces' own transaction: a crash
+            # can never leave a learned trace without the event that explains it.
+            written: list = [0, ()]
+
+            def also(txn, stored, known_ids, source=source, written=written) -> None:
+                event = emit.make(
+                    IntegrateEvent,
+                    id=req.id,
+                    chunks=len(stored),
+                    known=len(known_ids),
+                    source=source,
+                    grounded=response.grounded,
+                    relevance=selection.relevance,
+                    trace_ids=tuple(r.id for r in stored),
+                    known_ids=tuple(known_ids),
+                    smf=self.observer.orientation(),
+                )
+                written[:] = [self.events.write_in(txn, [event]), (event,)]
+
             summary = self.integrator.ingest_texts(
                 [passage.text],
                 source=source,
                 tags=(req.type, req.gap_type or "gap", passage.source.kind),
+                also=also,
             )
+            self.events.confirm(*written)
             done.new += summary.chunks
             done.known += summary.duplicates
             if summary.ids and done.first_new < 0:
@@ -482,18 +503,6 @@ class Learner:
                 done.text = passage.text
             if summary.known and done.known_trace < 0:
                 done.known_trace = summary.known[0]
-            emit.emit(
-                IntegrateEvent,
-                id=req.id,
-                chunks=summary.chunks,
-                known=summary.duplicates,
-                source=source,
-                grounded=response.grounded,
-                relevance=selection.relevance,
-                trace_ids=tuple(summary.ids),
-                known_ids=tuple(summary.known),
-                smf=self.observer.orientation(),
-            )
         return done
 
     def _learn(

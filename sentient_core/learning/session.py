@@ -39,6 +39,12 @@ __all__ = ["FetcherSettings", "LearnerSettings", "build_learner", "incoming_dir"
 
 PositiveFloat = Annotated[float, msgspec.Meta(gt=0.0, le=86400.0)]
 
+NEAR_DUPLICATE = 0.95
+"""Code cosine at which a learned passage counts as one memory already holds."""
+
+LEARNED_BATCH = 1 << 20
+"""Chunks per commit for learned passages: effectively all of one passage."""
+
 
 class FetcherSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """How the chaperone's fetcher talks to the web.
@@ -145,7 +151,17 @@ def build_learner(
     )
     chaperone = Chaperone(safety, fetcher, llm=llm, answerer=answerer, events=events, clock=clock)
     budget = Budget(core.store, s.caps or BudgetCaps.from_env(env), clock=clock, env=env)
-    integrator = Integrator(core.memory, core.observer, kind="learned", importance=0.6)
+    # One commit per passage (however long: a fetched page is at most 10 MiB), so
+    # its traces and their integrate event commit together; near-duplicates of
+    # what memory holds (code cosine >= 0.95) count as already known.
+    integrator = Integrator(
+        core.memory,
+        core.observer,
+        kind="learned",
+        importance=0.6,
+        batch=LEARNED_BATCH,
+        near=NEAR_DUPLICATE,
+    )
     curiosity = Curiosity(
         core.observer,
         core.memory,

@@ -260,7 +260,13 @@ class HolographicMemory:
         """
         return _storing.store_batch(self, items)
 
-    def store_unique(self, items: Sequence[NewTrace], *, near: float | None = None) -> list[Stored]:
+    def store_unique(
+        self,
+        items: Sequence[NewTrace],
+        *,
+        near: float | None = None,
+        also: Callable[[Txn, list[TraceRecord], list[int]], None] | None = None,
+    ) -> list[Stored]:
         """Store only the items memory does not hold yet (ONE write transaction).
 
         An item is a duplicate when an active trace holds the same text
@@ -274,13 +280,17 @@ class HolographicMemory:
         near : float, optional
             Near-duplicate threshold in (0, 1] (e.g. 0.95); None checks exact
             content only (cheap for large batches).
+        also : callable, optional
+            ``also(txn, stored, known_ids)`` writes more in the same transaction
+            (an audit event naming the traces: they commit together or not at
+            all). It may run again if the store re-runs the transaction.
 
         Returns
         -------
         list of Stored
             One per item, in order: the new trace or the one already holding it.
         """
-        return _storing.store_unique(self, items, near)
+        return _storing.store_unique(self, items, near, also)
 
     # -- reading -----------------------------------------------------------------------------
 

@@ -106,16 +106,25 @@ def _prepare(mem: HolographicMemory, items: list[NewTrace]) -> _Prepared:
     return _Prepared(records, codes, stamp)
 
 
+AlsoWrite = Callable[[Txn, list[TraceRecord], list[int]], None]
+"""``also(txn, stored, known_ids)``: more writes for the same transaction (e.g. an
+audit event naming the stored traces). It may run more than once if the store
+re-runs the transaction after growing its map; only the last run commits."""
+
+
 def _commit(
     mem: HolographicMemory,
     prepared: _Prepared,
     select: Callable[[Txn], tuple[list[int], Any]] | None = None,
+    also: AlsoWrite | None = None,
+    known: Callable[[Any], list[int]] = lambda extra: [],
 ) -> tuple[list[TraceRecord], list[int], Any]:
     """Append prepared records in one transaction and mirror them.
 
     ``select(txn)`` (run first, inside the transaction) says which positions to
-    append and returns extra data; without it every record is appended. Returns
-    the stored records, their positions in ``prepared`` and the extra data.
+    append and returns extra data; without it every record is appended.
+    ``also(txn, stored, known(extra))`` runs last, in the same transaction.
+    Returns the stored records, their positions in ``prepared`` and the extra data.
     """
     stamp = prepared.stamp
     everything = list(range(len(prepared.records)))
@@ -130,6 +139,8 @@ def _commit(
             )
             write_state(txn, state)
         stored = traces.append(txn, records, prepared.codes[keep]) if records else []
+        if also is not None:
+            also(txn, stored, known(extra))
         return stored, keep, state, extra
 
     def mirror_it(m: Mirror, result: tuple[list[TraceRecord], list[int], Any, Any]) -> None:
@@ -165,7 +176,10 @@ def store_batch(mem: HolographicMemory, items: Sequence[NewTrace]) -> list[Trace
 
 
 def store_unique(
-    mem: HolographicMemory, items: Sequence[NewTrace], near: float | None
+    mem: HolographicMemory,
+    items: Sequence[NewTrace],
+    near: float | None,
+    also: AlsoWrite | None = None,
 ) -> list[Stored]:
     """See :meth:`HolographicMemory.store_unique`."""
     items = list(items)
@@ -215,7 +229,13 @@ def store_unique(
             holders[tid] = bumped
         return [i for i, (tid, _) in enumerate(plan) if tid == -1], (plan, holders)
 
-    stored, keep, (plan, holders) = _commit(mem, prepared, select)
+    stored, keep, (plan, holders) = _commit(
+        mem,
+        prepared,
+        select,
+        also,
+        known=lambda extra: [tid for tid, _ in extra[0] if tid >= 0],
+    )
     new_by_item = dict(zip(keep, stored, strict=True))
     out: list[Stored] = []
     for i, (tid, why) in enumerate(plan):
