@@ -9,6 +9,7 @@ kernel_cmds    bench, warmup
 memory_cmds    ingest, recall, profile, quality
 learn_cmds     learn, eavesdrop, budget, focus
 evaluate_cmds  evaluate
+store_cmds     check, backup, export, import
 common         argument types, opening stores, JSON output
 """
 
@@ -20,12 +21,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sentient_core import __version__
-from sentient_core.cli import evaluate_cmds, kernel_cmds, learn_cmds, memory_cmds
+from sentient_core.cli import evaluate_cmds, kernel_cmds, learn_cmds, memory_cmds, store_cmds
 from sentient_core.cli.common import data_dir_parent
 
 __all__ = ["build_parser", "main"]
 
-_MODULES = (kernel_cmds, memory_cmds, learn_cmds, evaluate_cmds)
+_MODULES = (kernel_cmds, memory_cmds, store_cmds, learn_cmds, evaluate_cmds)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -412,6 +412,29 @@ class Store:
         """Whether sub-database ``name`` exists in this store (see :data:`ADDED_LATER`)."""
         return name in self._dbs
 
+    def copy(self, dest: str | os.PathLike[str], *, compact: bool = True) -> Path:
+        """A consistent copy of the whole environment into ``dest`` (new or empty).
+
+        Taken from one snapshot (LMDB's own read transaction), so a writer in
+        this or another process may go on while it runs; ``compact`` drops free
+        pages. Returns the destination.
+
+        Raises
+        ------
+        StoreUsageError
+            ``dest`` exists and is not an empty directory.
+        """
+        target = Path(dest).expanduser()
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise StoreUsageError(
+                f"backup destination {target} exists and is not an empty directory"
+            )
+        target.mkdir(parents=True, exist_ok=True)
+        # Registered as a reader: a map growth in this process waits for the copy.
+        with self.read():
+            self._usable_env().copy(str(target), compact=compact)
+        return target
+
     def close(self) -> None:
         """Close the environment (idempotent).
 

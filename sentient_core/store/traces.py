@@ -71,8 +71,9 @@ def append(txn: Txn, records: Sequence[TraceRecord], rows: np.ndarray) -> list[T
                 f"trace id {rec.id} is not above the ids already in the store at"
                 f" {txn.store.path}; the counters are stale (run check_integrity)"
             )
-        # The first holder of a content keeps it (see sentient_core.store.content).
-        content.put(txn, content.digest(rec.text), rec.id)
+        # The first active holder of a content keeps it (see sentient_core.store.content).
+        if not rec.retired:
+            content.put(txn, content.digest(rec.text), rec.id)
         stored.append(rec)
     n = len(stored)
     txn.set_counters(
