@@ -46,6 +46,7 @@ from sentient_core.ingest.keywords import heading
 from sentient_core.memory import HolographicMemory, NewTrace, Stored
 from sentient_core.memory.storing import AlsoWrite
 from sentient_core.observer import Observer
+from sentient_core.store import StoreFullError, StoreIOError
 
 __all__ = [
     "STAGES",
@@ -97,6 +98,7 @@ class IngestSummary(msgspec.Struct, forbid_unknown_fields=True):
     files: int = 0
     chunks: int = 0
     duplicates: int = 0
+    stopped_by: str = ""
     ids: list[int] = msgspec.field(default_factory=list)
     known: list[int] = msgspec.field(default_factory=list)
     bytes: int = 0
@@ -214,7 +216,9 @@ class Integrator:
         """Ingest files and folders (recursively); return what was done.
 
         Bad files are listed in ``summary.skipped`` with the reason; they never
-        stop the run.
+        stop the run. A store that cannot be written (disk full, file-size limit,
+        I/O error, map at its maximum) stops it: ``summary.stopped_by`` says why,
+        and the summary counts what was committed before.
         """
         summary = IngestSummary()
         entries = list(iter_files(paths))
@@ -230,7 +234,12 @@ class Integrator:
         pending = _Pending()
         bytes_done = 0
         for i, (path, size) in enumerate(zip(files, sizes, strict=True)):
-            ok = self._ingest_file(path, size, pending, summary)
+            try:
+                ok = self._ingest_file(path, size, pending, summary)
+            except (StoreIOError, StoreFullError) as err:
+                summary.stopped_by = str(err)
+                pending.clear()
+                break
             if ok:
                 summary.files += 1
                 summary.bytes += size
@@ -247,7 +256,11 @@ class Integrator:
                         current=path,
                     )
                 )
-        self._flush(pending, summary)
+        if not summary.stopped_by:
+            try:
+                self._flush(pending, summary)
+            except (StoreIOError, StoreFullError) as err:
+                summary.stopped_by = str(err)
         summary.seconds = time.perf_counter() - t_start
         return summary
 

@@ -338,3 +338,4 @@ class SessionStats(msgspec.Struct, forbid_unknown_fields=True):
     gaps: dict[str, int] = msgspec.field(default_factory=dict)
     requests: dict[str, int] = msgspec.field(default_factory=dict)
     stopped_by: str = ""
+    error: str = ""

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sentient_core import __version__
 from sentient_core.cli import evaluate_cmds, kernel_cmds, learn_cmds, memory_cmds, store_cmds
-from sentient_core.cli.common import data_dir_parent
+from sentient_core.cli.common import EXIT_RESOURCES, data_dir_parent
 
 __all__ = ["build_parser", "main"]
 
@@ -53,10 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
-    from sentient_core.store import StoreError
+    from sentient_core.store import StoreError, StoreFullError, StoreIOError
 
     try:
         return int(args.func(args))
+    except (StoreIOError, StoreFullError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_RESOURCES
     except StoreError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

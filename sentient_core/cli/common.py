@@ -7,9 +7,21 @@ from pathlib import Path
 
 import msgspec
 
-__all__ = ["JSON", "data_dir_parent", "open_core", "open_store", "positive_float", "positive_int"]
+__all__ = [
+    "EXIT_RESOURCES",
+    "JSON",
+    "data_dir_parent",
+    "open_core",
+    "open_store",
+    "positive_float",
+    "positive_int",
+]
 
 JSON = msgspec.json.Encoder()
+
+EXIT_RESOURCES = 3
+"""Exit code when the store could not be written (disk full, file-size limit, I/O
+error, map at its maximum): what was committed before stays, the summary says what."""
 
 
 def open_core(args: argparse.Namespace, *, readonly: bool = False):

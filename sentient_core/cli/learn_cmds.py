@@ -10,7 +10,7 @@ from pathlib import Path
 
 import msgspec
 
-from sentient_core.cli.common import JSON, open_store, positive_int
+from sentient_core.cli.common import EXIT_RESOURCES, JSON, open_store, positive_int
 
 __all__ = ["register"]
 
@@ -108,6 +108,13 @@ def _cmd_learn(args: argparse.Namespace) -> int:
                 )
             elif stats.stopped_by == "budget:kill_switch":
                 print("the kill switch is on (SENTIENT_AUTONOMOUS=0): nothing was done")
+    if stats.stopped_by.startswith("store:"):
+        print(
+            f"error: {stats.error}; the learner stopped after {stats.iterations} iteration(s):"
+            " what it learned before was committed, nothing of the failed write",
+            file=sys.stderr,
+        )
+        return EXIT_RESOURCES
     return 0
 
 

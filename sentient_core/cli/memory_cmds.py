@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from sentient_core.cli.common import open_core, positive_int
+from sentient_core.cli.common import EXIT_RESOURCES, open_core, positive_int
 
 __all__ = ["register"]
 
@@ -51,11 +51,22 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     else:
         for skip in summary.skipped:
             print(f"skipped {skip.path}: {skip.reason}", file=sys.stderr)
-        print(
-            f"ingested {summary.files} file(s), {summary.chunks} chunks, {_fmt_mb(summary.bytes)}"
-            f" in {summary.seconds:.2f} s ({summary.chunks_per_s:,.0f} chunks/s,"
-            f" {summary.mb_per_s:.2f} MB/s); {len(summary.skipped)} skipped"
+        known = (
+            f", {summary.duplicates} already known (not stored again)" if summary.duplicates else ""
         )
+        print(
+            f"ingested {summary.files} file(s), {summary.chunks} new chunks{known},"
+            f" {_fmt_mb(summary.bytes)} in {summary.seconds:.2f} s"
+            f" ({summary.chunks_per_s:,.0f} chunks/s, {summary.mb_per_s:.2f} MB/s);"
+            f" {len(summary.skipped)} skipped"
+        )
+    if summary.stopped_by:
+        print(
+            f"error: {summary.stopped_by}; stopped there: the {summary.chunks} chunk(s)"
+            f" above were committed, nothing of the failed write",
+            file=sys.stderr,
+        )
+        return EXIT_RESOURCES
     return 1 if summary.files == 0 and summary.skipped else 0
 
 

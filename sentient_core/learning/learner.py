@@ -48,6 +48,7 @@ from sentient_core.learning.curiosity import Curiosity
 from sentient_core.learning.passages import passages_of, select
 from sentient_core.learning.query import QueryFormulator
 from sentient_core.learning.reflect import reflect
+from sentient_core.store import StoreFullError, StoreIOError
 from sentient_core.vocab import (
     ChaperoneRequest,
     ChaperoneResponse,
@@ -264,7 +265,17 @@ class Learner:
             if self._stop.is_set():
                 self.stats.stopped_by = self.stats.stopped_by or "stop"
                 break
-            report = self.step()
+            try:
+                report = self.step()
+            except (StoreIOError, StoreFullError) as err:
+                # The disk is full (or the map cannot grow): nothing of the failed
+                # write was committed. Say so and stop cleanly; retrying cannot help.
+                self.stats.stopped_by = (
+                    "store:full" if isinstance(err, StoreFullError) else "store:io"
+                )
+                self.stats.error = str(err)
+                self._emit.emit(ErrorEvent, where="store", error=str(err))
+                break
             if report.stopped_by:
                 self.stats.stopped_by = report.stopped_by
                 break
@@ -279,12 +290,17 @@ class Learner:
         if (
             self.config.reflect_every
             and self._iteration > self._reflected_at
-            and not self.stats.stopped_by.startswith("budget:kill_switch")
+            and not self.stats.stopped_by.startswith(("budget:kill_switch", "store:"))
         ):
             # Consolidate what this session learned since the last reflection.
             self._reflect(self._emit)
         self._emit.emit(SessionEvent, state="ended", stats=msgspec.structs.replace(self.stats))
-        self.events.flush()
+        try:
+            self.events.flush()
+        except (StoreIOError, StoreFullError):
+            if not self.stats.stopped_by.startswith("store:"):
+                raise
+            # The audit log cannot be written either; the listeners saw every event.
         return self.stats
 
     def ask(self, question: str) -> None:

@@ -35,6 +35,7 @@ from sentient_core.store.errors import (
     StoreClosedError,
     StoreError,
     StoreFullError,
+    StoreIOError,
     StoreNotFoundError,
     StoreUsageError,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "StoreClosedError",
     "StoreError",
     "StoreFullError",
+    "StoreIOError",
     "StoreMeta",
     "StoreNotFoundError",
     "StoreUsageError",

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -61,6 +62,7 @@ from sentient_core.store.errors import (
     StoreClosedError,
     StoreError,
     StoreFullError,
+    StoreIOError,
     StoreNotFoundError,
     StoreUsageError,
 )
@@ -129,6 +131,20 @@ def _check_new_layout(path: Path, code_dim: object, block_rows: object) -> None:
     for name, value, hi in (("code_dim", code_dim, 1 << 16), ("block_rows", block_rows, 1 << 20)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
             raise StoreUsageError(f"{name} must be an integer in [1, {hi}], got {value!r}")
+
+
+_IO_MESSAGES = (
+    "No space left on device",
+    "Disk quota exceeded",
+    "File too large",
+    "Input/output error",
+    "Read-only file system",
+)
+
+
+def _is_io_error(exc: BaseException) -> bool:
+    """Whether an LMDB error is the OS refusing a write (disk full, limits, I/O)."""
+    return isinstance(exc, lmdb.DiskError) or any(m in str(exc) for m in _IO_MESSAGES)
 
 
 def _abort_quietly(txn: lmdb.Transaction) -> None:
@@ -543,6 +559,9 @@ class Store:
         ------
         StoreFullError
             The write does not fit even at ``max_map_size``.
+        StoreIOError
+            The OS refused the write (disk full, file-size limit, I/O error);
+            nothing of it was committed.
         StoreUsageError
             Read-only store, ``write`` called from inside ``fn``, or called while
             this thread holds a read transaction (reading inside ``fn`` is fine:
@@ -578,11 +597,23 @@ class Store:
                             self._grow(raw)
                         finally:
                             _abort_quietly(raw)
+                    except lmdb.Error as exc:
+                        _abort_quietly(raw)
+                        if _is_io_error(exc):
+                            raise self._io_error(exc) from exc
+                        raise
                     except BaseException:
                         _abort_quietly(raw)
                         raise
             finally:
                 local.writing = False
+
+    def _io_error(self, exc: BaseException) -> StoreIOError:
+        try:
+            free = shutil.disk_usage(self.path).free
+        except OSError:
+            free = -1
+        return StoreIOError(str(self.path), str(exc), free)
 
     def _grow(self, failed: lmdb.Transaction) -> None:
         """Abort ``failed`` (a write txn that hit MapFullError) and double the map."""
@@ -592,7 +623,12 @@ class Store:
                 f"the store at {self.path} is full: the map is {current} bytes and"
                 f" max_map_size is {self._max_map_size}"
             )
-        self._remap(size=min(current * 2, self._max_map_size), abort=failed)
+        try:
+            self._remap(size=min(current * 2, self._max_map_size), abort=failed)
+        except lmdb.Error as exc:
+            if _is_io_error(exc):
+                raise self._io_error(exc) from exc
+            raise
         self.map_grows += 1
 
     def _remap(

@@ -8,6 +8,7 @@ Every error names the store path (or the record) and the reason::
     ├── SchemaVersionError          store or record written by a newer/unknown schema
     ├── CorruptRecordError          a stored record does not decode or violates its bounds
     ├── StoreFullError              the map cannot grow any further (max_map_size reached)
+    ├── StoreIOError                the OS refused a write: disk full, file too large, I/O error
     ├── ForkedStoreError            a Store used in a process other than the one that opened it
     ├── StoreClosedError            a Store used after close()
     └── StoreUsageError             API misuse (nested write, resizing while reading, bad shapes)
@@ -25,6 +26,7 @@ __all__ = [
     "StoreClosedError",
     "StoreError",
     "StoreFullError",
+    "StoreIOError",
     "StoreNotFoundError",
     "StoreUsageError",
 ]
@@ -52,6 +54,31 @@ class CorruptRecordError(StoreError):
 
 class StoreFullError(StoreError):
     """The memory map reached ``max_map_size`` and a write still does not fit."""
+
+
+class StoreIOError(StoreError):
+    """The operating system refused a write: the disk is full, a file-size limit
+    was hit, or an I/O error. Nothing of the failed transaction was committed.
+
+    Attributes
+    ----------
+    path : str
+        The data directory.
+    reason : str
+        What the OS said.
+    free_bytes : int
+        Free space on the directory's file system when it failed (-1 if unknown).
+    """
+
+    def __init__(self, path: str, reason: str, free_bytes: int = -1) -> None:
+        self.path = path
+        self.reason = reason
+        self.free_bytes = free_bytes
+        free = f"{free_bytes / 1e6:.1f} MB free" if free_bytes >= 0 else "free space unknown"
+        super().__init__(f"cannot write the store at {path}: {reason} ({free})")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.reason, self.free_bytes))
 
 
 class ForkedStoreError(StoreError):
