@@ -42,6 +42,7 @@ from sentient_core.vocab import Basis, Outcome, SessionStats, Source
 __all__ = [
     "EVENTS_DB",
     "EVENT_VERSION",
+    "BreakerEvent",
     "BudgetEvent",
     "ChaperoneRequestEvent",
     "ChaperoneResponseEvent",
@@ -57,6 +58,7 @@ __all__ = [
     "JudgeEvent",
     "LearnEvent",
     "LegacyEvent",
+    "ModelWaitEvent",
     "QueryEvent",
     "QuestionEvent",
     "ReflectEvent",
@@ -218,6 +220,25 @@ class ErrorEvent(_Base, tag="error"):
     type: str = ""
 
 
+class ModelWaitEvent(_Base, tag="model.wait"):
+    """Still waiting for the model (published every few seconds of a call)."""
+
+    id: str
+    elapsed_s: float
+    deadline_s: float
+
+
+class BreakerEvent(_Base, tag="model.breaker"):
+    """The model's circuit breaker moved: ``open`` (failures in a row; answers come
+    from the offline corpus at once for ``cool_down_s``), ``half-open`` (a trial
+    call), ``closed`` (the model answers again)."""
+
+    state: Literal["open", "half-open", "closed"]
+    failures: int = 0
+    cool_down_s: float = 0.0
+    reason: str = ""
+
+
 class IntegrateEvent(_Base, tag="integrate"):
     """A passage became traces (``chunks`` new ones; ``known`` memory already held).
 
@@ -291,6 +312,8 @@ Event = (
     | RefusalEvent
     | ErrorEvent
     | IntegrateEvent
+    | ModelWaitEvent
+    | BreakerEvent
     | JudgeEvent
     | BudgetEvent
     | LearnEvent

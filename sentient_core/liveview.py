@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from sentient_core.events import (
+    BreakerEvent,
     BudgetEvent,
     ChaperoneRequestEvent,
     ChaperoneResponseEvent,
@@ -16,6 +17,7 @@ from sentient_core.events import (
     JudgeEvent,
     LearnEvent,
     LegacyEvent,
+    ModelWaitEvent,
     QueryEvent,
     QuestionEvent,
     ReflectEvent,
@@ -85,6 +87,17 @@ def _body(e: Event | LegacyEvent) -> str | None:
             return (
                 f"iteration done: {e.initiatives} initiative(s), {e.ingested} chunk(s),"
                 f" outcomes: {outs}, coherence {e.coherence:.3f}"
+            )
+        case ModelWaitEvent(elapsed_s=elapsed, deadline_s=deadline):
+            return f"waiting for the model… {elapsed:.0f} s (gives up at {deadline:.0f} s)"
+        case BreakerEvent(state="open", failures=n, cool_down_s=cool, reason=reason):
+            return (
+                f"model circuit OPEN after {n} failure(s) in a row: offline answers for"
+                f" {cool:.0f} s ({_clip(reason, 60)})"
+            )
+        case BreakerEvent(state=state):
+            return f"model circuit {state}" + (
+                ": one trial call" if state == "half-open" else ": the model answers again"
             )
         case ErrorEvent(where=where, error=error):
             return f"ERROR in {where}: {_clip(error, 120)}"

@@ -60,15 +60,18 @@ import msgspec
 
 from sentient_core.errors import ArgumentError
 from sentient_core.events import (
+    BreakerEvent,
     ChaperoneRequestEvent,
     ChaperoneResponseEvent,
     Emitter,
     ErrorEvent,
     EventBus,
+    ModelWaitEvent,
     RefusalEvent,
 )
 from sentient_core.ingest import IngestError, extract_bytes
 from sentient_core.keyphrases import key_phrases
+from sentient_core.learning.breaker import CircuitBreaker
 from sentient_core.learning.fetch import Fetcher, FetchError
 from sentient_core.learning.llm import LLMClient, LLMError
 from sentient_core.learning.offline import CorpusAnswerer, summarize_extractive
@@ -187,6 +190,10 @@ class Chaperone:
         Passages per offline answer and their score threshold.
     summary_sentences : int
         Sentences in an offline summary.
+    breaker : CircuitBreaker, optional
+        Stops calling a failing model for a cool-down (default: 3 failures, 60 s).
+    wait_notice_s : float
+        Seconds between ``model.wait`` events during a model call (0: none).
     """
 
     def __init__(
@@ -203,6 +210,8 @@ class Chaperone:
         answer_k: int = 3,
         min_score: float = 0.12,
         summary_sentences: int = 3,
+        breaker: CircuitBreaker | None = None,
+        wait_notice_s: float = 5.0,
     ):
         if log_size < 1:
             raise ArgumentError(f"log_size must be >= 1, got {log_size}")
@@ -214,6 +223,8 @@ class Chaperone:
         self.answer_k = answer_k
         self.min_score = min_score
         self.summary_sentences = summary_sentences
+        self.breaker = breaker if breaker is not None else CircuitBreaker()
+        self.wait_notice_s = wait_notice_s
         self._clock = clock
         self._timer = timer
         self._log: deque[Interaction] = deque(maxlen=log_size)
@@ -234,6 +245,7 @@ class Chaperone:
                 "llm_errors",
                 "offline_answers",
                 "fallbacks",
+                "breaker_skips",
             ),
             0,
         )
@@ -494,16 +506,67 @@ class Chaperone:
     def _ask_llm(
         self, req: ChaperoneRequest, emit: Emitter | None, call: Callable[[], Any]
     ) -> tuple[Any, str]:
-        """Run an LLM call; on LLMError record it and return (None, error)."""
+        """Run an LLM call; on LLMError record it and return (None, error).
+
+        While the circuit breaker is open the model is not called at all (the
+        caller falls back to the offline corpus at once). During a call a
+        ``model.wait`` event is published every ``wait_notice_s`` seconds.
+        """
+        allowed, moved = self.breaker.allow()
+        if moved is not None and emit is not None:
+            emit.emit(BreakerEvent, state=moved, reason="cool-down over: one trial call")
+        if not allowed:
+            self._count("breaker_skips")
+            left = self.breaker.remaining_s()
+            return None, f"the model's circuit is open ({left:.0f} s of cool-down left)"
         self._count("llm_calls")
         self._calls.n += 1
+        done = threading.Event()
+        notices = self._wait_notices(req, emit, done)
         try:
-            return call(), ""
+            reply = call()
         except LLMError as err:
             message = f"{type(err).__name__}: {err}"
             self._count("llm_errors")
             self._error(emit, req, "llm", message)
+            if self.breaker.failure() == "open" and emit is not None:
+                emit.emit(
+                    BreakerEvent,
+                    state="open",
+                    failures=self.breaker.failures,
+                    cool_down_s=self.breaker.cool_down_s,
+                    reason=message[:200],
+                )
             return None, message
+        finally:
+            done.set()
+            if notices is not None:
+                notices.join()
+        if self.breaker.success() == "closed" and emit is not None:
+            emit.emit(BreakerEvent, state="closed")
+        return reply, ""
+
+    def _wait_notices(
+        self, req: ChaperoneRequest, emit: Emitter | None, done: threading.Event
+    ) -> threading.Thread | None:
+        """A thread publishing ``model.wait`` every ``wait_notice_s`` until ``done``."""
+        if emit is None or self.wait_notice_s <= 0 or self.llm is None:
+            return None
+        start = self._timer()
+        deadline = self.llm.config.deadline_s
+
+        def notify() -> None:
+            while not done.wait(self.wait_notice_s):
+                emit.emit(
+                    ModelWaitEvent,
+                    id=req.id,
+                    elapsed_s=self._timer() - start,
+                    deadline_s=deadline,
+                )
+
+        thread = threading.Thread(target=notify, name="sentient-model-wait", daemon=True)
+        thread.start()
+        return thread
 
     def _question(self, req: ChaperoneRequest, emit: Emitter | None) -> tuple[dict[str, Any], str]:
         question = (req.question or req.topic).strip()

@@ -86,6 +86,13 @@ class LLMConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
         Environment variable holding the API key (unset or empty: no key sent).
     timeout_s : float
         Connect/read/write timeout and the deadline for a whole response.
+    deadline_s : float
+        One deadline for a whole call, across every attempt and back-off: a
+        hung or overloaded model costs a question at most this long.
+    breaker_failures, breaker_cool_down_s : int, float
+        After this many failed calls in a row the chaperone stops calling the
+        model for the cool-down and answers from the offline corpus at once
+        (:class:`~sentient_core.learning.breaker.CircuitBreaker`).
     max_retries : int
         Retries after the first attempt (so at most ``1 + max_retries`` attempts).
     backoff_s, backoff_max_s : float
@@ -107,6 +114,9 @@ class LLMConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     model: str = "local-model"
     api_key_env: str = "SENTIENT_LLM_API_KEY"
     timeout_s: Annotated[float, msgspec.Meta(gt=0.0, le=3600.0)] = 30.0
+    deadline_s: Annotated[float, msgspec.Meta(gt=0.0, le=7200.0)] = 45.0
+    breaker_failures: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 3
+    breaker_cool_down_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 60.0
     max_retries: Annotated[int, msgspec.Meta(ge=0, le=20)] = 3
     backoff_s: Annotated[float, msgspec.Meta(ge=0.0, le=60.0)] = 0.5
     backoff_max_s: Annotated[float, msgspec.Meta(ge=0.0, le=600.0)] = 8.0
@@ -365,17 +375,24 @@ class LLMClient:
         prompt_chars = sum(len(m.get("content", "")) for m in messages)
         self._count(requests=1)
         start = self._monotonic()
+        end = start + self.config.deadline_s
         attempt = 0
         while True:
             attempt += 1
             self._count(attempts=1)
             try:
-                result = self._attempt(payload, attempt)
+                result = self._attempt(payload, attempt, end)
             except LLMError:
                 self._count(failures=1)
                 raise
             if isinstance(result, LLMReply):
                 return self._finish(result, prompt_chars, attempt, start)
+            if self._monotonic() + result >= end:
+                self._count(failures=1)
+                raise LLMUnavailable(
+                    f"{self._url}: no answer within the call's deadline of"
+                    f" {self.config.deadline_s:g} s ({attempt} attempt(s))"
+                )
             self._count(retries=1)
             self._sleep(result)
 
@@ -412,13 +429,24 @@ class LLMClient:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def _attempt(self, payload: bytes, attempt: int) -> LLMReply | float:
-        """One HTTP exchange: a reply, or the seconds to wait before retrying."""
+    def _attempt(self, payload: bytes, attempt: int, end: float) -> LLMReply | float:
+        """One HTTP exchange (ending by ``end`` at the latest): a reply, or the seconds to
+        wait before retrying."""
+        limit = min(self.config.timeout_s, end - self._monotonic())
+        if limit <= 0:
+            raise LLMUnavailable(
+                f"{self._url}: no answer within the call's deadline of"
+                f" {self.config.deadline_s:g} s ({attempt - 1} attempt(s))"
+            )
         can_retry = attempt <= self.config.max_retries
-        deadline = self._monotonic() + self.config.timeout_s
+        deadline = self._monotonic() + limit
         try:
             with self._http.stream(
-                "POST", self._url, content=payload, headers=self._headers()
+                "POST",
+                self._url,
+                content=payload,
+                headers=self._headers(),
+                timeout=httpx.Timeout(limit),
             ) as r:
                 status = r.status_code
                 retry_after = _retry_after(r.headers.get("retry-after"))
@@ -438,8 +466,7 @@ class LLMClient:
                 return self._backoff(attempt)
             what = "deadline" if isinstance(exc, _Timeout) else type(exc).__name__
             raise LLMUnavailable(
-                f"{self._url}: no response within {self.config.timeout_s:g} s "
-                f"({what}) after {attempt} attempt(s)"
+                f"{self._url}: no response within {limit:g} s ({what}) after {attempt} attempt(s)"
             ) from None
         except httpx.TransportError as exc:
             # Connect refused, reset, DNS failure, protocol garbage at the HTTP level.

@@ -23,6 +23,7 @@ from sentient_core.autonomy.drives import CuriosityDrive, Pursuit
 from sentient_core.autonomy.judge import Judge
 from sentient_core.events import EventBus
 from sentient_core.integrate import Integrator
+from sentient_core.learning.breaker import CircuitBreaker
 from sentient_core.learning.chaperone import Chaperone
 from sentient_core.learning.curiosity import Curiosity
 from sentient_core.learning.fetch import Fetcher
@@ -149,7 +150,14 @@ def build_learner(
         include_python_docs=s.include_python_docs,
         allow_hardlinks=policy.allow_hardlinks,
     )
-    chaperone = Chaperone(safety, fetcher, llm=llm, answerer=answerer, events=events, clock=clock)
+    breaker = (
+        CircuitBreaker(s.llm.breaker_failures, s.llm.breaker_cool_down_s)
+        if s.llm is not None
+        else None
+    )
+    chaperone = Chaperone(
+        safety, fetcher, llm=llm, answerer=answerer, events=events, clock=clock, breaker=breaker
+    )
     budget = Budget(core.store, s.caps or BudgetCaps.from_env(env), clock=clock, env=env)
     # One commit per passage (however long: a fetched page is at most 10 MiB), so
     # its traces and their integrate event commit together; near-duplicates of
