@@ -3,8 +3,10 @@
 This is the pipeline behind ``cli.py ingest`` and ``cli.py profile``. Each stage
 is timed separately so that a profile shows where the time goes:
 
-read      raw bytes from disk (the file is read once, into the page cache)
-extract   bytes → text (txt/md/json/html, pdf via pypdf)
+read      raw bytes from disk (read once; a file over the cap is refused from
+          its size before a byte is read)
+extract   bytes → text (txt/md/json, html via lxml, pdf via pypdf), within a
+          per-file time budget
 chunk     text → 2000-char chunks with 200 overlap (sentence breaks)
 encode    chunk → tokens → prime excitations + hashed code (one fused kernel)
 keywords  chunk → topic and keywords
@@ -13,7 +15,10 @@ code      assemble trace records: code, SMF orientation, primes, metadata
 commit    one LMDB write transaction per batch of chunks (durable)
 
 Failure policy: a file that cannot be read or extracted is reported by name
-with the reason and skipped before anything of it is stored. Chunks are
+with the reason and skipped before anything of it is stored; no single file
+stops the run (the extractors raise only ``IngestError``). Paths become stored
+and shown text through :func:`~sentient_core.ingest.safe_path_text`, so a
+file name that is not valid UTF-8 is stored as ``bad\\xff.txt``, never a crash. Chunks are
 committed in batches that may span files; only plain-text files larger than
 ``stream_threshold`` are streamed (never held whole), and if such a file fails
 part-way (it changed on disk, an I/O error) the traces already committed from
@@ -32,14 +37,17 @@ import msgspec
 
 from sentient_core.errors import ArgumentError
 from sentient_core.ingest import (
+    DEFAULT_TIME_BUDGET,
+    MAX_WHOLE_FILE_BYTES,
     IngestError,
-    UnreadableFile,
     chunk_text,
-    extract_text,
+    extract_bytes,
     iter_chunks,
     iter_files,
     iter_text,
     kind_of,
+    read_bytes,
+    safe_path_text,
     topic_and_keywords,
 )
 from sentient_core.ingest.keywords import heading
@@ -176,6 +184,12 @@ class Integrator:
         Also treat a chunk whose code has cosine ≥ ``near`` with a stored trace
         as already known (the learner uses 0.95). Exact duplicates are never
         stored twice either way.
+    time_budget : float or None
+        Seconds the extraction of one file may take before it is refused
+        (``None``: no limit); see :mod:`sentient_core.ingest.extract`.
+    max_file_bytes : int
+        Cap for files read whole (every format except large plain text,
+        which is streamed); larger files are refused before reading.
     """
 
     def __init__(
@@ -191,9 +205,15 @@ class Integrator:
         chunk_overlap: int = 200,
         stream_threshold: int = STREAM_THRESHOLD,
         near: float | None = None,
+        time_budget: float | None = DEFAULT_TIME_BUDGET,
+        max_file_bytes: int = MAX_WHOLE_FILE_BYTES,
     ) -> None:
         if batch < 1:
             raise ArgumentError(f"batch must be >= 1, got {batch}")
+        if time_budget is not None and not time_budget > 0:
+            raise ArgumentError(f"time_budget must be > 0 seconds or None, got {time_budget!r}")
+        if max_file_bytes < 1:
+            raise ArgumentError(f"max_file_bytes must be >= 1, got {max_file_bytes}")
         self.memory = memory
         self.observer = observer
         self.kind = kind
@@ -204,6 +224,8 @@ class Integrator:
         self.chunk_overlap = chunk_overlap
         self.stream_threshold = stream_threshold
         self.near = near
+        self.time_budget = time_budget
+        self.max_file_bytes = max_file_bytes
 
     # -- public -------------------------------------------------------------
 
@@ -225,7 +247,9 @@ class Integrator:
         files = []
         for e in entries:
             if e.skipped:
-                summary.skipped.append(SkippedFile(e.path, e.skip_reason or "skipped"))
+                summary.skipped.append(
+                    SkippedFile(safe_path_text(e.path), e.skip_reason or "skipped")
+                )
             else:
                 files.append(e.path)
         sizes = [_size(p) for p in files]
@@ -253,7 +277,7 @@ class Integrator:
                         bytes_total=bytes_total,
                         chunks=summary.chunks + len(pending),
                         elapsed=time.perf_counter() - t_start,
-                        current=path,
+                        current=safe_path_text(path),
                     )
                 )
         if not summary.stopped_by:
@@ -277,7 +301,10 @@ class Integrator:
         ``also(txn, stored, known_ids)`` runs inside each commit's transaction
         (see :meth:`~sentient_core.memory.HolographicMemory.store_unique`): the
         learner writes the audit event of the traces in the same transaction.
+
+        ``source`` is stored through :func:`~sentient_core.ingest.safe_path_text`.
         """
+        source = safe_path_text(source)
         summary = IngestSummary()
         t0 = time.perf_counter()
         pending = _Pending()
@@ -298,21 +325,24 @@ class Integrator:
 
     def _ingest_file(self, path: str, size: int, pending: _Pending, summary: IngestSummary) -> bool:
         st = summary.stages
-        source = str(Path(path).resolve())
-        streamed = size > self.stream_threshold and kind_of(path) in ("txt", "md")
+        source = safe_path_text(Path(path).resolve())
+        shown = safe_path_text(path)
         try:
-            t = time.perf_counter()
-            if not streamed:
-                _read_bytes(path)  # the read stage: raw I/O, separate from parsing
-            st.read += time.perf_counter() - t
-            t = time.perf_counter()
+            streamed = size > self.stream_threshold and kind_of(path) in ("txt", "md")
             if streamed:
+                t = time.perf_counter()
                 pieces: Iterable[str] = iter_text(path)
+                st.extract += time.perf_counter() - t
             else:
-                pieces = (extract_text(path).text,)
-            st.extract += time.perf_counter() - t
+                t = time.perf_counter()
+                data = read_bytes(path, self.max_file_bytes)
+                st.read += time.perf_counter() - t
+                t = time.perf_counter()
+                pieces = (extract_bytes(path, data, time_budget=self.time_budget),)
+                del data
+                st.extract += time.perf_counter() - t
         except IngestError as err:
-            summary.skipped.append(SkippedFile(path, err.reason))
+            summary.skipped.append(SkippedFile(shown, err.reason))
             return False
         if not streamed:
             # Whole file in hand: chunk it all before anything is queued, so a
@@ -322,14 +352,14 @@ class Integrator:
             chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
             st.chunk += time.perf_counter() - t
             if not chunks:
-                summary.skipped.append(SkippedFile(path, "no text to ingest"))
+                summary.skipped.append(SkippedFile(shown, "no text to ingest"))
                 return False
             for c in chunks:
                 pending.add(c.text, source)
                 if len(pending) >= self.batch:
                     self._flush(pending, summary)
             return True
-        return self._ingest_streamed(path, source, pieces, pending, summary)
+        return self._ingest_streamed(shown, source, pieces, pending, summary)
 
     def _ingest_streamed(
         self,
@@ -463,15 +493,3 @@ def _size(path: str) -> int:
         return os.stat(path).st_size
     except OSError:
         return 0
-
-
-def _read_bytes(path: str) -> int:
-    """Read a file's bytes and drop them (brings it into the page cache)."""
-    n = 0
-    try:
-        with open(path, "rb") as f:
-            while chunk := f.read(1 << 22):
-                n += len(chunk)
-    except OSError as err:
-        raise UnreadableFile(path, f"cannot read: {err.strerror or err}") from None
-    return n

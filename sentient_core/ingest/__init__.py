@@ -10,8 +10,8 @@ through it). Typical use::
             continue
         try:
             pieces = iter_text(entry.path)      # all checks happen here
-        except IngestError as err:
-            report(err.path, err.reason)
+        except IngestError as err:             # the only error bad content raises
+            report(safe_path_text(err.path), err.reason)
             continue
         for chunk in iter_chunks(pieces):
             topic, words = topic_and_keywords(chunk.text)
@@ -28,13 +28,16 @@ from sentient_core.ingest.errors import (
     CorruptFile,
     EmptyFile,
     EncryptedFile,
+    ExtractorFailure,
     IngestError,
     MismatchedContent,
+    TimeBudgetExceeded,
     TooLarge,
     UnreadableFile,
     UnsupportedFormat,
 )
 from sentient_core.ingest.extract import (
+    DEFAULT_TIME_BUDGET,
     MAX_WHOLE_FILE_BYTES,
     SUPPORTED,
     ExtractedDoc,
@@ -42,13 +45,16 @@ from sentient_core.ingest.extract import (
     extract_text,
     iter_text,
     kind_of,
+    read_bytes,
 )
 from sentient_core.ingest.keywords import STOP_WORDS, tokenize, topic_and_keywords
+from sentient_core.ingest.paths import safe_path_text
 from sentient_core.ingest.walk import WalkEntry, iter_files
 
 __all__ = [
     "DEFAULT_OVERLAP",
     "DEFAULT_SIZE",
+    "DEFAULT_TIME_BUDGET",
     "MAX_WHOLE_FILE_BYTES",
     "STOP_WORDS",
     "SUPPORTED",
@@ -57,8 +63,10 @@ __all__ = [
     "EmptyFile",
     "EncryptedFile",
     "ExtractedDoc",
+    "ExtractorFailure",
     "IngestError",
     "MismatchedContent",
+    "TimeBudgetExceeded",
     "TooLarge",
     "UnreadableFile",
     "UnsupportedFormat",
@@ -70,6 +78,8 @@ __all__ = [
     "iter_files",
     "iter_text",
     "kind_of",
+    "read_bytes",
+    "safe_path_text",
     "tokenize",
     "topic_and_keywords",
 ]

@@ -14,10 +14,29 @@ Size policy
   :func:`extract_text` loads every format whole, plain text included, under the
   same cap.
 
+Time policy
+-----------
+Extraction of a file loaded whole gets a time budget (``time_budget`` seconds,
+default :data:`DEFAULT_TIME_BUDGET`), checked between stages and every few
+thousand steps inside them (HTML elements, JSON values, PDF content-stream
+operators). Past it the file is refused with
+:class:`~sentient_core.ingest.errors.TimeBudgetExceeded`. Every parser used is
+linear in its input (``bench/html_scaling.py`` measures HTML up to 32 MB), so
+the budget is a backstop, not the normal way out. Streamed plain text has no
+budget: it is decoded in one linear pass and has no size cap by design.
+
+Whatever a parser raises on hostile bytes, the extractors raise only
+:class:`~sentient_core.ingest.errors.IngestError` subclasses; an exception
+nobody foresaw becomes :class:`~sentient_core.ingest.errors.ExtractorFailure`.
+
 Decoding policy
 ---------------
-A byte-order mark selects UTF-8/16/32; otherwise UTF-8 (HTML may name another
-charset in a ``<meta>`` tag). Undecodable bytes become U+FFFD only when the file
+A byte-order mark selects UTF-8/16/32; otherwise UTF-8. HTML may name another
+charset in a ``<meta>`` tag: an encoding of the WHATWG Encoding Standard is
+honoured (a UTF-16/32 label means UTF-8, as browsers do), an unknown label is
+ignored (UTF-8), and a label naming a codec that is not a web text encoding
+(``rot13``, ``base64``, ``hex``, ``zlib``, ``utf-7``, …) is refused as
+:class:`~sentient_core.ingest.errors.MismatchedContent`. Undecodable bytes become U+FFFD only when the file
 is mostly valid text: a NUL character, or more than ``MAX_REPLACED_FRACTION`` of
 the characters undecodable (and more than ``REPLACED_ALLOWANCE``), means binary content and raises
 :class:`~sentient_core.ingest.errors.MismatchedContent`. Line ends are normalised
@@ -36,11 +55,13 @@ import logging
 import os
 import re
 import stat
+import time
 import warnings
-from collections.abc import Iterator
-from html.parser import HTMLParser
+from collections.abc import Callable, Iterator
 from typing import Annotated, Literal
 
+import lxml.etree
+import lxml.html
 import msgspec
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, PyPdfError
@@ -50,7 +71,10 @@ from sentient_core.ingest.errors import (
     CorruptFile,
     EmptyFile,
     EncryptedFile,
+    ExtractorFailure,
+    IngestError,
     MismatchedContent,
+    TimeBudgetExceeded,
     TooLarge,
     UnreadableFile,
     UnsupportedFormat,
@@ -66,6 +90,11 @@ REPLACED_ALLOWANCE = 4
 """...unless it has at most this many (a stray byte in a short note is not binary)."""
 
 DEFAULT_BLOCK_CHARS = 1 << 20
+
+DEFAULT_TIME_BUDGET = 10.0
+"""Seconds one file's extraction may take (a 64 MiB HTML page takes about 3 s)."""
+
+Clock = Callable[[], float]
 
 Kind = Literal["txt", "md", "json", "html", "pdf"]
 
@@ -133,7 +162,11 @@ def kind_of(path: str | os.PathLike[str]) -> Kind:
 
 
 def extract_text(
-    path: str | os.PathLike[str], *, max_bytes: int = MAX_WHOLE_FILE_BYTES
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = MAX_WHOLE_FILE_BYTES,
+    time_budget: float | None = DEFAULT_TIME_BUDGET,
+    clock: Clock = time.monotonic,
 ) -> ExtractedDoc:
     """Extract the text of one file, loading it whole.
 
@@ -142,7 +175,11 @@ def extract_text(
     path : str or os.PathLike
         A .txt, .md, .json, .html, .htm or .pdf file.
     max_bytes : int
-        Refuse files larger than this (default 64 MiB).
+        Refuse files larger than this (default 64 MiB), before reading them.
+    time_budget : float or None
+        Seconds the extraction may take (reading excluded); ``None``: no limit.
+    clock : callable
+        Monotonic clock in seconds used for the budget (injectable for tests).
 
     Returns
     -------
@@ -154,17 +191,24 @@ def extract_text(
         A subclass naming the file and the reason (see :mod:`.errors`).
     """
     kind = kind_of(path)
-    data = _read_whole(path, max_bytes)
-    text, pages = _extract(path, kind, data)
+    data = read_bytes(path, max_bytes)
+    text, pages = _extract(path, kind, data, _Deadline(path, time_budget, clock))
     return ExtractedDoc(path=os.fspath(path), kind=kind, text=text, pages=pages, bytes=len(data))
 
 
-def extract_bytes(path: str | os.PathLike[str], data: bytes) -> str:
+def extract_bytes(
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    time_budget: float | None = DEFAULT_TIME_BUDGET,
+    clock: Clock = time.monotonic,
+) -> str:
     """Text of content already read, by the same rules as :func:`extract_text`.
 
     For callers that must extract exactly the bytes they checked (the
-    chaperone's fetcher) instead of opening ``path`` again. The format comes
-    from ``path``'s extension; ``path`` also names the file in errors.
+    chaperone's fetcher, the integrator's read stage) instead of opening
+    ``path`` again. The format comes from ``path``'s extension; ``path`` also
+    names the file in errors.
 
     Raises
     ------
@@ -174,22 +218,74 @@ def extract_bytes(path: str | os.PathLike[str], data: bytes) -> str:
     kind = kind_of(path)
     if not data:
         raise EmptyFile(path, "empty file (0 bytes)")
-    return _extract(path, kind, data)[0]
+    return _extract(path, kind, data, _Deadline(path, time_budget, clock))[0]
 
 
-def _extract(path: str | os.PathLike[str], kind: str, data: bytes) -> tuple[str, int]:
-    """(text, pages) of ``data`` in format ``kind``; raises EmptyFile when no text."""
+class _Deadline:
+    """The per-file time budget: ``check`` raises once it is spent."""
+
+    __slots__ = ("budget", "clock", "path", "start")
+
+    def __init__(self, path: str | os.PathLike[str], budget: float | None, clock: Clock) -> None:
+        if budget is not None and not budget > 0:
+            raise ArgumentError(f"time_budget must be > 0 seconds or None, got {budget!r}")
+        self.path = path
+        self.budget = budget
+        self.clock = clock
+        self.start = clock() if budget is not None else 0.0
+
+    def check(self, stage: str) -> None:
+        if self.budget is None:
+            return
+        elapsed = self.clock() - self.start
+        if elapsed > self.budget:
+            raise TimeBudgetExceeded(
+                self.path,
+                f"extraction exceeded the time budget of {self.budget:g} s per file "
+                f"(stopped in {stage} after {elapsed:.2f} s)",
+            )
+
+
+def _extract(
+    path: str | os.PathLike[str], kind: str, data: bytes, deadline: _Deadline
+) -> tuple[str, int]:
+    """(text, pages) of ``data`` in format ``kind``; raises only IngestError subclasses."""
+    try:
+        text, pages = _extract_kind(path, kind, data, deadline)
+    except IngestError:
+        raise
+    except MemoryError:
+        raise TooLarge(path, "ran out of memory while extracting") from None
+    except RecursionError:
+        raise CorruptFile(path, "structure nested too deeply to extract") from None
+    except Exception as exc:
+        # The safety net: hostile bytes must never take a run down. The fuzz
+        # tests assert this never fires; __cause__ keeps the original error.
+        raise ExtractorFailure(
+            path, f"extractor failed unexpectedly ({type(exc).__name__}: {exc})"
+        ) from exc
+    if not text.strip():
+        raise EmptyFile(path, _no_text_reason(kind, pages))
+    return text, pages
+
+
+def _extract_kind(
+    path: str | os.PathLike[str], kind: str, data: bytes, deadline: _Deadline
+) -> tuple[str, int]:
     pages = 1
     if kind in STREAMED_KINDS:
         text = _decode_text(path, data)
     elif kind == "json":
-        text = _json_text(path, _decode_text(path, data))
+        source = _decode_text(path, data)
+        deadline.check("decoding")
+        text = _json_text(path, source, deadline)
     elif kind == "html":
-        text = _html_text(_decode_text(path, data, fallback=_html_charset(data)))
+        source = _decode_text(path, data, fallback=_html_charset(path, data))
+        deadline.check("decoding")
+        text = _html_text(path, source, deadline)
     else:
-        text, pages = _pdf_text(path, data)
-    if not text.strip():
-        raise EmptyFile(path, _no_text_reason(kind, pages))
+        text, pages = _pdf_text(path, data, deadline)
+    deadline.check(kind)
     return text, pages
 
 
@@ -198,6 +294,7 @@ def iter_text(
     *,
     block_chars: int = DEFAULT_BLOCK_CHARS,
     max_bytes: int | None = None,
+    time_budget: float | None = DEFAULT_TIME_BUDGET,
 ) -> Iterator[str]:
     """Return an iterator over the text of a file in pieces of at most ``block_chars``.
 
@@ -215,6 +312,9 @@ def iter_text(
     max_bytes : int or None
         Size cap; ``None`` means unlimited for streamed plain text and
         ``MAX_WHOLE_FILE_BYTES`` for formats loaded whole.
+    time_budget : float or None
+        Extraction time budget for formats loaded whole (see the module's
+        time policy); streamed plain text has none.
 
     Returns
     -------
@@ -230,14 +330,18 @@ def iter_text(
     kind = kind_of(path)
     if kind not in STREAMED_KINDS:
         cap = MAX_WHOLE_FILE_BYTES if max_bytes is None else max_bytes
-        text = extract_text(path, max_bytes=cap).text
+        text = extract_text(path, max_bytes=cap, time_budget=time_budget).text
         return (text[i : i + block_chars] for i in range(0, len(text), block_chars))
-    size = _regular_file_size(path)
-    if max_bytes is not None and size > max_bytes:
-        raise TooLarge(path, f"{size} bytes exceeds the cap of {max_bytes} bytes")
-    if size == 0:
-        raise EmptyFile(path, "empty file (0 bytes)")
-    encoding = _file_bom_encoding(path) or "utf-8"
+    with _open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if max_bytes is not None and size > max_bytes:
+            raise TooLarge(path, f"{size} bytes exceeds the cap of {max_bytes} bytes")
+        if size == 0:
+            raise EmptyFile(path, "empty file (0 bytes)")
+        try:
+            encoding = _bom_encoding(f.read(4)) or "utf-8"
+        except OSError as exc:
+            raise UnreadableFile(path, f"cannot read: {exc.strerror or exc}") from None
     _check_text_stream(path, encoding, block_chars)
     return _stream_text(path, encoding, block_chars)
 
@@ -245,31 +349,56 @@ def iter_text(
 # --------------------------------------------------------------------------- reading
 
 
-def _regular_file_size(path: str | os.PathLike[str]) -> int:
+def _open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
+    """Open ``path`` for reading only if it is a regular file; never blocks.
+
+    The type is checked with ``fstat`` on the opened descriptor, so the file
+    checked is the file read. ``O_NONBLOCK`` keeps a FIFO from blocking the
+    open; it has no effect on regular files and is cleared again.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        st = os.stat(path)
+        fd = os.open(path, flags)
+    except IsADirectoryError:
+        raise UnreadableFile(path, "is a directory, not a file") from None
     except OSError as exc:
         raise UnreadableFile(path, f"cannot read: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise UnreadableFile(path, "is a directory, not a file")
-    if not stat.S_ISREG(st.st_mode):
-        # A FIFO or device would block or never end.
-        raise UnreadableFile(path, "not a regular file")
-    return st.st_size
-
-
-def _read_whole(path: str | os.PathLike[str], max_bytes: int) -> bytes:
-    size = _regular_file_size(path)
-    if size > max_bytes:
-        raise TooLarge(
-            path, f"{size} bytes exceeds the cap of {max_bytes} bytes for whole-file formats"
-        )
     try:
-        with open(path, "rb") as f:
-            # Read one byte past the cap in case the file grew since stat().
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise UnreadableFile(path, "is a directory, not a file")
+        if not stat.S_ISREG(mode):
+            # A FIFO or device would block or never end.
+            raise UnreadableFile(path, "not a regular file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return open(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: str | os.PathLike[str], max_bytes: int = MAX_WHOLE_FILE_BYTES) -> bytes:
+    """Read a whole regular file, refusing it before reading if it is over ``max_bytes``.
+
+    The size comes from ``fstat`` of the opened file, so a huge (even sparse)
+    file is refused at once; at most ``max_bytes + 1`` bytes are ever read, in
+    case the file grows meanwhile.
+
+    Raises
+    ------
+    UnreadableFile, TooLarge, EmptyFile
+    """
+    with _open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > max_bytes:
+            raise TooLarge(
+                path, f"{size} bytes exceeds the cap of {max_bytes} bytes for whole-file formats"
+            )
+        try:
             data = f.read(max_bytes + 1)
-    except OSError as exc:
-        raise UnreadableFile(path, f"cannot read: {exc.strerror or exc}") from None
+        except OSError as exc:
+            raise UnreadableFile(path, f"cannot read: {exc.strerror or exc}") from None
     if len(data) > max_bytes:
         raise TooLarge(path, f"more than the cap of {max_bytes} bytes")
     if not data:
@@ -294,14 +423,6 @@ def _bom_encoding(head: bytes) -> str | None:
         if head.startswith(bom):
             return encoding
     return None
-
-
-def _file_bom_encoding(path: str | os.PathLike[str]) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            return _bom_encoding(f.read(4))
-    except OSError as exc:
-        raise UnreadableFile(path, f"cannot read: {exc.strerror or exc}") from None
 
 
 def _normalize_newlines(text: str) -> str:
@@ -351,11 +472,8 @@ def _decode_text(path: str | os.PathLike[str], data: bytes, fallback: str | None
 
 
 def _open_text(path: str | os.PathLike[str], encoding: str) -> io.TextIOWrapper:
-    try:
-        # newline=None: universal newlines, the same normalisation as _normalize_newlines.
-        return open(path, encoding=encoding, errors="replace", newline=None)
-    except OSError as exc:
-        raise UnreadableFile(path, f"cannot read: {exc.strerror or exc}") from None
+    # newline=None: universal newlines, the same normalisation as _normalize_newlines.
+    return io.TextIOWrapper(_open_regular(path), encoding=encoding, errors="replace", newline=None)
 
 
 def _check_text_stream(path: str | os.PathLike[str], encoding: str, block_chars: int) -> None:
@@ -391,7 +509,7 @@ class _JsonObject(list):
 _JSON_CONTAINER_START = re.compile(r"\s*[\[{]")
 
 
-def _json_text(path: str | os.PathLike[str], source: str) -> str:
+def _json_text(path: str | os.PathLike[str], source: str, deadline: _Deadline) -> str:
     try:
         # Numbers carry no words: skip converting them (also avoids the int-digit limit).
         value = json.loads(
@@ -406,14 +524,19 @@ def _json_text(path: str | os.PathLike[str], source: str) -> str:
         if _JSON_CONTAINER_START.match(source):
             raise CorruptFile(path, f"malformed JSON ({reason})") from None
         raise MismatchedContent(path, f"not JSON ({reason})") from None
-    return "\n".join(_json_lines(value))
+    deadline.check("JSON parsing")
+    return "\n".join(_json_lines(value, deadline))
 
 
-def _json_lines(value: object) -> Iterator[str]:
+def _json_lines(value: object, deadline: _Deadline) -> Iterator[str]:
     """Yield the strings of a JSON value depth-first in order; a key and its
     string value share a line ``key: value``."""
     stack: list[object] = [value]
+    steps = 0
     while stack:
+        steps += 1
+        if not steps & 0xFFF:
+            deadline.check("JSON walking")
         item = stack.pop()
         if isinstance(item, str):
             if item.strip():
@@ -432,10 +555,27 @@ def _json_lines(value: object) -> Iterator[str]:
 
 
 # --------------------------------------------------------------------------- HTML
+#
+# Parsing: lxml's HTML parser (libxml2 >= 2.14, an HTML5 tokenizer), chosen on
+# measurements (bench/html_scaling.py): linear on every adversarial shape we
+# tried, where lexbor (selectolax) is quadratic in nesting depth (1 MB of
+# nested <div> took 100 s) and the standard library's HTMLParser is quadratic
+# on "<a<a<a…". libxml2 also caps nesting depth (2048 with huge_tree, which
+# lifts its 10 MB text-node limit); past the cap it stops, so such a page is
+# refused instead of silently cut. Comments (an unclosed "<!--" runs to the
+# end of the file) and processing instructions are dropped by the parser.
+#
+# Main content: the page's <main> or role="main" element (the one with the most
+# text if several), else its only <article>, else the whole <body> (then the
+# <title> leads the text). Inside it, navigation and page furniture are
+# dropped: <nav>, <aside>, <footer>, <header> (only when the whole body is
+# used; a <header> inside <main> holds the title), ARIA landmark roles of the
+# same meaning, hidden elements, and non-text elements (scripts, styles, forms).
 
-_HTML_SKIP = frozenset(
-    {"script", "style", "noscript", "template", "svg", "math", "iframe", "object", "canvas"}
-)
+_HTML_SKIP = (
+    "script", "style", "noscript", "template", "svg", "math", "iframe", "object",
+    "canvas", "button", "select", "textarea",
+)  # fmt: skip
 _HTML_BLOCK = frozenset(
     {
         "address", "article", "aside", "blockquote", "body", "caption", "dd", "details",
@@ -445,29 +585,78 @@ _HTML_BLOCK = frozenset(
     }
 )  # fmt: skip
 _HTML_CELL = frozenset({"td", "th"})
+_MAIN_CANDIDATES = 16
+_BOILERPLATE_XPATH = (
+    "descendant::nav | descendant::aside | descendant::footer{header}"
+    " | descendant::*[@role='navigation' or @role='complementary' or @role='contentinfo'"
+    " or @role='search' or @role='banner' or @hidden or @aria-hidden='true']"
+)
+_BOILERPLATE_IN_MAIN = lxml.etree.XPath(_BOILERPLATE_XPATH.format(header=""))
+_BOILERPLATE_IN_BODY = lxml.etree.XPath(_BOILERPLATE_XPATH.format(header=" | descendant::header"))
+_MAIN_XPATH = lxml.etree.XPath(
+    f"(descendant-or-self::main | descendant-or-self::*[@role='main'])[position() <= {_MAIN_CANDIDATES}]"
+)
+_ARTICLE_XPATH = lxml.etree.XPath(f"descendant::article[position() <= {_MAIN_CANDIDATES}]")
+
+# --- charset
+
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.I)
 
+# Python codec names of the WHATWG Encoding Standard's ASCII-compatible
+# encodings. Latin-1 and ASCII labels mean windows-1252 on the web; a
+# <meta> that names UTF-16/32 (found by an ASCII scan, so it cannot be
+# right) means UTF-8, as the HTML standard says.
+_WEB_ENCODINGS: dict[str, str] = {
+    name: name
+    for name in (
+        "utf-8", "cp866", "iso8859-2", "iso8859-3", "iso8859-4", "iso8859-5", "iso8859-6",
+        "iso8859-7", "iso8859-8", "iso8859-10", "iso8859-13", "iso8859-14", "iso8859-15",
+        "iso8859-16", "koi8-r", "koi8-u", "mac-roman", "mac-cyrillic", "cp874", "tis-620",
+        "iso8859-11", "cp1250", "cp1251", "cp1252", "cp1253", "cp1254", "cp1255", "cp1256",
+        "cp1257", "cp1258", "gbk", "gb2312", "gb18030", "big5", "big5hkscs", "euc_jp",
+        "iso2022_jp", "shift_jis", "cp932", "euc_kr", "cp949",
+    )
+} | {
+    "iso8859-1": "cp1252", "ascii": "cp1252", "utf-16": "utf-8", "utf-16-le": "utf-8",
+    "utf-16-be": "utf-8", "utf-32": "utf-8", "utf-32-le": "utf-8", "utf-32-be": "utf-8",
+}  # fmt: skip
 
-def _html_charset(data: bytes) -> str | None:
+
+def _html_charset(path: str | os.PathLike[str], data: bytes) -> str | None:
+    """The codec a ``<meta>`` charset names, ``None`` if none or unknown.
+
+    Raises MismatchedContent when the label names a codec that is not a web
+    text encoding (``rot13``, ``base64``, ``hex``, ``zlib``, ``utf-7``, …):
+    decoding by it would fail or turn the page into something else.
+    """
     match = _META_CHARSET.search(data[:4096])
     if not match:
         return None
-    name = match.group(1).decode("ascii")
+    label = match.group(1).decode("ascii")
     try:
-        return codecs.lookup(name).name
+        name = codecs.lookup(label).name
     except LookupError:
-        return None
+        return None  # an unknown label is ignored, as browsers do
+    web = _WEB_ENCODINGS.get(name)
+    if web is None:
+        raise MismatchedContent(
+            path, f"declares charset '{label}', which is not a text encoding for web pages"
+        )
+    return web
 
 
-class _HtmlText(HTMLParser):
-    """Collects visible text: paragraphs per block element, lines per <br>."""
+# --- text
+
+
+class _HtmlText:
+    """Visible text from parse events: paragraphs per block element, lines per <br>."""
+
+    __slots__ = ("_lines", "_pieces", "_pre", "paragraphs")
 
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
         self.paragraphs: list[str] = []
         self._lines: list[str] = []
         self._pieces: list[str] = []
-        self._skip = 0
         self._pre = 0
 
     def _end_line(self) -> None:
@@ -476,43 +665,30 @@ class _HtmlText(HTMLParser):
         if line:
             self._lines.append(line)
 
-    def _end_paragraph(self) -> None:
+    def end_paragraph(self) -> None:
         self._end_line()
         if self._lines:
             self.paragraphs.append("\n".join(self._lines))
             self._lines.clear()
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _HTML_SKIP:
-            self._skip += 1
-        elif tag in _HTML_BLOCK:
-            self._end_paragraph()
+    def start(self, tag: str) -> None:
+        if tag in _HTML_BLOCK:
+            self.end_paragraph()
             self._pre += tag == "pre"
         elif tag == "br":
             self._end_line()
         elif tag in _HTML_CELL:
             self._pieces.append(" ")
 
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        # <br/>, <hr/>: no content, so no skip depth to track.
+    def end(self, tag: str) -> None:
         if tag in _HTML_BLOCK:
-            self._end_paragraph()
-        elif tag == "br":
-            self._end_line()
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _HTML_SKIP:
-            self._skip = max(0, self._skip - 1)
-        elif tag in _HTML_BLOCK:
-            self._end_paragraph()
+            self.end_paragraph()
             if tag == "pre":
                 self._pre = max(0, self._pre - 1)
         elif tag in _HTML_CELL:
             self._pieces.append(" ")
 
-    def handle_data(self, data: str) -> None:
-        if self._skip:
-            return
+    def data(self, data: str) -> None:
         if not self._pre:
             self._pieces.append(data)
             return
@@ -523,15 +699,102 @@ class _HtmlText(HTMLParser):
             self._pieces.append(line)
 
     def text(self) -> str:
-        self._end_paragraph()
+        self.end_paragraph()
         return "\n\n".join(self.paragraphs)
 
 
-def _html_text(source: str) -> str:
-    parser = _HtmlText()
-    parser.feed(source)
-    parser.close()
-    return parser.text()
+def _parse_html(path: str | os.PathLike[str], source: str) -> lxml.html.HtmlElement | None:
+    parser = lxml.html.HTMLParser(
+        encoding="utf-8",
+        remove_comments=True,
+        remove_pis=True,
+        no_network=True,
+        huge_tree=True,  # lifts the 10 MB text-node cap; the depth cap stays (2048)
+        default_doctype=False,
+    )
+    try:
+        root = lxml.html.document_fromstring(source.encode("utf-8"), parser=parser)
+    except lxml.etree.ParserError:
+        return None  # "Document is empty": no elements at all
+    last = parser.error_log.last_error
+    if last is not None and last.type_name == "ERR_RESOURCE_LIMIT":
+        raise CorruptFile(path, f"HTML beyond the parser's limits ({last.message.split(',')[0]})")
+    return root
+
+
+def _outermost(candidates: list) -> list:
+    kept: list = []
+    for el in candidates:
+        if not any(k in kept for k in el.iterancestors()):
+            kept.append(el)
+    return kept
+
+
+def _main_content(body) -> tuple[object, bool]:
+    """(element holding the main content, whether it is narrower than <body>)."""
+    mains = _outermost(_MAIN_XPATH(body))
+    if mains:
+        if len(mains) == 1:
+            return mains[0], True
+        return max(mains, key=lambda el: len(el.text_content())), True
+    articles = _outermost(_ARTICLE_XPATH(body))
+    if len(articles) == 1:
+        return articles[0], True
+    return body, False
+
+
+def _walk_text(root, deadline: _Deadline) -> str:
+    out = _HtmlText()
+    steps = 0
+    for event, el in lxml.etree.iterwalk(root, events=("start", "end")):
+        steps += 1
+        if not steps & 0xFFF:
+            deadline.check("HTML text")
+        tag = el.tag
+        if not isinstance(tag, str):
+            continue  # an entity or other non-element node left by the parser
+        if event == "start":
+            out.start(tag)
+            if el.text:
+                out.data(el.text)
+        else:
+            out.end(tag)
+            if el.tail and el is not root:
+                out.data(el.tail)
+    return out.text()
+
+
+def _html_text(path: str | os.PathLike[str], source: str, deadline: _Deadline) -> str:
+    doc = _parse_html(path, source)
+    deadline.check("HTML parsing")
+    if doc is None:
+        return ""
+    title_el = doc.find("head/title")
+    title = " ".join(title_el.text_content().split()) if title_el is not None else ""
+    body = doc.find("body")
+    if body is None:
+        body = doc
+    lxml.etree.strip_elements(body, *_HTML_SKIP, with_tail=False)
+    root, narrowed = _main_content(body)
+    for el in (_BOILERPLATE_IN_MAIN if narrowed else _BOILERPLATE_IN_BODY)(root):
+        if el is not root and el.getparent() is not None:
+            el.drop_tree()  # keeps the tail text, which belongs to the parent
+    deadline.check("HTML cleaning")
+    text = _walk_text(root, deadline)
+    if not text.strip() and narrowed:
+        # An empty <main> (a page filled in by script): fall back to the body.
+        return _html_text_of_body(body, title, deadline)
+    if not narrowed and title:
+        text = f"{title}\n\n{text}" if text else title
+    return text
+
+
+def _html_text_of_body(body, title: str, deadline: _Deadline) -> str:
+    for el in _BOILERPLATE_IN_BODY(body):
+        if el.getparent() is not None:
+            el.drop_tree()
+    text = _walk_text(body, deadline)
+    return f"{title}\n\n{text}" if title and text else (text or title)
 
 
 # --------------------------------------------------------------------------- PDF
@@ -539,7 +802,7 @@ def _html_text(source: str) -> str:
 _PDF_MAGIC = b"%PDF-"
 
 
-def _pdf_text(path: str | os.PathLike[str], data: bytes) -> tuple[str, int]:
+def _pdf_text(path: str | os.PathLike[str], data: bytes, deadline: _Deadline) -> tuple[str, int]:
     # The header may follow a little junk (the spec tolerates it within 1 KiB).
     if _PDF_MAGIC not in data[:1024]:
         raise MismatchedContent(path, "not a PDF (no %PDF- header)")
@@ -549,9 +812,23 @@ def _pdf_text(path: str | os.PathLike[str], data: bytes) -> tuple[str, int]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             reader = PdfReader(io.BytesIO(data), strict=False)
+            deadline.check("PDF opening")
             if reader.is_encrypted:
                 _unlock(path, reader)
-            texts = [page.extract_text() or "" for page in reader.pages]
+            steps = 0
+
+            def on_operator(*_args: object) -> None:
+                # Called by pypdf for every content-stream operator: the
+                # budget is checked inside a page, not only between pages.
+                nonlocal steps
+                steps += 1
+                if not steps & 0x3FF:
+                    deadline.check("PDF text")
+
+            texts = []
+            for page in reader.pages:
+                deadline.check("PDF pages")
+                texts.append(page.extract_text(visitor_operand_before=on_operator) or "")
     except FileNotDecryptedError as exc:
         raise EncryptedFile(path, f"encrypted PDF ({exc})") from None
     except LimitReachedError as exc:
@@ -591,6 +868,7 @@ def _no_text_reason(kind: str, pages: int) -> str:
 
 __all__ = [
     "DEFAULT_BLOCK_CHARS",
+    "DEFAULT_TIME_BUDGET",
     "KIND_BY_EXTENSION",
     "MAX_REPLACED_FRACTION",
     "MAX_WHOLE_FILE_BYTES",
@@ -599,7 +877,9 @@ __all__ = [
     "SUPPORTED",
     "ExtractedDoc",
     "Kind",
+    "extract_bytes",
     "extract_text",
     "iter_text",
     "kind_of",
+    "read_bytes",
 ]
