@@ -16,8 +16,10 @@ Size policy
 
 Time policy
 -----------
-Extraction of a file loaded whole gets a time budget (``time_budget`` seconds,
-default :data:`DEFAULT_TIME_BUDGET`), checked between stages and every few
+Extraction of a file loaded whole gets a time budget of ``time_budget`` seconds
+plus :data:`SECONDS_PER_MIB` per MiB of input (default 10 s + 2 s/MiB: linear
+work at 0.5 MiB/s or better never reaches it; a 1000-page PDF of 5 MiB gets
+20 s, a 64 MiB page 138 s). It is checked between stages and every few
 thousand steps inside them (HTML elements, JSON values, PDF content-stream
 operators). Past it the file is refused with
 :class:`~sentient_core.ingest.errors.TimeBudgetExceeded`. Every parser used is
@@ -61,7 +63,6 @@ from collections.abc import Callable, Iterator
 from typing import Annotated, Literal
 
 import lxml.etree
-import lxml.html
 import msgspec
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, PyPdfError
@@ -92,7 +93,10 @@ REPLACED_ALLOWANCE = 4
 DEFAULT_BLOCK_CHARS = 1 << 20
 
 DEFAULT_TIME_BUDGET = 10.0
-"""Seconds one file's extraction may take (a 64 MiB HTML page takes about 3 s)."""
+"""Seconds one file's extraction may take, plus :data:`SECONDS_PER_MIB` per MiB."""
+
+SECONDS_PER_MIB = 2.0
+"""Budget allowance per MiB of input (the slowest HTML we measured runs at ~2 MiB/s)."""
 
 Clock = Callable[[], float]
 
@@ -177,7 +181,8 @@ def extract_text(
     max_bytes : int
         Refuse files larger than this (default 64 MiB), before reading them.
     time_budget : float or None
-        Seconds the extraction may take (reading excluded); ``None``: no limit.
+        Seconds the extraction may take (reading excluded), plus
+        :data:`SECONDS_PER_MIB` per MiB of input; ``None``: no limit.
     clock : callable
         Monotonic clock in seconds used for the budget (injectable for tests).
 
@@ -192,7 +197,7 @@ def extract_text(
     """
     kind = kind_of(path)
     data = read_bytes(path, max_bytes)
-    text, pages = _extract(path, kind, data, _Deadline(path, time_budget, clock))
+    text, pages = _extract(path, kind, data, _Deadline(path, time_budget, clock, len(data)))
     return ExtractedDoc(path=os.fspath(path), kind=kind, text=text, pages=pages, bytes=len(data))
 
 
@@ -218,7 +223,7 @@ def extract_bytes(
     kind = kind_of(path)
     if not data:
         raise EmptyFile(path, "empty file (0 bytes)")
-    return _extract(path, kind, data, _Deadline(path, time_budget, clock))[0]
+    return _extract(path, kind, data, _Deadline(path, time_budget, clock, len(data)))[0]
 
 
 class _Deadline:
@@ -226,11 +231,13 @@ class _Deadline:
 
     __slots__ = ("budget", "clock", "path", "start")
 
-    def __init__(self, path: str | os.PathLike[str], budget: float | None, clock: Clock) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], budget: float | None, clock: Clock, size: int
+    ) -> None:
         if budget is not None and not budget > 0:
             raise ArgumentError(f"time_budget must be > 0 seconds or None, got {budget!r}")
         self.path = path
-        self.budget = budget
+        self.budget = None if budget is None else budget + SECONDS_PER_MIB * size / (1 << 20)
         self.clock = clock
         self.start = clock() if budget is not None else 0.0
 
@@ -241,7 +248,7 @@ class _Deadline:
         if elapsed > self.budget:
             raise TimeBudgetExceeded(
                 self.path,
-                f"extraction exceeded the time budget of {self.budget:g} s per file "
+                f"extraction exceeded its time budget of {self.budget:.3g} s "
                 f"(stopped in {stage} after {elapsed:.2f} s)",
             )
 
@@ -567,10 +574,12 @@ def _json_lines(value: object, deadline: _Deadline) -> Iterator[str]:
 #
 # Main content: the page's <main> or role="main" element (the one with the most
 # text if several), else its only <article>, else the whole <body> (then the
-# <title> leads the text). Inside it, navigation and page furniture are
-# dropped: <nav>, <aside>, <footer>, <header> (only when the whole body is
-# used; a <header> inside <main> holds the title), ARIA landmark roles of the
-# same meaning, hidden elements, and non-text elements (scripts, styles, forms).
+# <title> leads the text; an empty <main> also falls back to the body). Inside
+# it, navigation and page furniture are dropped: <nav>, <footer>, <aside> and
+# <header> (these two only when the whole body is used: inside <main> they are
+# footnotes and the page's own title), ARIA landmark roles of the same meaning
+# (navigation, banner, contentinfo, complementary, search), hidden elements
+# (hidden, aria-hidden="true"), and non-text elements (scripts, styles, forms).
 
 _HTML_SKIP = (
     "script", "style", "noscript", "template", "svg", "math", "iframe", "object",
@@ -586,17 +595,17 @@ _HTML_BLOCK = frozenset(
 )  # fmt: skip
 _HTML_CELL = frozenset({"td", "th"})
 _MAIN_CANDIDATES = 16
-_BOILERPLATE_XPATH = (
-    "descendant::nav | descendant::aside | descendant::footer{header}"
-    " | descendant::*[@role='navigation' or @role='complementary' or @role='contentinfo'"
-    " or @role='search' or @role='banner' or @hidden or @aria-hidden='true']"
+_BOILERPLATE_TAGS = frozenset({"nav", "footer"})
+# Outside <main>, these are page furniture too; inside it, an <aside> is a
+# footnote or a note and a <header> holds the page's own title.
+_BODY_BOILERPLATE_TAGS = _BOILERPLATE_TAGS | {"aside", "header"}
+_BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "contentinfo", "search", "banner"})
+# One scan finds every element whose role, tag or attributes matter for the
+# main-content choice or boilerplate (the tag-only cases are decided in the walk).
+_FLAGGED_XPATH = lxml.etree.XPath(
+    "descendant-or-self::*[self::main or self::article or @role or @hidden or @aria-hidden]"
 )
-_BOILERPLATE_IN_MAIN = lxml.etree.XPath(_BOILERPLATE_XPATH.format(header=""))
-_BOILERPLATE_IN_BODY = lxml.etree.XPath(_BOILERPLATE_XPATH.format(header=" | descendant::header"))
-_MAIN_XPATH = lxml.etree.XPath(
-    f"(descendant-or-self::main | descendant-or-self::*[@role='main'])[position() <= {_MAIN_CANDIDATES}]"
-)
-_ARTICLE_XPATH = lxml.etree.XPath(f"descendant::article[position() <= {_MAIN_CANDIDATES}]")
+
 
 # --- charset
 
@@ -647,64 +656,26 @@ def _html_charset(path: str | os.PathLike[str], data: bytes) -> str | None:
 
 # --- text
 
-
-class _HtmlText:
-    """Visible text from parse events: paragraphs per block element, lines per <br>."""
-
-    __slots__ = ("_lines", "_pieces", "_pre", "paragraphs")
-
-    def __init__(self) -> None:
-        self.paragraphs: list[str] = []
-        self._lines: list[str] = []
-        self._pieces: list[str] = []
-        self._pre = 0
-
-    def _end_line(self) -> None:
-        line = " ".join("".join(self._pieces).split())
-        self._pieces.clear()
-        if line:
-            self._lines.append(line)
-
-    def end_paragraph(self) -> None:
-        self._end_line()
-        if self._lines:
-            self.paragraphs.append("\n".join(self._lines))
-            self._lines.clear()
-
-    def start(self, tag: str) -> None:
-        if tag in _HTML_BLOCK:
-            self.end_paragraph()
-            self._pre += tag == "pre"
-        elif tag == "br":
-            self._end_line()
-        elif tag in _HTML_CELL:
-            self._pieces.append(" ")
-
-    def end(self, tag: str) -> None:
-        if tag in _HTML_BLOCK:
-            self.end_paragraph()
-            if tag == "pre":
-                self._pre = max(0, self._pre - 1)
-        elif tag in _HTML_CELL:
-            self._pieces.append(" ")
-
-    def data(self, data: str) -> None:
-        if not self._pre:
-            self._pieces.append(data)
-            return
-        first, *rest = data.split("\n")
-        self._pieces.append(first)
-        for line in rest:
-            self._end_line()
-            self._pieces.append(line)
-
-    def text(self) -> str:
-        self.end_paragraph()
-        return "\n\n".join(self.paragraphs)
+# Paragraph and line marks inside the collected text: Unicode noncharacters,
+# reserved for internal use (any in the page itself are removed first).
+_PARA = "\ufdd0"
+_LINE = "\ufdd1"
+_SPACES = re.compile(r"\s+")
+_SPACE_AT_MARK = re.compile(f" ?([{_PARA}{_LINE}]) ?")
+_PARA_RUN = re.compile(f"{_LINE}*{_PARA}[{_PARA}{_LINE}]*")
+_LINE_RUN = re.compile(f"{_LINE}+")
+_BLOCK, _PRE, _BR, _CELL = 1, 2, 3, 4
+_ACTION: dict[str, int] = {tag: _BLOCK for tag in _HTML_BLOCK} | {
+    "pre": _PRE,
+    "br": _BR,
+    "td": _CELL,
+    "th": _CELL,
+}
 
 
-def _parse_html(path: str | os.PathLike[str], source: str) -> lxml.html.HtmlElement | None:
-    parser = lxml.html.HTMLParser(
+def _parse_html(path: str | os.PathLike[str], source: str):
+    """The document's root element, or ``None`` when there is no element at all."""
+    parser = lxml.etree.HTMLParser(
         encoding="utf-8",
         remove_comments=True,
         remove_pis=True,
@@ -713,88 +684,127 @@ def _parse_html(path: str | os.PathLike[str], source: str) -> lxml.html.HtmlElem
         default_doctype=False,
     )
     try:
-        root = lxml.html.document_fromstring(source.encode("utf-8"), parser=parser)
-    except lxml.etree.ParserError:
-        return None  # "Document is empty": no elements at all
+        root = lxml.etree.fromstring(source.encode("utf-8"), parser=parser)
+    except lxml.etree.XMLSyntaxError:
+        root = None  # "Document is empty": no elements at all
     last = parser.error_log.last_error
     if last is not None and last.type_name == "ERR_RESOURCE_LIMIT":
         raise CorruptFile(path, f"HTML beyond the parser's limits ({last.message.split(',')[0]})")
     return root
 
 
+def _text_length(el) -> float:
+    return el.xpath("string-length(string())")
+
+
 def _outermost(candidates: list) -> list:
     kept: list = []
-    for el in candidates:
+    for el in candidates[:_MAIN_CANDIDATES]:
         if not any(k in kept for k in el.iterancestors()):
             kept.append(el)
     return kept
 
 
-def _main_content(body) -> tuple[object, bool]:
+def _is_hidden(el) -> bool:
+    return (
+        el.get("role") in _BOILERPLATE_ROLES
+        or el.get("hidden") is not None
+        or el.get("aria-hidden") == "true"
+    )
+
+
+def _main_content(body, flagged: list) -> tuple[object, bool]:
     """(element holding the main content, whether it is narrower than <body>)."""
-    mains = _outermost(_MAIN_XPATH(body))
+    mains = _outermost([el for el in flagged if el.tag == "main" or el.get("role") == "main"])
     if mains:
-        if len(mains) == 1:
-            return mains[0], True
-        return max(mains, key=lambda el: len(el.text_content())), True
-    articles = _outermost(_ARTICLE_XPATH(body))
+        return (mains[0] if len(mains) == 1 else max(mains, key=_text_length)), True
+    articles = _outermost([el for el in flagged if el.tag == "article"])
     if len(articles) == 1:
         return articles[0], True
     return body, False
 
 
-def _walk_text(root, deadline: _Deadline) -> str:
-    out = _HtmlText()
+def _walk_text(root, skip: set, skip_tags: frozenset[str], deadline: _Deadline) -> str:
+    """Visible text under ``root`` (without the subtrees in ``skip`` or tagged
+    ``skip_tags``), in paragraphs.
+
+    One pass over the tree's start/end events collects text pieces and marks;
+    whitespace is then collapsed and marks become line breaks by regexes. Element
+    texts are only read, never written back (lxml refuses to store control
+    characters a page may legally contain).
+    """
+    pieces: list[str] = []
+    append = pieces.append
+    pre = 0
     steps = 0
-    for event, el in lxml.etree.iterwalk(root, events=("start", "end")):
+    walk = lxml.etree.iterwalk(root, events=("start", "end"))
+    for event, el in walk:
         steps += 1
         if not steps & 0xFFF:
             deadline.check("HTML text")
         tag = el.tag
-        if not isinstance(tag, str):
-            continue  # an entity or other non-element node left by the parser
+        action = _ACTION.get(tag)
         if event == "start":
-            out.start(tag)
-            if el.text:
-                out.data(el.text)
+            if tag in skip_tags or el in skip:
+                walk.skip_subtree()
+                continue
+            if action is not None:
+                if action == _BR:
+                    append(_LINE)
+                elif action == _CELL:
+                    append(" ")
+                else:
+                    append(_PARA)
+                    pre += action == _PRE
+            text = el.text
+            if text:
+                append(text.replace("\n", _LINE) if pre else text)
         else:
-            out.end(tag)
-            if el.tail and el is not root:
-                out.data(el.tail)
-    return out.text()
+            if action is not None and tag not in skip_tags and el not in skip:
+                if action == _CELL:
+                    append(" ")
+                elif action != _BR:
+                    append(_PARA)
+                    if action == _PRE:
+                        pre = max(0, pre - 1)
+            tail = el.tail
+            if tail and el is not root:
+                append(tail.replace("\n", _LINE) if pre else tail)
+    # Collapse whitespace, then turn runs of marks into paragraph or line breaks
+    # (all in C: one regex pass each, however many paragraphs there are).
+    text = _SPACES.sub(" ", "".join(pieces))
+    text = _SPACE_AT_MARK.sub(r"\1", text)
+    text = _PARA_RUN.sub("\n\n", text)
+    return _LINE_RUN.sub("\n", text).strip()
 
 
 def _html_text(path: str | os.PathLike[str], source: str, deadline: _Deadline) -> str:
+    if _PARA in source or _LINE in source:
+        source = source.replace(_PARA, "").replace(_LINE, "")
     doc = _parse_html(path, source)
     deadline.check("HTML parsing")
     if doc is None:
         return ""
     title_el = doc.find("head/title")
-    title = " ".join(title_el.text_content().split()) if title_el is not None else ""
+    title = " ".join(title_el.xpath("string()").split()) if title_el is not None else ""
     body = doc.find("body")
     if body is None:
         body = doc
     lxml.etree.strip_elements(body, *_HTML_SKIP, with_tail=False)
-    root, narrowed = _main_content(body)
-    for el in (_BOILERPLATE_IN_MAIN if narrowed else _BOILERPLATE_IN_BODY)(root):
-        if el is not root and el.getparent() is not None:
-            el.drop_tree()  # keeps the tail text, which belongs to the parent
+    flagged = _FLAGGED_XPATH(body)
+    hidden = {el for el in flagged if _is_hidden(el)}
+    root, narrowed = _main_content(body, flagged)
+    hidden.discard(root)
     deadline.check("HTML cleaning")
-    text = _walk_text(root, deadline)
-    if not text.strip() and narrowed:
+    if narrowed:
+        text = _walk_text(root, hidden, _BOILERPLATE_TAGS, deadline)
+        if text:
+            return text
         # An empty <main> (a page filled in by script): fall back to the body.
-        return _html_text_of_body(body, title, deadline)
-    if not narrowed and title:
+    text = _walk_text(body, hidden, _BODY_BOILERPLATE_TAGS, deadline)
+    if title:
         text = f"{title}\n\n{text}" if text else title
     return text
-
-
-def _html_text_of_body(body, title: str, deadline: _Deadline) -> str:
-    for el in _BOILERPLATE_IN_BODY(body):
-        if el.getparent() is not None:
-            el.drop_tree()
-    text = _walk_text(body, deadline)
-    return f"{title}\n\n{text}" if title and text else (text or title)
 
 
 # --------------------------------------------------------------------------- PDF
@@ -873,6 +883,7 @@ __all__ = [
     "MAX_REPLACED_FRACTION",
     "MAX_WHOLE_FILE_BYTES",
     "REPLACED_ALLOWANCE",
+    "SECONDS_PER_MIB",
     "STREAMED_KINDS",
     "SUPPORTED",
     "ExtractedDoc",
