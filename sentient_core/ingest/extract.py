@@ -16,10 +16,10 @@ Size policy
 
 Time policy
 -----------
-Extraction of a file loaded whole gets a time budget of ``time_budget`` seconds
-plus :data:`SECONDS_PER_MIB` per MiB of input (default 10 s + 2 s/MiB: linear
-work at 0.5 MiB/s or better never reaches it; a 1000-page PDF of 5 MiB gets
-20 s, a 64 MiB page 138 s). It is checked between stages and every few
+Extraction of a file loaded whole gets a time budget: ``time_budget`` seconds
+(default 10) for inputs up to :data:`TIME_BUDGET_BYTES` (5 MiB), growing in
+proportion above that (a 64 MiB page gets 128 s), so work that runs at
+0.5 MiB/s or faster never reaches it, whatever the size. It is checked between stages and every few
 thousand steps inside them (HTML elements, JSON values, PDF content-stream
 operators). Past it the file is refused with
 :class:`~sentient_core.ingest.errors.TimeBudgetExceeded`. Every parser used is
@@ -93,10 +93,11 @@ REPLACED_ALLOWANCE = 4
 DEFAULT_BLOCK_CHARS = 1 << 20
 
 DEFAULT_TIME_BUDGET = 10.0
-"""Seconds one file's extraction may take, plus :data:`SECONDS_PER_MIB` per MiB."""
+"""Seconds one file's extraction may take (for inputs up to :data:`TIME_BUDGET_BYTES`)."""
 
-SECONDS_PER_MIB = 2.0
-"""Budget allowance per MiB of input (the slowest HTML we measured runs at ~2 MiB/s)."""
+TIME_BUDGET_BYTES = 5 << 20
+"""Inputs larger than this get a proportionally larger budget (the slowest HTML
+we measured, bench/html_scaling.py, runs at about 2 MiB per CPU second)."""
 
 Clock = Callable[[], float]
 
@@ -181,8 +182,8 @@ def extract_text(
     max_bytes : int
         Refuse files larger than this (default 64 MiB), before reading them.
     time_budget : float or None
-        Seconds the extraction may take (reading excluded), plus
-        :data:`SECONDS_PER_MIB` per MiB of input; ``None``: no limit.
+        Seconds the extraction may take (reading excluded), for inputs up to
+        :data:`TIME_BUDGET_BYTES`, proportionally more above; ``None``: no limit.
     clock : callable
         Monotonic clock in seconds used for the budget (injectable for tests).
 
@@ -237,7 +238,7 @@ class _Deadline:
         if budget is not None and not budget > 0:
             raise ArgumentError(f"time_budget must be > 0 seconds or None, got {budget!r}")
         self.path = path
-        self.budget = None if budget is None else budget + SECONDS_PER_MIB * size / (1 << 20)
+        self.budget = None if budget is None else budget * max(1.0, size / TIME_BUDGET_BYTES)
         self.clock = clock
         self.start = clock() if budget is not None else 0.0
 
@@ -843,6 +844,8 @@ def _pdf_text(path: str | os.PathLike[str], data: bytes, deadline: _Deadline) ->
         raise EncryptedFile(path, f"encrypted PDF ({exc})") from None
     except LimitReachedError as exc:
         raise TooLarge(path, f"PDF exceeds a parser limit ({exc})") from None
+    except NotImplementedError as exc:
+        raise CorruptFile(path, f"uses a PDF feature the reader does not support ({exc})") from None
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
         # pypdf raises plain Python errors too on some malformed structures.
         raise CorruptFile(path, f"unreadable PDF ({type(exc).__name__}: {exc})") from None
@@ -862,6 +865,8 @@ def _unlock(path: str | os.PathLike[str], reader: PdfReader) -> None:
         raise EncryptedFile(
             path, "encrypted PDF using AES; install 'cryptography' to open it"
         ) from None
+    except NotImplementedError as exc:  # a security handler pypdf does not implement
+        raise EncryptedFile(path, f"encrypted PDF ({exc})") from None
     if not opened:
         raise EncryptedFile(path, "encrypted PDF (password required)")
 
@@ -883,9 +888,9 @@ __all__ = [
     "MAX_REPLACED_FRACTION",
     "MAX_WHOLE_FILE_BYTES",
     "REPLACED_ALLOWANCE",
-    "SECONDS_PER_MIB",
     "STREAMED_KINDS",
     "SUPPORTED",
+    "TIME_BUDGET_BYTES",
     "ExtractedDoc",
     "Kind",
     "extract_bytes",
