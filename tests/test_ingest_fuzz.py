@@ -1,6 +1,7 @@
 """Fuzzing every extractor (HTML, JSON, PDF, plain text) with adversarial bytes.
 
-Property: :func:`sentient_core.ingest.extract_bytes` either returns text or
+Property: :func:`sentient_core.ingest.extract_bytes` either returns text that
+can be stored (it encodes to UTF-8) or
 raises one of the documented :class:`~sentient_core.ingest.IngestError`
 subclasses, and never the safety net :class:`ExtractorFailure` (which would
 mean a parser raised something nobody foresaw). Time per input is bounded by
@@ -244,6 +245,7 @@ def fuzz_one(name: str, data: bytes, stats: FuzzStats) -> None:
     try:
         text = extract_bytes(name, data)  # the default per-file time budget applies
         assert isinstance(text, str) and text.strip()
+        text.encode("utf-8")  # storable: no lone surrogates
         outcome = "text"
     except ExtractorFailure as err:
         raise AssertionError(f"undocumented failure: {err}") from err.__cause__

@@ -185,6 +185,26 @@ def test_control_characters_in_a_page_do_not_break_extraction(tmp_path):
     assert extract_text(p).text == "a\x01b \x01 tail\x02"
 
 
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("s.json", b'{"a": "x\\ud800y", "\\udfff": "z"}'),
+        ("s.html", b"<p>x&#xD800;y</p>"),
+    ],
+)
+def test_lone_surrogates_never_reach_the_store(tmp_path, name, data):
+    # json.loads turns a "\ud800" escape into a lone surrogate, which no
+    # encoder accepts: it would fail at commit and lose the batch.
+    p = tmp_path / name
+    p.write_bytes(data)
+    text = extract_text(p).text
+    text.encode("utf-8")
+    assert "x\ufffdy" in text
+    with Core(tmp_path / "store") as core:
+        summary = Integrator(core.memory, core.observer).ingest([p])
+        assert summary.files == 1 and core.memory.count == 1
+
+
 # --------------------------------------------------------------------------- time budget
 
 

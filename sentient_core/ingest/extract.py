@@ -272,9 +272,16 @@ def _extract(
         raise ExtractorFailure(
             path, f"extractor failed unexpectedly ({type(exc).__name__}: {exc})"
         ) from exc
+    if _SURROGATE.search(text):
+        # A lone surrogate (a JSON "\\ud800" escape, a broken UTF-16 string in
+        # a PDF) cannot be encoded, so it would fail at commit: make it U+FFFD.
+        text = _SURROGATE.sub("\ufffd", text)
     if not text.strip():
         raise EmptyFile(path, _no_text_reason(kind, pages))
     return text, pages
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _extract_kind(
