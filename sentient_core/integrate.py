@@ -18,8 +18,8 @@ Failure policy: a file that cannot be read or extracted is reported by name
 with the reason and skipped before anything of it is stored; no single file
 stops the run (the extractors raise only ``IngestError``). Paths become stored
 and shown text through :func:`~sentient_core.ingest.safe_path_text`, so a
-file name that is not valid UTF-8 is stored as ``bad\\xff.txt``, never a crash. Chunks are
-committed in batches that may span files; only plain-text files larger than
+file name that is not valid UTF-8 is stored as ``bad\\xff.txt``, never a
+crash. Chunks are committed in batches that may span files; only plain-text files larger than
 ``stream_threshold`` are streamed (never held whole), and if such a file fails
 part-way (it changed on disk, an I/O error) the traces already committed from
 it are retired in one compensating transaction, so nothing of a bad file stays
