@@ -224,8 +224,8 @@ def test_time_budget_with_an_injected_clock(tmp_path):
 @pytest.mark.parametrize(
     ("name", "data"),
     [
-        ("big.html", b"<p>x</p>" * 200_000),
-        ("big.json", json.dumps([{"k": "v" * 10}] * 100_000).encode()),
+        ("big.html", b"<p>x</p>" * 20_000),
+        ("big.json", json.dumps([{"k": "v" * 10}] * 20_000).encode()),
         ("big.pdf", text_pdf([[f"line {i} of page {n}" for i in range(40)] for n in range(30)])),
         ("big.txt", b"plain words " * 100_000),
     ],
@@ -418,6 +418,7 @@ def test_mixed_folder_stores_every_good_file_and_names_every_bad_one(tmp_path):
     assert "bad\\xff name.txt" in stored
 
 
+@pytest.mark.slow  # a subprocess: imports and the Numba cache load take seconds
 def test_cli_ingest_reports_each_bad_file_by_name_and_stores_the_good(tmp_path):
     good, bad = build_mixed_folder(tmp_path / "in")
     store = tmp_path / "store"
