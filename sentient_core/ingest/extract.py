@@ -587,7 +587,8 @@ def _json_lines(value: object, deadline: _Deadline) -> Iterator[str]:
 # <header> (these two only when the whole body is used: inside <main> they are
 # footnotes and the page's own title), ARIA landmark roles of the same meaning
 # (navigation, banner, contentinfo, complementary, search), hidden elements
-# (hidden, aria-hidden="true"), and non-text elements (scripts, styles, forms).
+# (hidden, aria-hidden="true"), and non-text elements (scripts, styles, form
+# controls, embedded SVG/MathML/frames).
 
 _HTML_SKIP = (
     "script", "style", "noscript", "template", "svg", "math", "iframe", "object",
