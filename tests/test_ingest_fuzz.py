@@ -191,9 +191,18 @@ def pdf_inputs(draw) -> bytes:
     return draw(st.binary(max_size=2000))
 
 
+TEXT_SEEDS = [
+    "Grüße aus Köln. Line one.\r\nLine two — “quoted” 𝔘𝔫𝔦.\n\n".encode() * 80,
+    "\ufeffBOM first, then plain words.\n".encode() * 40,
+    "Ω≈ç√∫ UTF-16 text.\n".encode("utf-16") * 20,
+]
+
+
 @st.composite
 def text_inputs(draw) -> bytes:
-    kind = draw(st.sampled_from(["text", "bytes", "mixed", "boms"]))
+    kind = draw(st.sampled_from(["text", "bytes", "mixed", "boms", "mutated"]))
+    if kind == "mutated":
+        return draw(mutated(TEXT_SEEDS))
     if kind == "text":
         return draw(st.text(max_size=2000)).encode("utf-8", "surrogatepass")
     if kind == "bytes":
