@@ -36,7 +36,7 @@ from sentient_core.ingest import (
 )
 from sentient_core.ingest.extract import MAX_WHOLE_FILE_BYTES
 from sentient_core.integrate import Integrator
-from tests.pdfgen import text_pdf
+from tests.pdfgen import encrypted_pdf, text_pdf
 
 ROOT = Path(__file__).resolve().parent.parent
 NON_TEXT_CHARSETS = ["rot13", "base64", "hex", "zlib", "bz2", "uu", "quopri", "utf-7"]
@@ -203,6 +203,17 @@ def test_lone_surrogates_never_reach_the_store(tmp_path, name, data):
     with Core(tmp_path / "store") as core:
         summary = Integrator(core.memory, core.observer).ingest([p])
         assert summary.files == 1 and core.memory.count == 1
+
+
+def test_pdf_with_a_huge_startxref_offset_is_corrupt(tmp_path):
+    # Found by the fuzzer: pypdf raised OverflowError on this offset.
+    import re
+
+    for data in (text_pdf([["x"]]), encrypted_pdf(text_pdf([["x"]]), user_password="")):
+        p = tmp_path / "huge-offset.pdf"
+        p.write_bytes(re.sub(rb"startxref\n\d+", b"startxref\n9999999999999999939", data))
+        with pytest.raises(CorruptFile, match="unreadable PDF"):
+            extract_text(p)
 
 
 # --------------------------------------------------------------------------- time budget

@@ -57,8 +57,10 @@ import logging
 import os
 import re
 import stat
+import struct
 import time
 import warnings
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Annotated, Literal
 
@@ -854,8 +856,18 @@ def _pdf_text(path: str | os.PathLike[str], data: bytes, deadline: _Deadline) ->
         raise TooLarge(path, f"PDF exceeds a parser limit ({exc})") from None
     except NotImplementedError as exc:
         raise CorruptFile(path, f"uses a PDF feature the reader does not support ({exc})") from None
-    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
-        # pypdf raises plain Python errors too on some malformed structures.
+    except (
+        PyPdfError,
+        ValueError,
+        LookupError,
+        TypeError,
+        AttributeError,
+        ArithmeticError,
+        zlib.error,
+        struct.error,
+    ) as exc:
+        # pypdf raises plain Python errors too on some malformed structures (a
+        # huge startxref offset is an OverflowError; the fuzz tests find these).
         raise CorruptFile(path, f"unreadable PDF ({type(exc).__name__}: {exc})") from None
     except RecursionError:
         raise CorruptFile(path, "unreadable PDF (object structure nested too deeply)") from None
