@@ -36,6 +36,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from sentient_core.errors import ArgumentError, SentientError
+from sentient_core.safetext import safe_path_text
 from sentient_core.store import Store, Txn, log
 from sentient_core.vocab import Basis, Outcome, SessionStats, Source
 
@@ -375,6 +376,25 @@ def decode_event(raw: bytes, seq: int = -1) -> Event | LegacyEvent:
         return old
 
 
+def _encode(event: Event) -> bytes:
+    """msgpack of an event; strings that cannot be UTF-8 (lone surrogates from a
+    file name or a JSON escape) are stored escaped instead of failing the log."""
+    try:
+        return _ENC.encode(event)
+    except UnicodeEncodeError:
+        return _ENC.encode(_safe_strings(msgspec.to_builtins(event)))
+
+
+def _safe_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return safe_path_text(value) if not value.isprintable() else value
+    if isinstance(value, dict):
+        return {k: _safe_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_safe_strings(v) for v in value]
+    return value
+
+
 Listener = Callable[[Event], None]
 
 
@@ -466,7 +486,7 @@ class EventBus:
         with self._lock:
             listeners = list(self._listeners)
             if self._store is not None:
-                self._pending.append(_ENC.encode(event))
+                self._pending.append(_encode(event))
             self.published += 1
         for listener in listeners:
             listener(event)
@@ -489,7 +509,7 @@ class EventBus:
         for raw in batch:
             log.append(txn, EVENTS_DB, raw)
         for event in events:
-            log.append(txn, EVENTS_DB, _ENC.encode(event))
+            log.append(txn, EVENTS_DB, _encode(event))
         return len(batch)
 
     def confirm(self, written: int, events: Sequence[Event]) -> None:

@@ -19,6 +19,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from sentient_core.safetext import safe_path_text
+
 __all__ = [
     "BASES",
     "GAP_PRIORITY",
@@ -133,10 +135,12 @@ class Source(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         """The normalised provenance stored with a trace: ``KIND:REF``.
 
         ``web:https://…``, ``local:/path``, ``corpus:pydoc:topic:with``,
-        ``llm:HOST/MODEL``, ``summary:…``; control characters are dropped and
-        the whole is cut to :data:`MAX_SOURCE_CHARS`.
+        ``llm:HOST/MODEL``, ``summary:…``; control characters are dropped,
+        undecodable file-name bytes escaped (``bad\\xff.txt``) and the whole cut
+        to :data:`MAX_SOURCE_CHARS`.
         """
-        ref = _CONTROL.sub("", self.ref)
+        # A file name may be any bytes: escape what cannot be stored or shown.
+        ref = safe_path_text(_CONTROL.sub("", self.ref))
         return f"{self.kind}:{ref}"[:MAX_SOURCE_CHARS]
 
 

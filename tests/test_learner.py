@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -448,3 +449,22 @@ def test_audit_log_keeps_the_newest_events_and_sequence_numbers_grow(tmp_path):
         assert 50 <= len(events) <= 55 and bus.pruned == 200 - len(events)
         assert seqs == sorted(seqs) and seqs[-1] == 199
         assert [int(e.question) for _, e in events] == list(range(200 - len(events), 200))
+
+
+def test_an_answer_from_a_file_whose_name_is_not_utf8_is_stored_safely(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    name = os.fsdecode(b"quokka\xff.txt")
+    (corpus / name).write_text(
+        "The quokkaflux resonator calibrates the brindlewave sensor array every morning. "
+        "Calibrating the quokkaflux resonator takes twelve minutes."
+    )
+    with Core(tmp_path / "data") as core:
+        learner = _learner(core, corpus)
+        learner.ask("How long does calibrating the quokkaflux resonator take?")
+        stats = learner.run(1)
+        assert stats.outcomes.get("success", 0) >= 1
+        sources = {r.source for r in core.memory.recent(20)}
+        assert any(s.endswith("quokka\\xff.txt") and s.startswith("local:") for s in sources)
+        kinds = [e.kind for _, e in read_events(core.store)]
+        assert "integrate" in kinds  # the audit log took the name too

@@ -77,6 +77,7 @@ from sentient_core.learning.llm import LLMClient, LLMError
 from sentient_core.learning.offline import CorpusAnswerer, summarize_extractive
 from sentient_core.learning.safety import Refusal, SafetyFilter
 from sentient_core.relevance import TermStats
+from sentient_core.safetext import safe_path_text
 from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage, Source, model_ref
 
 __all__ = ["OFFLINE_SUMMARY_REF", "Chaperone", "CorpusTopic", "Interaction", "extract_data"]
@@ -486,7 +487,13 @@ class Chaperone:
         local = self.fetcher.read_local(path)
         real = str(local.path)
         text = self._extract(real, local.data, mime=local.mime, bytes=local.bytes)
-        return _Content(text=text, source=Source("local", real), mime=local.mime, bytes=local.bytes)
+        # The source is provenance to store and show: a name of any bytes made safe text.
+        return _Content(
+            text=text,
+            source=Source("local", safe_path_text(real)),
+            mime=local.mime,
+            bytes=local.bytes,
+        )
 
     @staticmethod
     def _content_fields(c: _Content) -> dict[str, Any]:

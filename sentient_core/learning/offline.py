@@ -57,6 +57,7 @@ from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.errors import ArgumentError
 from sentient_core.ingest import STOP_WORDS, IngestError, extract_bytes, iter_files, tokenize
 from sentient_core.pydocs import documents as pydoc_documents
+from sentient_core.safetext import safe_path_text
 from sentient_core.vocab import Source
 
 __all__ = [
@@ -426,6 +427,7 @@ class CorpusAnswerer:
             n_passages = sum(len(b.passages) for b in blocks.values())
             fresh: list[tuple[Source, str]] = []
             stamps: list[tuple[int, ...]] = []
+            fresh_paths: list[str] = []
             for path, stamp, data in todo:
                 try:
                     text = extract_bytes(path, data)
@@ -440,15 +442,21 @@ class CorpusAnswerer:
                     skipped.append((path, f"index full ({self.max_passages} passages)"))
                     continue
                 n_passages += n_new
-                fresh.append((Source("local", path), text))
+                # The source is what is stored and shown: a name of any bytes as safe
+                # text. Blocks are keyed by the real path (what the next walk sees).
+                fresh.append((Source("local", safe_path_text(path)), text))
                 stamps.append(stamp)
-            for block, stamp in zip(
-                _encode_blocks(self._encoder, fresh, self.passage_chars), stamps, strict=True
+                fresh_paths.append(path)
+            for block, stamp, path in zip(
+                _encode_blocks(self._encoder, fresh, self.passage_chars),
+                stamps,
+                fresh_paths,
+                strict=True,
             ):
-                blocks[block.source.ref] = msgspec.structs.replace(block, stamp=stamp)
+                blocks[path] = msgspec.structs.replace(block, stamp=stamp)
             # Keep walk order for determinism regardless of which files were re-read.
-            ordered = [blocks[p] for p in order if p in blocks]
-            self._file_blocks = {b.source.ref: b for b in ordered}
+            self._file_blocks = {p: blocks[p] for p in order if p in blocks}
+            ordered = list(self._file_blocks.values())
             self.skipped = skipped
             self._index = self._assemble([*self._doc_blocks, *ordered])
             self._refresh_s = time.perf_counter() - t0
