@@ -65,6 +65,7 @@ def test_core_example_runs(tmp_path):
     assert lines[-1].startswith("2 iterations,")
 
 
+@pytest.mark.slow
 def test_njit_example_runs(tmp_path):
     section = _section("Calling the kernels from your own `@njit` code", level=3)
     (code,) = _code_blocks(section, "python")
