@@ -10,11 +10,48 @@ scorer       Bounded learned recall scorer (score, rank, SGD on judged outcomes)
 credit       Memory credit with hysteresis (strength changes from surprise events).
 tick         Fused observer tick: PRSC step + SMF update per step, in one call.
 text         Tokenise/hash/count UTF-8 text into hashed codes and keyword ranks.
+msgpack      Decode many small msgpack arrays of unsigned ints in one pass.
+postings     Group row numbers by key (posting lists) in one counting-sort pass.
+unchecked    The raw kernels behind the wrappers, without checks, for hot paths
+             and for calling from your own ``@njit`` code (preconditions stated).
+checks       The argument checks of the wrappers (and ``count_finite`` for kernels).
+config       The one place for Numba flags (cache, fastmath, parallel).
 
-Importing this package needs only numpy and numba. Call :func:`kernels.warmup.warmup`
-once at start-up to compile (or load from the on-disk cache) every kernel.
+Every public function outside :mod:`kernels.unchecked` checks its arguments
+(dtype, shape, contiguity, finiteness) and raises ``TypeError``/``ValueError``
+naming the bad one. Importing this package needs only numpy and numba. Call
+:func:`kernels.warmup.warmup` once at start-up to compile (or load from the
+on-disk cache) every kernel.
 """
 
-from kernels import credit, holographic, prsc, scorer, sedenion, smf, text, tick
+from kernels import (
+    checks,
+    config,
+    credit,
+    holographic,
+    msgpack,
+    postings,
+    prsc,
+    scorer,
+    sedenion,
+    smf,
+    text,
+    tick,
+    unchecked,
+)
 
-__all__ = ["credit", "holographic", "prsc", "scorer", "sedenion", "smf", "text", "tick"]
+__all__ = [
+    "checks",
+    "config",
+    "credit",
+    "holographic",
+    "msgpack",
+    "postings",
+    "prsc",
+    "scorer",
+    "sedenion",
+    "smf",
+    "text",
+    "tick",
+    "unchecked",
+]

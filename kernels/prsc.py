@@ -20,17 +20,23 @@ blocks, so serial and threaded runs give bit-identical results.
 from __future__ import annotations
 
 import math
+import sys
 from typing import NamedTuple
 
 import numpy as np
 from numba import prange
 
-from kernels._checks import check_array, check_int, check_scalar
-from kernels._config import jit
+from kernels.checks import check_array, check_int, check_scalar
+from kernels.config import jit
 
 __all__ = [
+    "DEFAULT_COUPLING",
+    "DEFAULT_DAMPING",
+    "DEFAULT_DT",
     "PARALLEL_MIN_OSCILLATORS",
+    "ZERO_NORM",
     "PrscState",
+    "check_state",
     "coherence",
     "excite",
     "first_primes",
@@ -43,8 +49,8 @@ __all__ = [
 TWO_PI = 2.0 * math.pi
 # Amplitudes below this are snapped to exactly zero after each tick.
 _AMPLITUDE_FLOOR = 1e-10
-# A prime state whose L2 norm is at most this is returned as all zeros.
-_ZERO_NORM = 1e-12
+#: A prime state whose L2 norm is at most this is returned as all zeros.
+ZERO_NORM = 1e-12
 # From this many oscillators on, run() splits each tick over threads by
 # default. A tick needs the whole bank's mean field, so the threads meet at a
 # barrier every tick, and one descheduled thread stalls the tick. On the
@@ -53,6 +59,8 @@ _ZERO_NORM = 1e-12
 # OpenMP layer up to 100× at 10k), so only very large banks use it unless
 # run(parallel=True) asks for it.
 PARALLEL_MIN_OSCILLATORS = 1 << 18
+# Largest finite float64 (abs(x) <= it is False exactly for NaN and ±inf).
+_MAX_FINITE = sys.float_info.max
 # Oscillators per block: the unit of parallel work and of the fixed
 # summation order of the mean field (so serial and parallel runs agree bit
 # for bit). 1024 oscillators' (φ, A, f, sin, cos) fit in L1.
@@ -302,6 +310,32 @@ def _tick_loop_parallel(phase, amplitude, frequency, steps, dt, coupling, decay)
             )
 
 
+@jit(fastmath=False)
+def _run_serial_checked(phase, amplitude, frequency, n_primes, steps, dt, coupling, decay):
+    """:func:`_tick_loop_serial` after checking the bank; returns 0 when done.
+
+    Returns 1 if ``amplitude``, ``frequency`` or the primes (``n_primes``) do
+    not match ``phase`` in length, 2 if a phase, amplitude or frequency is NaN
+    or ±inf or an amplitude is negative; the bank is then untouched.
+    """
+    n = phase.shape[0]
+    if amplitude.shape[0] != n or frequency.shape[0] != n or n_primes != n:
+        return 1
+    # One branch-free pass (it vectorises): NaN fails every comparison.
+    n_ok = 0
+    for i in range(n):
+        n_ok += (
+            (abs(phase[i]) <= _MAX_FINITE)
+            & (amplitude[i] >= 0.0)
+            & (amplitude[i] <= _MAX_FINITE)
+            & (abs(frequency[i]) <= _MAX_FINITE)
+        )
+    if n_ok != n:
+        return 2
+    _tick_loop_serial(phase, amplitude, frequency, steps, dt, coupling, decay)
+    return 0
+
+
 @jit()
 def _coherence(phase, amplitude):
     n = phase.shape[0]
@@ -352,8 +386,40 @@ def _prime_state(phase, amplitude, zero_norm):
 
 # --------------------------------------------------------------------------- wrappers
 
+# Fast-path test of run(): exactly an ndarray of the native dtype, 1-D with
+# unit stride (so C-contiguous); anything else takes the full checks.
+_NDARRAY = np.ndarray
+_F64 = np.dtype(np.float64)
+_I64 = np.dtype(np.int64)
+_VECTOR_STRIDES = (8,)
+_MAX_FLOAT = sys.float_info.max
 
-def _check_state(state: object, name: str = "state") -> PrscState:
+#: Defaults of :func:`run` (tick length, coupling K, amplitude damping rate).
+DEFAULT_DT = 1.0 / 60.0
+DEFAULT_COUPLING = 0.3
+DEFAULT_DAMPING = 0.02
+_DEFAULT_DECAY = 1.0 - DEFAULT_DAMPING * DEFAULT_DT
+
+
+def check_state(state: object, name: str = "state") -> PrscState:
+    """Validate an oscillator bank and return it unchanged.
+
+    Parameters
+    ----------
+    state : PrscState
+        Four C-contiguous (N,) arrays: float64 phase, amplitude and frequency
+        (finite; amplitudes ≥ 0) and int64 primes.
+    name : str
+        Name used in error messages (``"state"`` gives ``state.phase`` etc.).
+
+    Raises
+    ------
+    TypeError
+        If ``state`` is not a :class:`PrscState` or an array has the wrong dtype.
+    ValueError
+        If an array has the wrong shape or layout, a non-finite value, or a
+        negative amplitude.
+    """
     if not isinstance(state, PrscState):
         raise TypeError(f"{name} must be a PrscState, got {type(state).__name__}")
     phase = check_array(f"{name}.phase", state.phase, dtype=np.float64, ndim=1)
@@ -415,9 +481,9 @@ def init_state(n: int = 64, seed: int = 0) -> PrscState:
 def run(
     state: PrscState,
     steps: int,
-    dt: float = 1.0 / 60.0,
-    coupling: float = 0.3,
-    damping: float = 0.02,
+    dt: float = DEFAULT_DT,
+    coupling: float = DEFAULT_COUPLING,
+    damping: float = DEFAULT_DAMPING,
     parallel: bool | None = None,
 ) -> PrscState:
     """Advance the bank by ``steps`` Euler ticks in one kernel call, in place.
@@ -444,8 +510,53 @@ def run(
     -------
     PrscState
         ``state`` itself.
+
+    Notes
+    -----
+    A call on a well-formed bank (Python ``int``/``float`` arguments, arrays as
+    :func:`init_state` makes them) checks the arrays inside the kernel call,
+    so it costs well under 1 µs more than the kernel; anything else takes the
+    full checks, which name the bad argument.
     """
-    _check_state(state)
+    if state.__class__ is PrscState and steps.__class__ is int and steps >= 0:
+        if dt is DEFAULT_DT and coupling is DEFAULT_COUPLING and damping is DEFAULT_DAMPING:
+            decay = _DEFAULT_DECAY
+        elif (
+            dt.__class__ is float
+            and 0.0 < dt <= _MAX_FLOAT
+            and coupling.__class__ is float
+            and -_MAX_FLOAT <= coupling <= _MAX_FLOAT
+            and damping.__class__ is float
+            and 0.0 <= damping <= _MAX_FLOAT
+        ):
+            decay = 1.0 - damping * dt
+        else:
+            decay = -1.0  # not plain floats: the full checks below
+        phase, amplitude, frequency, primes = state
+        if (
+            decay >= 0.0
+            and phase.__class__ is _NDARRAY
+            and amplitude.__class__ is _NDARRAY
+            and frequency.__class__ is _NDARRAY
+            and primes.__class__ is _NDARRAY
+            and phase.dtype == _F64
+            and amplitude.dtype == _F64
+            and frequency.dtype == _F64
+            and primes.dtype == _I64
+            and phase.strides == _VECTOR_STRIDES
+            and amplitude.strides == _VECTOR_STRIDES
+            and frequency.strides == _VECTOR_STRIDES
+            and primes.strides == _VECTOR_STRIDES
+            and (
+                parallel is False
+                or (parallel is None and phase.shape[0] < PARALLEL_MIN_OSCILLATORS)
+            )
+            and not _run_serial_checked(
+                phase, amplitude, frequency, len(primes), steps, dt, coupling, decay
+            )
+        ):
+            return state
+    check_state(state)
     steps = check_int("steps", steps, lo=0)
     dt = check_scalar("dt", dt, lo=0.0, lo_open=True)
     coupling = check_scalar("coupling", coupling)
@@ -511,7 +622,7 @@ def excite(
     PrscState
         ``state`` itself.
     """
-    _check_state(state)
+    check_state(state)
     n = state.phase.shape[0]
     indices = check_array("indices", indices, dtype=np.int64, ndim=1)
     e = indices.shape[0]
@@ -541,8 +652,8 @@ def prime_state(state: PrscState) -> np.ndarray:
 
     All zeros if the norm is at most 1e-12 (e.g. every amplitude is 0).
     """
-    _check_state(state)
-    return _prime_state(state.phase, state.amplitude, _ZERO_NORM)
+    check_state(state)
+    return _prime_state(state.phase, state.amplitude, ZERO_NORM)
 
 
 def index_of_primes(state: PrscState, primes: np.ndarray) -> np.ndarray:
@@ -559,7 +670,7 @@ def index_of_primes(state: PrscState, primes: np.ndarray) -> np.ndarray:
         Index of each prime in ``state.primes``, or −1 if the bank has no
         oscillator for it. Filter with ``idx[idx >= 0]`` before :func:`excite`.
     """
-    _check_state(state)
+    check_state(state)
     primes = check_array("primes", primes, dtype=np.int64, ndim=1)
     bank = state.primes
     out = np.full(primes.shape[0], -1, dtype=np.int64)
@@ -577,6 +688,7 @@ def _warmup() -> None:
     state = init_state(16, seed=0)
     _tick_loop_serial(state.phase, state.amplitude, state.frequency, 1, 1.0 / 60.0, 0.3, 0.99)
     _tick_loop_parallel(state.phase, state.amplitude, state.frequency, 1, 1.0 / 60.0, 0.3, 0.99)
+    _run_serial_checked(state.phase, state.amplitude, state.frequency, 16, 1, 1.0 / 60.0, 0.3, 0.99)
     _sincos(1.0)
     sin_phase, cos_phase = np.empty(16), np.empty(16)
     _chunk_start(state.phase, state.amplitude, sin_phase, cos_phase)
@@ -596,5 +708,5 @@ def _warmup() -> None:
     _coherence(state.phase, state.amplitude)
     idx = np.array([0, 1], dtype=np.int64)
     _excite(state.phase, state.amplitude, idx, np.full(2, 0.1), np.zeros(2), 0.5, True)
-    _prime_state(state.phase, state.amplitude, _ZERO_NORM)
+    _prime_state(state.phase, state.amplitude, ZERO_NORM)
     _wrap_phase(1.0)

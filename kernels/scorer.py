@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from kernels._checks import check_array, check_int, check_scalar
-from kernels._config import jit
+from kernels.checks import check_array, check_int, check_scalar
+from kernels.config import jit
 
 __all__ = [
     "DEFAULT_BOUND",

@@ -18,8 +18,8 @@ from llvmlite import ir
 from numba import prange, types
 from numba.extending import intrinsic
 
-from kernels._checks import check_array, check_scalar
-from kernels._config import FASTMATH, jit
+from kernels.checks import check_array, check_scalar
+from kernels.config import FASTMATH, jit
 
 __all__ = [
     "DIM",
@@ -125,9 +125,10 @@ _LLVM_FLAGS = tuple(sorted(FASTMATH)) if FASTMATH else ()
 
 
 def _is_rows(ty) -> bool:
+    # (N, 16) rows, or one (16,) sedenion (then row must be 0).
     return (
         isinstance(ty, types.Array)
-        and ty.ndim == 2
+        and ty.ndim in (1, 2)
         and ty.layout == "C"
         and ty.dtype == types.float64
     )
@@ -136,6 +137,8 @@ def _is_rows(ty) -> bool:
 @intrinsic
 def _row_product(typingctx, a, b, out, row):
     """``out[row] = a[row] · b[row]`` for C-contiguous (N, 16) float64 arrays.
+
+    One sedenion may be passed as a (16,) array with ``row = 0``.
 
     Returns 1 if a[row] or b[row] holds a NaN or ±inf, else 0: the wrapper checks
     finiteness in the same pass instead of a separate np.isfinite sweep, which
@@ -212,6 +215,14 @@ def _mul_rows_serial(a, b, out):
     for r in range(a.shape[0]):
         n_bad += _row_product(a, b, out, r)
     return n_bad
+
+
+@jit()
+def _mul_one(a, b, out):
+    """out = a·b for (16,) vectors; 0, 1 if a or b holds NaN or ±inf, 2 if a shape is not (16,)."""
+    if a.shape[0] != DIM or b.shape[0] != DIM or out.shape[0] != DIM:
+        return 2
+    return _row_product(a, b, out, 0)
 
 
 # ---------------------------------------------------------------------------
@@ -299,6 +310,13 @@ def _nlerp_rows(a, b, t, out, eps):
 # ---------------------------------------------------------------------------
 # Public wrappers.
 
+# Fast-path test of single-call wrappers: exactly an ndarray, native float64,
+# 1-D with unit stride (so C-contiguous). Anything else takes the full checks
+# of kernels.checks, which accept or name the problem.
+_NDARRAY = np.ndarray
+_F64 = np.dtype(np.float64)
+_VECTOR_STRIDES = (8,)
+
 
 def _check_sedenions(name: str, x: object) -> np.ndarray:
     """Accept (16,) or (N, 16) float64, C-contiguous, finite."""
@@ -336,17 +354,35 @@ def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     a, b : numpy.ndarray
-        float64, shape (16,).
+        float64, shape (16,), C-contiguous, finite.
 
     Returns
     -------
     numpy.ndarray
         New (16,) array.
+
+    Notes
+    -----
+    A single call costs well under 1 µs more than the kernel itself: arrays of
+    the exact type, dtype and layout go straight to the kernel, which checks
+    shape and finiteness in the product pass; anything else (or a failed
+    kernel check) takes the full checks, which name the bad argument.
     """
+    if (
+        a.__class__ is _NDARRAY
+        and b.__class__ is _NDARRAY
+        and a.dtype == _F64
+        and b.dtype == _F64
+        and a.strides == _VECTOR_STRIDES
+        and b.strides == _VECTOR_STRIDES
+    ):
+        out = np.empty(DIM)
+        if not _mul_one(a, b, out):
+            return out
     check_array("a", a, dtype=np.float64, shape=(DIM,))
     check_array("b", b, dtype=np.float64, shape=(DIM,))
     out = np.empty(DIM)
-    _mul_rows_serial(a.reshape(1, DIM), b.reshape(1, DIM), out.reshape(1, DIM))
+    _mul_one(a, b, out)
     return out
 
 
@@ -476,6 +512,7 @@ def _warmup() -> None:
     scalars = np.empty(1)
     _mul_rows(rows, rows, out)
     _mul_rows_serial(rows, rows, out)
+    _mul_one(one, one, np.empty(DIM))
     _conj_rows(rows, out)
     _dot_rows(rows, rows, scalars)
     _norm_rows(rows, scalars)

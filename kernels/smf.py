@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from kernels._checks import check_array, check_scalar
-from kernels._config import jit
+from kernels import checks
+from kernels.checks import check_array, check_scalar
+from kernels.config import jit
 
 __all__ = [
     "AXES",
@@ -326,9 +327,25 @@ def _delta_trig_once(amp, cos_phase, sin_phase, out, eps, active):
 
 @jit()
 def _update_phase(s, amp, phase, eta, out, eps, active):
+    """One update into ``out`` (which may be ``s``); returns 0 when done.
+
+    Returns 1 if ``s`` or ``out`` is not (16,) or ``phase`` is not as long as
+    ``amp``, 2 if ``s``, ``amp`` or ``phase`` holds NaN or ±inf; ``out`` is
+    then untouched.
+    """
+    n = amp.shape[0]
+    if s.shape[0] != 16 or out.shape[0] != 16 or phase.shape[0] != n:
+        return 1
+    if (
+        checks.count_finite(s) != 16
+        or checks.count_finite(amp) != n
+        or checks.count_finite(phase) != n
+    ):
+        return 2
     delta = np.empty(16)
     _delta_phase_once(amp, phase, delta, eps, active)
     _blend_normalize(s, delta, eta, out, eps)
+    return 0
 
 
 @jit()
@@ -384,6 +401,14 @@ def _entropy(s, eps):
 
 
 @jit()
+def _entropy_checked(s, eps):
+    """:func:`_entropy`, or NaN if ``s`` is not (16,) or holds NaN or ±inf."""
+    if s.shape[0] != 16 or checks.count_finite(s) != 16:
+        return np.nan
+    return _entropy(s, eps)
+
+
+@jit()
 def _cosine_to_row(s, s_norm, others, r, eps):
     dot = 0.0
     oo = 0.0
@@ -412,13 +437,47 @@ def _similarity_rows(s, others, out, eps):
 
 @jit()
 def _similarity_rows_serial(s, others, out, eps):
+    """Cosines of ``s`` against every row; returns 0 if every input was finite.
+
+    Otherwise returns -1 (nothing written) if ``s`` is not a finite (16,)
+    field, ``others`` not (M, 16) or ``out`` not (M,); -2 if |s| < ``eps``
+    (every result is 0 and ``others`` was not inspected); else the number of
+    NaN results, which is positive when a row holds NaN or ±inf (or |row|²
+    overflows).
+    """
+    m = others.shape[0]
+    if (
+        s.shape[0] != 16
+        or others.shape[1] != 16
+        or out.shape[0] != m
+        or checks.count_finite(s) != 16
+    ):
+        return -1
     s_norm = np.sqrt(np.sum(s * s))
     n_nan = 0
-    for r in range(others.shape[0]):
+    for r in range(m):
         value = _cosine_to_row(s, s_norm, others, r, eps)
         out[r] = value
         n_nan += value != value
+    if s_norm < eps:
+        return -2
     return n_nan
+
+
+@jit()
+def _cosine_pair(a, b, eps):
+    """Cosine of two fields (16,) as :func:`_similarity_rows_serial` computes it.
+
+    NaN if a shape is not (16,) or a value is NaN or ±inf (or |x|² overflows).
+    """
+    if (
+        a.shape[0] != 16
+        or b.shape[0] != 16
+        or checks.count_finite(a) != 16
+        or checks.count_finite(b) != 16
+    ):
+        return np.nan
+    return _cosine_to_row(a, np.sqrt(np.sum(a * a)), b.reshape((1, 16)), 0, eps)
 
 
 # Below this many rows the thread launch costs more than it saves.
@@ -427,6 +486,22 @@ _PARALLEL_MIN_ROWS = 4096
 
 # ---------------------------------------------------------------------------
 # Public wrappers.
+#
+# Single-call wrappers first test for the common case (exactly an ndarray,
+# native float64, unit stride): such arrays go straight to a kernel that checks
+# shapes and finiteness itself and reports a status. Anything else, or a bad
+# status, takes the full checks of kernels.checks, which raise naming the
+# argument. The fast test is a sufficient condition only: everything the
+# full checks accept still works, just slower.
+
+_NDARRAY = np.ndarray
+_F64 = np.dtype(np.float64)
+_VECTOR_STRIDES = (8,)
+_ROW_STRIDES = (8 * DIM, 8)
+
+
+def _is_vector(x: object) -> bool:
+    return x.__class__ is _NDARRAY and x.dtype == _F64 and x.strides == _VECTOR_STRIDES
 
 
 def _check_state(name: str, s: object) -> np.ndarray:
@@ -464,6 +539,10 @@ def normalize(s: np.ndarray) -> np.ndarray:
 
 def entropy(s: np.ndarray) -> float:
     """Shannon entropy (nats) of π_k = |s_k| / Σ|s_j| over π_k > 1e-10; 0 if Σ|s| < 1e-10."""
+    if s.__class__ is _NDARRAY and s.dtype == _F64 and s.strides == _VECTOR_STRIDES:
+        h = _entropy_checked(s, EPS)
+        if h == h:
+            return h
     s = _check_state("s", s)
     return float(_entropy(s, EPS))
 
@@ -491,28 +570,53 @@ def similarity(s: np.ndarray, others: np.ndarray, out: np.ndarray | None = None)
         If ``others`` holds NaN or inf (detected during the pass, so a given
         ``out`` has been written by then).
     """
+    if (
+        s.__class__ is _NDARRAY
+        and others.__class__ is _NDARRAY
+        and s.dtype == _F64
+        and others.dtype == _F64
+        and s.strides == _VECTOR_STRIDES
+        and others.strides == _ROW_STRIDES
+        and others.shape[0] < _PARALLEL_MIN_ROWS
+        and (out is None or _is_vector(out))
+    ):
+        fast_out = np.empty(others.shape[0]) if out is None else out
+        if _similarity_rows_serial(s, others, fast_out, EPS) == 0:
+            return fast_out
     s = _check_state("s", s)
-    # Finiteness of ``others`` is checked by the kernel (see _similarity_rows).
+    # Finiteness of ``others`` is checked by the kernel (NaN results, see
+    # _similarity_rows), or by a sweep when |s| < 1e-10 makes every result 0.
     others = check_array("others", others, dtype=np.float64, shape=(None, DIM), finite=False)
     m = others.shape[0]
     if out is None:
         out = np.empty(m)
     else:
         out = check_array("out", out, dtype=np.float64, shape=(m,), finite=False)
-    kernel = _similarity_rows if m >= _PARALLEL_MIN_ROWS else _similarity_rows_serial
-    n_nan = kernel(s, others, out, EPS)
-    if n_nan > 0 or np.linalg.norm(s) < EPS:
+    if m >= _PARALLEL_MIN_ROWS:
+        n_nan = _similarity_rows(s, others, out, EPS)
+        if n_nan > 0 or np.linalg.norm(s) < EPS:
+            check_array("others", others, dtype=np.float64)
+    elif _similarity_rows_serial(s, others, out, EPS) != 0:
         check_array("others", others, dtype=np.float64)
     return out
 
 
 def similarity_pair(a: np.ndarray, b: np.ndarray) -> float:
     """Cosine of two fields (16,); 0 if either norm is below 1e-10."""
+    if (
+        a.__class__ is _NDARRAY
+        and b.__class__ is _NDARRAY
+        and a.dtype == _F64
+        and b.dtype == _F64
+        and a.strides == _VECTOR_STRIDES
+        and b.strides == _VECTOR_STRIDES
+    ):
+        value = _cosine_pair(a, b, EPS)
+        if value == value:
+            return value
     a = _check_state("a", a)
     b = _check_state("b", b)
-    out = np.empty(1)
-    _similarity_rows_serial(a, b.reshape(1, DIM), out, EPS)
-    return float(out[0])
+    return float(_cosine_pair(a, b, EPS))
 
 
 def delta(amplitude: np.ndarray, phase: np.ndarray) -> np.ndarray:
@@ -569,6 +673,23 @@ def update(
     numpy.ndarray
         ``out`` (a new array if not given).
     """
+    if (
+        s.__class__ is _NDARRAY
+        and amplitude.__class__ is _NDARRAY
+        and phase.__class__ is _NDARRAY
+        and s.dtype == _F64
+        and amplitude.dtype == _F64
+        and phase.dtype == _F64
+        and s.strides == _VECTOR_STRIDES
+        and amplitude.strides == _VECTOR_STRIDES
+        and phase.strides == _VECTOR_STRIDES
+        and eta.__class__ is float
+        and 0.0 <= eta <= 1.0
+        and (out is None or _is_vector(out))
+    ):
+        fast_out = np.empty(DIM) if out is None else out
+        if not _update_phase(s, amplitude, phase, eta, fast_out, EPS, ACTIVE_AMPLITUDE):
+            return fast_out
     s = _check_state("s", s)
     amplitude, phase = _check_oscillators(amplitude, phase)
     eta = _check_eta(eta)
@@ -652,5 +773,7 @@ def _warmup() -> None:
     )
     _normalize(s, out, EPS)
     _entropy(s, EPS)
+    _entropy_checked(s, EPS)
+    _cosine_pair(s, s, EPS)
     _similarity_rows(s, s.reshape(1, DIM), np.empty(1), EPS)
     _similarity_rows_serial(s, s.reshape(1, DIM), np.empty(1), EPS)

@@ -9,17 +9,52 @@ codes are bit-identical across processes.
 Hashing: 64-bit FNV-1a over a token's UTF-8 bytes, finished with the
 SplitMix64 mixer (``_mix64``); salts separate the streams derived from one
 token hash (code bucket and sign, prime picks, bigrams).
+
+Public, checked functions: :func:`encode` (codes, token counts and per-prime
+excitation sums of a batch), :func:`keywords` (top tokens of each text),
+:func:`excitation_csr` (per-prime sums to CSR excitations) and
+:func:`dominant_order` (strongest primes first). Their kernels, without the
+checks, are in :mod:`kernels.unchecked` (``text_*``).
+
+The batch layout shared by :func:`encode` and :func:`keywords`:
+
+``buf`` : uint8 (B,)
+    The lowercased UTF-8 (``surrogatepass``) bytes of every text, concatenated.
+``offsets`` : int64 (n + 1,)
+    Text ``t`` is ``buf[offsets[t]:offsets[t + 1]]``; non-decreasing, within
+    ``buf``, on character boundaries.
+``word_cp`` : bool (C,), C ≥ 128
+    ``word_cp[cp]`` marks the code points that make up tokens (beyond the table:
+    not a token character).
+``stop_table`` : uint64 (T,)
+    Open-addressing set of stop-word token hashes (see :func:`build_stop_table`).
+``min_chars``, ``max_chars`` : int
+    Tokens of other lengths (in code points) are dropped.
 """
 
 from __future__ import annotations
 
+import codecs
 import math
 
 import numpy as np
 
-from kernels._config import jit
+from kernels import checks
+from kernels.checks import check_array, check_int, check_scalar
+from kernels.config import jit
 
-__all__ = ["FNV_OFFSET", "FNV_PRIME", "GOLDEN", "MASK64", "PHASE_BITS"]
+__all__ = [
+    "FNV_OFFSET",
+    "FNV_PRIME",
+    "GOLDEN",
+    "MASK64",
+    "PHASE_BITS",
+    "build_stop_table",
+    "dominant_order",
+    "encode",
+    "excitation_csr",
+    "keywords",
+]
 
 _MASK64 = (1 << 64) - 1
 _FNV_OFFSET = 0xCBF29CE484222325
@@ -393,6 +428,17 @@ def _dominant_order(amounts, primes, k):
     return order[: min(k, m)]
 
 
+@_jit
+def _dominant_order_checked(amounts, primes, k):
+    """:func:`_dominant_order`, or (1, empty) if the lengths differ or an amount is NaN or ±inf."""
+    m = amounts.size
+    if primes.size != m or checks.count_finite(amounts) != m:
+        return 1, np.empty(0, dtype=np.int64)
+    return 0, _dominant_order(amounts, primes, k)
+
+
+#: 64-bit FNV-1a offset basis and prime, the golden-ratio constant of the
+#: length mix, and the 64-bit mask (for Python ints); phase quantisation bits.
 FNV_OFFSET, FNV_PRIME, GOLDEN, MASK64, PHASE_BITS = (
     _FNV_OFFSET,
     _FNV_PRIME,
@@ -400,6 +446,276 @@ FNV_OFFSET, FNV_PRIME, GOLDEN, MASK64, PHASE_BITS = (
     _MASK64,
     _PHASE_BITS,
 )
+
+
+# ---------------------------------------------------------------------------
+# Public wrappers
+# ---------------------------------------------------------------------------
+
+# Sizes reduced to a bucket by a 32-bit multiply-shift (see _reduce).
+_MAX_REDUCE = (1 << 32) - 1
+
+
+def build_stop_table(hashes) -> np.ndarray:
+    """Build the stop-word set the kernels take: open addressing, linear probing.
+
+    Parameters
+    ----------
+    hashes : iterable of int
+        Token hashes (64-bit, nonzero: 0 marks an empty slot).
+
+    Returns
+    -------
+    numpy.ndarray
+        Read-only uint64 table whose size is a power of two (≥ 16) at most a
+        quarter full.
+    """
+    values = sorted({int(h) for h in hashes})
+    if values and (values[0] <= 0 or values[-1] > _MASK64):
+        raise ValueError("hashes must be nonzero 64-bit unsigned integers")
+    size = 1 << max(4, (4 * len(values) - 1).bit_length())
+    table = np.zeros(size, dtype=np.uint64)
+    for h in values:
+        slot = h & (size - 1)
+        while table[slot]:
+            slot = (slot + 1) & (size - 1)
+        table[slot] = h
+    table.setflags(write=False)
+    return table
+
+
+def _check_batch(
+    buf: object,
+    offsets: object,
+    word_cp: object,
+    stop_table: object,
+    min_chars: object,
+    max_chars: object,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
+    buf = check_array("buf", buf, dtype=np.uint8, ndim=1)
+    offsets = check_array("offsets", offsets, dtype=np.int64, ndim=1, min_rows=1)
+    if offsets[0] < 0 or offsets[-1] > buf.shape[0] or (np.diff(offsets) < 0).any():
+        raise ValueError(
+            f"offsets must be non-decreasing within [0, {buf.shape[0]}] (the length of buf)"
+        )
+    # The scanner reads a whole UTF-8 sequence at each byte it takes for a lead
+    # byte: a sequence cut by the end of buf, or a text starting inside a
+    # character, would make it read past the end of buf.
+    try:
+        codecs.utf_8_decode(buf, "surrogatepass", True)
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"buf must be UTF-8 (surrogatepass): {exc.reason} at byte {exc.start}"
+        ) from None
+    inside = offsets[offsets < buf.shape[0]]
+    if ((buf[inside] & 0xC0) == 0x80).any():
+        raise ValueError("offsets must fall on character boundaries of buf (UTF-8)")
+    # ASCII bytes index the table directly: it must cover them.
+    word_cp = check_array("word_cp", word_cp, dtype=np.bool_, ndim=1, min_rows=128)
+    stop_table = check_array("stop_table", stop_table, dtype=np.uint64, ndim=1, min_rows=1)
+    size = stop_table.shape[0]
+    if size & (size - 1) or (stop_table != 0).all():
+        raise ValueError(
+            "stop_table must have a power-of-two size and at least one empty (0) slot"
+            " (use kernels.text.build_stop_table)"
+        )
+    min_chars = check_int("min_chars", min_chars, lo=0)
+    max_chars = check_int("max_chars", max_chars, lo=0)
+    return buf, offsets, word_cp, stop_table, min_chars, max_chars
+
+
+def encode(
+    buf: np.ndarray,
+    offsets: np.ndarray,
+    word_cp: np.ndarray,
+    stop_table: np.ndarray,
+    min_chars: int,
+    max_chars: int,
+    code_dim: int,
+    *,
+    bigram_weight: float = 0.0,
+    n_bank: int = 0,
+    primes_per_token: int = 1,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Tokenise, hash, count and accumulate every text of a batch in one pass.
+
+    A token is a run of ``word_cp`` code points of ``min_chars``..``max_chars``
+    characters whose hash (64-bit FNV-1a of its UTF-8 bytes, mixed with its
+    byte length) is not in ``stop_table``. Each distinct token adds
+    ``±(1 + ln tf)`` to one of ``code_dim`` buckets (bucket and sign from its
+    hash), each distinct adjacent pair ``±bigram_weight · (1 + ln tf)``; the
+    code is then L2-normalised (left zero for a text without tokens).
+
+    Parameters
+    ----------
+    buf, offsets, word_cp, stop_table, min_chars, max_chars
+        The batch (see the module docstring).
+    code_dim : int
+        Length of each code, in [1, 2**32).
+    bigram_weight : float
+        Weight of adjacent-token features, finite and ≥ 0 (0: none).
+    n_bank : int
+        Oscillator bank size; 0 computes no excitation. Otherwise each distinct
+        token adds ``(1 + ln tf) e^{iθ}`` (θ from its hash) to the sums of
+        ``primes_per_token`` distinct bank indices.
+    primes_per_token : int
+        1 or 2.
+
+    Returns
+    -------
+    codes : numpy.ndarray
+        float32 (n, code_dim), rows of unit norm or zero.
+    n_tokens : numpy.ndarray
+        int64 (n,) content tokens per text.
+    ex_re, ex_im : numpy.ndarray
+        float64 (n, n_bank): real and imaginary parts of the per-prime sums.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad argument (the message names it), including ``buf`` that is
+        not UTF-8 and offsets outside ``buf`` or inside a character.
+    """
+    buf, offsets, word_cp, stop_table, min_chars, max_chars = _check_batch(
+        buf, offsets, word_cp, stop_table, min_chars, max_chars
+    )
+    code_dim = check_int("code_dim", code_dim, lo=1, hi=_MAX_REDUCE)
+    bigram_weight = check_scalar("bigram_weight", bigram_weight, lo=0.0)
+    n_bank = check_int("n_bank", n_bank, lo=0, hi=_MAX_REDUCE)
+    primes_per_token = check_int("primes_per_token", primes_per_token, lo=1, hi=2)
+    n = offsets.shape[0] - 1
+    codes = np.zeros((n, code_dim), dtype=np.float32)
+    n_tokens = np.zeros(n, dtype=np.int64)
+    ex_re = np.zeros((n, n_bank))
+    ex_im = np.zeros((n, n_bank))
+    _encode_kernel(
+        buf,
+        offsets,
+        word_cp,
+        stop_table,
+        min_chars,
+        max_chars,
+        code_dim,
+        bigram_weight,
+        n_bank,
+        primes_per_token,
+        n_bank > 0,
+        codes,
+        n_tokens,
+        ex_re,
+        ex_im,
+    )
+    return codes, n_tokens, ex_re, ex_im
+
+
+def keywords(
+    buf: np.ndarray,
+    offsets: np.ndarray,
+    word_cp: np.ndarray,
+    stop_table: np.ndarray,
+    min_chars: int,
+    max_chars: int,
+    n_cand: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each text's top ``n_cand`` distinct tokens by (count desc, first occurrence asc).
+
+    Tokens as in :func:`encode`.
+
+    Returns
+    -------
+    starts, ends : numpy.ndarray
+        int64 (n, n_cand): byte span ``buf[starts[t, c]:ends[t, c]]`` of the
+        first occurrence of text ``t``'s ``c``-th token.
+    counts : numpy.ndarray
+        int64 (n,): how many of the ``n_cand`` slots of each text are used.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad argument (see :func:`encode`).
+    """
+    buf, offsets, word_cp, stop_table, min_chars, max_chars = _check_batch(
+        buf, offsets, word_cp, stop_table, min_chars, max_chars
+    )
+    n_cand = check_int("n_cand", n_cand, lo=0)
+    n = offsets.shape[0] - 1
+    starts = np.zeros((n, n_cand), dtype=np.int64)
+    ends = np.zeros((n, n_cand), dtype=np.int64)
+    counts = np.zeros(n, dtype=np.int64)
+    _keyword_kernel(buf, offsets, word_cp, stop_table, min_chars, max_chars, starts, ends, counts)
+    return starts, ends, counts
+
+
+def excitation_csr(
+    ex_re: np.ndarray, ex_im: np.ndarray, gain: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per-(text, prime) complex sums → CSR excitations.
+
+    For each text the strongest prime (largest ``|re + i im|``) gets amount
+    ``gain`` and the others ``gain · |sum| / peak``; primes whose sum is at
+    most 1e-12 of the peak are dropped; phases are ``arg(sum)`` in [0, 2π).
+
+    Parameters
+    ----------
+    ex_re, ex_im : numpy.ndarray
+        float64 (n, N), finite (as :func:`encode` returns them).
+    gain : float
+        Amount of each text's strongest prime, finite and > 0.
+
+    Returns
+    -------
+    offsets : numpy.ndarray
+        int64 (n + 1,): text ``t`` owns entries ``offsets[t]:offsets[t + 1]``.
+    indices, amounts, phases : numpy.ndarray
+        int64, float64, float64 (offsets[n],): bank index (ascending within a
+        text), amount and phase of each entry.
+    """
+    ex_re = check_array("ex_re", ex_re, dtype=np.float64, ndim=2)
+    ex_im = check_array("ex_im", ex_im, dtype=np.float64, shape=ex_re.shape)
+    gain = check_scalar("gain", gain, lo=0.0, lo_open=True)
+    return _excitation_csr(ex_re, ex_im, gain)
+
+
+def dominant_order(amounts: np.ndarray, primes: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` largest amounts, largest first; ties by the smaller prime.
+
+    Parameters
+    ----------
+    amounts : numpy.ndarray
+        float64 (m,), finite.
+    primes : numpy.ndarray
+        int64 (m,).
+    k : int
+        How many positions (≥ 0; at most m are returned).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (min(k, m),) indices into ``amounts``.
+    """
+    if (
+        amounts.__class__ is _NDARRAY
+        and primes.__class__ is _NDARRAY
+        and amounts.dtype == _F64
+        and primes.dtype == _I64
+        and amounts.strides == _VECTOR_STRIDES
+        and primes.strides == _VECTOR_STRIDES
+        and k.__class__ is int
+        and k >= 0
+    ):
+        bad, order = _dominant_order_checked(amounts, primes, k)
+        if not bad:
+            return order
+    amounts = check_array("amounts", amounts, dtype=np.float64, ndim=1)
+    check_array("primes", primes, dtype=np.int64, shape=amounts.shape)
+    k = check_int("k", k, lo=0)
+    return _dominant_order(amounts, primes, k)
+
+
+_NDARRAY = np.ndarray
+_F64 = np.dtype(np.float64)
+_I64 = np.dtype(np.int64)
+_VECTOR_STRIDES = (8,)
 
 
 def _warmup() -> None:
@@ -421,6 +737,8 @@ def _warmup() -> None:
     _offsets, _idx, amounts, _phases = _excitation_csr(ex, ex.copy(), 0.3)
     primes = np.arange(amounts.size, dtype=np.int64)
     _dominant_order(amounts, primes, 2)
+    _dominant_order_checked(amounts, primes, 2)
     amounts.setflags(write=False)  # EncodedBatch hands out read-only views
     primes.setflags(write=False)
     _dominant_order(amounts, primes, 2)
+    _dominant_order_checked(amounts, primes, 2)

@@ -25,8 +25,8 @@ import math
 import numpy as np
 
 from kernels import prsc, smf
-from kernels._checks import check_array, check_int, check_scalar
-from kernels._config import jit
+from kernels.checks import check_array, check_int, check_scalar
+from kernels.config import jit
 
 __all__ = ["run_ticks"]
 
@@ -192,7 +192,7 @@ def run_ticks(
     ndarray
         ``s`` itself.
     """
-    prsc._check_state(state)
+    prsc.check_state(state)
     s = check_array("s", s, dtype=np.float64, shape=(smf.DIM,))
     steps = check_int("steps", steps, lo=0)
     dt = check_scalar("dt", dt, lo=0.0, lo_open=True)

@@ -3,7 +3,7 @@
 Numba compiles lazily on first call; a learning loop must never pay that cost
 mid-iteration. :func:`warmup` calls each module's ``_warmup`` (tiny inputs with
 the exact dtypes used in real calls). With the on-disk cache on (see
-:mod:`kernels._config`) the first process writes the machine code to the
+:mod:`kernels.config`) the first process writes the machine code to the
 on-disk cache and later processes only load it.
 """
 
@@ -17,7 +17,18 @@ from numba.core.registry import CPUDispatcher
 
 __all__ = ["MODULES", "ModuleWarmup", "warmup"]
 
-MODULES = ("sedenion", "smf", "prsc", "holographic", "scorer", "credit", "tick", "text")
+MODULES = (
+    "sedenion",
+    "smf",
+    "prsc",
+    "holographic",
+    "scorer",
+    "credit",
+    "tick",
+    "text",
+    "msgpack",
+    "postings",
+)
 
 
 @dataclass(frozen=True)

@@ -51,17 +51,10 @@ from typing import Annotated, ClassVar, Protocol
 import msgspec
 import numpy as np
 
+from kernels import text as text_kernels
+from kernels import unchecked
 from kernels.prsc import first_primes
-from kernels.text import (
-    _FNV_OFFSET,
-    _FNV_PRIME,
-    _GOLDEN,
-    _MASK64,
-    _dominant_order,
-    _encode_kernel,
-    _excitation_csr,
-    _keyword_kernel,
-)
+from kernels.text import FNV_OFFSET, FNV_PRIME, GOLDEN, MASK64
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.ingest.keywords import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, STOP_WORDS, tokenize
 from sentient_core.ingest.keywords import keywords as _python_keywords
@@ -148,9 +141,9 @@ def _tokens(text: str) -> list[str]:
 def _mix64_int(x: int) -> int:
     """SplitMix64 finaliser on a Python int (reference for the kernel's ``_mix64``)."""
     x ^= x >> 30
-    x = (x * 0xBF58476D1CE4E5B9) & _MASK64
+    x = (x * 0xBF58476D1CE4E5B9) & MASK64
     x ^= x >> 27
-    x = (x * 0x94D049BB133111EB) & _MASK64
+    x = (x * 0x94D049BB133111EB) & MASK64
     return x ^ (x >> 31)
 
 
@@ -167,10 +160,10 @@ def token_hash(token: str) -> int:
         Any string (normally one lowercase token).
     """
     data = token.encode("utf-8", "surrogatepass")
-    acc = _FNV_OFFSET
+    acc = FNV_OFFSET
     for byte in data:
-        acc = ((acc ^ byte) * _FNV_PRIME) & _MASK64
-    return _mix64_int(acc ^ ((len(data) * _GOLDEN) & _MASK64))
+        acc = ((acc ^ byte) * FNV_PRIME) & MASK64
+    return _mix64_int(acc ^ ((len(data) * GOLDEN) & MASK64))
 
 
 def _stop_table(words: Iterable[str]) -> np.ndarray:
@@ -341,7 +334,7 @@ def _ro(a: np.ndarray) -> np.ndarray:
 
 
 def _dominant(exc: Excitation, k: int) -> tuple[int, ...]:
-    return tuple(exc.primes[_dominant_order(exc.amounts, exc.primes, k)].tolist())
+    return tuple(exc.primes[text_kernels.dominant_order(exc.amounts, exc.primes, k)].tolist())
 
 
 def _check_texts(texts: Iterable[str]) -> list[str]:
@@ -369,7 +362,7 @@ def _batch(
         offsets = np.zeros(n + 1, dtype=np.int64)
         idx, amounts, phases = np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
     else:
-        offsets, idx, amounts, phases = _excitation_csr(ex_re, ex_im, gain)
+        offsets, idx, amounts, phases = text_kernels.excitation_csr(ex_re, ex_im, gain)
     return EncodedBatch(
         codes=codes,
         offsets=offsets,
@@ -477,7 +470,8 @@ class TokenPrimeEncoder:
         n_tokens = np.zeros(n, dtype=np.int64)
         shape = (n, n_bank) if excitation else (0, n_bank)
         ex_re, ex_im = np.zeros(shape), np.zeros(shape)
-        _encode_kernel(
+        # The encoder builds every argument itself (see the unchecked preconditions).
+        unchecked.text_encode(
             buf,
             offsets,
             _WORD_TABLE.get(astral),
@@ -535,19 +529,14 @@ class TokenPrimeEncoder:
         buf = np.frombuffer(joined, dtype=np.uint8)
         astral = bool(buf.size) and bool((buf >= 0xF0).any())
         n_cand = 2 * k + 8  # room for the pure numbers dropped below
-        cand_start = np.zeros((len(texts), n_cand), dtype=np.int64)
-        cand_end = np.zeros((len(texts), n_cand), dtype=np.int64)
-        counts = np.zeros(len(texts), dtype=np.int64)
-        _keyword_kernel(
+        cand_start, cand_end, counts = text_kernels.keywords(
             buf,
             offsets,
             _WORD_TABLE.get(astral),
             _STOP_TABLE,
             MIN_TOKEN_CHARS,
             MAX_TOKEN_CHARS,
-            cand_start,
-            cand_end,
-            counts,
+            n_cand,
         )
         out: list[list[str]] = []
         for t in range(len(texts)):
@@ -583,7 +572,9 @@ class TokenPrimeEncoder:
             excitation=True,
             astral=astral,
         )
-        _, idx, amounts, phases = _excitation_csr(ex_re, ex_im, self.config.excitation_gain)
+        _, idx, amounts, phases = unchecked.text_excitation_csr(
+            ex_re, ex_im, self.config.excitation_gain
+        )
         primes = self.bank_primes[idx]
         return EncodedText(
             excitation=Excitation(
@@ -591,7 +582,9 @@ class TokenPrimeEncoder:
             ),
             code=_ro(codes[0]),
             dominant_primes=tuple(
-                primes[_dominant_order(amounts, primes, self.config.n_dominant)].tolist()
+                primes[
+                    unchecked.text_dominant_order(amounts, primes, self.config.n_dominant)
+                ].tolist()
             ),
             n_tokens=int(n_tokens[0]),
         )

@@ -28,9 +28,10 @@ would cost ~75 µs: their argument checks (dtype, shape, contiguity, an
 ``prsc.excite`` and ~20 µs for ``tick.run_ticks``, against ~1.3 µs and ~1.8 µs
 for the kernels themselves. The observer owns its arrays (created and
 validated here, never handed out, changed only by the kernels), so it calls the
-private kernels of :mod:`kernels.prsc` and :mod:`kernels.tick` directly; what
-comes from outside (records, encodings passed to :meth:`Observer.process_encoded`,
-encoders other than the built-in ones) is validated once on the way in.
+kernels through :mod:`kernels.unchecked`, whose preconditions it guarantees;
+what comes from outside (records, encodings passed to
+:meth:`Observer.process_encoded`, encoders other than the built-in ones) is
+validated once on the way in.
 """
 
 from __future__ import annotations
@@ -42,9 +43,8 @@ from typing import Annotated, Any
 import msgspec
 import numpy as np
 
-from kernels import prsc, smf
-from kernels import tick as tick_kernels
-from kernels._checks import check_array, check_int, check_scalar
+from kernels import prsc, smf, unchecked
+from kernels.checks import check_array, check_int, check_scalar
 from sentient_core.encoder import (
     CharPrimeEncoder,
     EncodedText,
@@ -216,8 +216,8 @@ class Observer:
         self._set_parameters(seed, dt, coupling, damping, eta, excitation_pull, history)
         state = prsc.init_state(n, seed)
         self._set_state(state, smf.initial(), encoder)
-        self._coherence = float(prsc._coherence(state.phase, state.amplitude))
-        self._entropy = float(smf._entropy(self._smf, smf.EPS))
+        self._coherence = float(unchecked.prsc_coherence(state.phase, state.amplitude))
+        self._entropy = float(unchecked.smf_entropy(self._smf, smf.EPS))
 
     # -- construction ----------------------------------------------------------------------
 
@@ -246,7 +246,7 @@ class Observer:
         self, state: prsc.PrscState, field: np.ndarray, encoder: TextEncoder | None
     ) -> None:
         # Validated once here; afterwards only the kernels change these arrays.
-        self._state = prsc._check_state(state)
+        self._state = prsc.check_state(state)
         self._smf = check_array("smf", field, dtype=np.float64, shape=(smf.DIM,))
         self._ticks = 0
         self._coh_ring = np.zeros(self._history)
@@ -336,7 +336,9 @@ class Observer:
     def prime_state(self) -> np.ndarray:
         """The normalized prime state ``α_p = A_p e^{iφ_p}`` (complex128, (N,))."""
         with self._lock:
-            return prsc._prime_state(self._state.phase, self._state.amplitude, prsc._ZERO_NORM)
+            return unchecked.prsc_prime_state(
+                self._state.phase, self._state.amplitude, prsc.ZERO_NORM
+            )
 
     def dominant_primes(self, k: int = 8) -> tuple[int, ...]:
         """The ``k`` primes with the largest amplitudes, largest first (ties: smaller prime)."""
@@ -356,8 +358,8 @@ class Observer:
         amount = check_scalar("amount", amount, lo=-1.0, hi=1.0)
         with self._lock:
             self._smf[k] += amount
-            smf._normalize(self._smf, self._smf, smf.EPS)
-            self._entropy = float(smf._entropy(self._smf, smf.EPS))
+            unchecked.smf_normalize(self._smf, self._smf, smf.EPS)
+            self._entropy = float(unchecked.smf_entropy(self._smf, smf.EPS))
             return self._smf.copy()
 
     def orientation(self) -> dict[str, float]:
@@ -497,7 +499,7 @@ class Observer:
         state = self._state
         if self._pending:
             for indices, amounts, phases in self._pending:
-                prsc._excite(
+                unchecked.prsc_excite(
                     state.phase, state.amplitude, indices, amounts, phases, self._pull, True
                 )
             self._pending.clear()
@@ -511,7 +513,7 @@ class Observer:
         else:
             coh = np.empty(m)
             ent = np.empty(m)
-        tick_kernels._run_ticks(
+        unchecked.run_ticks(
             state.phase,
             state.amplitude,
             state.frequency,

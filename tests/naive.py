@@ -10,10 +10,24 @@ names such as ``mul`` or ``normalize`` do not collide; this module is the index:
 
 from tests import naive_credit as credit
 from tests import naive_holographic as holographic
+from tests import naive_msgpack as msgpack
+from tests import naive_postings as postings
 from tests import naive_prsc as prsc
 from tests import naive_scorer as scorer
 from tests import naive_sedenion as sedenion
 from tests import naive_smf as smf
+from tests import naive_text as text
 from tests import naive_tick as tick
 
-__all__ = ["credit", "holographic", "prsc", "scorer", "sedenion", "smf", "tick"]
+__all__ = [
+    "credit",
+    "holographic",
+    "msgpack",
+    "postings",
+    "prsc",
+    "scorer",
+    "sedenion",
+    "smf",
+    "text",
+    "tick",
+]

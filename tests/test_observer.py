@@ -113,13 +113,13 @@ def test_tick_n_equals_n_single_ticks():
 
 def test_tick_n_is_one_kernel_call(monkeypatch):
     calls = []
-    kernel = observer_mod.tick_kernels._run_ticks
+    kernel = observer_mod.unchecked.run_ticks
 
     def counting(*args):
         calls.append(args[4])
         return kernel(*args)
 
-    monkeypatch.setattr(observer_mod.tick_kernels, "_run_ticks", counting)
+    monkeypatch.setattr(observer_mod.unchecked, "run_ticks", counting)
     obs = Observer()
     obs.process_text(TEXT)
     obs.tick(1000)

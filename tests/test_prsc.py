@@ -95,6 +95,8 @@ def test_run_uses_threads_from_the_threshold_on(monkeypatch):
     monkeypatch.setattr(prsc, "PARALLEL_MIN_OSCILLATORS", 100)
     monkeypatch.setattr(prsc, "_tick_loop_parallel", lambda *a: calls.append("parallel"))
     monkeypatch.setattr(prsc, "_tick_loop_serial", lambda *a: calls.append("serial"))
+    # The single-call fast path checks the bank and runs the serial loop in one kernel.
+    monkeypatch.setattr(prsc, "_run_serial_checked", lambda *a: calls.append("serial") or 0)
     prsc.run(prsc.init_state(99), 1)
     prsc.run(prsc.init_state(100), 1)
     prsc.run(prsc.init_state(100), 1, parallel=False)

@@ -11,9 +11,13 @@ ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 
 
-def _section(title: str) -> str:
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, re.S | re.M)
-    assert match, f"README has no '## {title}' section"
+def _section(title: str, level: int = 2) -> str:
+    """Text of the section under ``#``*level ``title``, up to the next ## or ### heading."""
+    heading = "#" * level
+    match = re.search(
+        rf"^{heading} {re.escape(title)}\n(.*?)(?=^##{{1,2}} |\Z)", README, re.S | re.M
+    )
+    assert match, f"README has no '{heading} {title}' section"
     return match.group(1)
 
 
@@ -59,3 +63,27 @@ def test_core_example_runs(tmp_path):
     lines = out.stdout.splitlines()
     assert float(lines[0].split()[0]) > 0.3  # the stored sentence is recalled
     assert lines[-1].startswith("2 iterations,")
+
+
+@pytest.mark.slow
+def test_njit_example_runs(tmp_path):
+    section = _section("Calling the kernels from your own `@njit` code", level=3)
+    (code,) = _code_blocks(section, "python")
+    assert "unchecked." in code and "@numba.njit" in code
+    script = tmp_path / "njit_example.py"
+    script.write_text(code)
+    out = subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("entropy after 600 ticks")
+
+
+def test_every_unchecked_name_is_documented_in_the_readme():
+    from kernels import unchecked
+
+    section = _section("Calling the kernels from your own `@njit` code", level=3)
+    missing = [
+        n for n in unchecked.__all__ if f"`{n}`" not in section and not n.startswith("text_")
+    ]
+    assert missing == []

@@ -37,6 +37,7 @@ MODULES = (
     "memory",
     "integration",
     "learner",
+    "single",
 )
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from numba import prange
 
 from kernels import holographic
-from kernels._config import jit
+from kernels.config import jit
 from sentient_core.benchmarks import peers
 from sentient_core.benchmarks.cases import Case
 

@@ -51,7 +51,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_warmup(args: argparse.Namespace) -> int:
-    from kernels._config import CACHE
+    from kernels.config import CACHE
     from kernels.warmup import warmup
 
     results = warmup()

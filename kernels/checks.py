@@ -1,8 +1,10 @@
-"""Argument checks shared by the public kernel wrappers.
+"""Argument checks shared by the public kernel wrappers (and usable by callers).
 
 Kernels themselves never validate: wrappers call these helpers, which raise
 ``TypeError`` for the wrong type/dtype and ``ValueError`` for the wrong shape,
-layout or non-finite values, always naming the offending argument.
+layout or non-finite values, always naming the offending argument. Code above
+the kernels that validates arrays once and then calls :mod:`kernels.unchecked`
+uses the same helpers, so its messages read the same.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["check_array", "check_int", "check_scalar"]
+from kernels.config import jit
+
+__all__ = ["check_array", "check_int", "check_scalar", "count_finite"]
 
 
 def check_array(
@@ -129,3 +133,23 @@ def _fmt_shape(shape: Sequence[int | None]) -> str:
         + ("," if len(shape) == 1 else "")
         + ")"
     )
+
+
+# Largest finite float64: ``abs(x) <= _MAX_FINITE`` is False exactly for NaN and ±inf.
+_MAX_FINITE = 1.7976931348623157e308
+
+
+@jit(fastmath=False)
+def count_finite(x):
+    """Number of finite values (not NaN, not ±inf) in the 1-D float64 array ``x``.
+
+    A Numba function: callable from Python and from ``@njit`` code (where it
+    is inlined). Kernels use it to check finiteness in the same call as the
+    work, which costs nanoseconds instead of a separate ``np.isfinite`` pass.
+    The loop has no floating-point reduction, so it vectorises without
+    fast-math.
+    """
+    n = 0
+    for k in range(x.shape[0]):
+        n += abs(x[k]) <= _MAX_FINITE
+    return n

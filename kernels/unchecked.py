@@ -1,0 +1,164 @@
+"""The raw Numba kernels behind the public wrappers, without argument checks.
+
+Every name here is a Numba dispatcher (a ``CPUDispatcher``): the exact
+machine code the public wrappers run, callable from Python and from your own
+``@numba.njit`` functions. From Python, a call costs only Numba's dispatch
+(~0.2–0.4 µs); inside ``@njit`` code it is a direct (usually inlined) call
+with no Python involved at all.
+
+Nothing is checked: each function trusts the preconditions listed below. What
+happens when they are violated is stated per function; "undefined" means
+Numba does no bounds checking, so the kernel may read or write outside an
+array (wrong results, a corrupted neighbour array or a crash). Validate once,
+where data enters your program (the public wrappers, or
+:func:`kernels.checks.check_array`), and call these in the hot loop.
+
+Conventions for every function below: arrays are numpy arrays of exactly the
+stated dtype (``float64`` unless noted; other dtypes compile a new
+specialisation, or fail to compile inside ``@njit``), and "finite" means no
+NaN and no ±inf. From Python, arrays should be C-contiguous (others compile a
+new specialisation on first use; :data:`sedenion_mul` and
+:data:`sedenion_mul_rows` require C-contiguity, and
+:data:`smf_similarity` requires it of ``b``). Constants such as ``smf.EPS``
+are passed explicitly, as the public wrappers do.
+
+Sedenions
+---------
+sedenion_mul(a, b, out) -> int
+    ``out = a·b`` for (16,) vectors. ``out`` must not overlap ``a`` or ``b``.
+    Returns 0; 1 if ``a`` or ``b`` holds NaN or ±inf (``out`` then holds the
+    IEEE result, NaN somewhere); 2 if any of the three is not (16,) (``out``
+    untouched).
+sedenion_mul_rows(a, b, out) -> int
+    ``out[r] = a[r]·b[r]`` for (N, 16) C-contiguous arrays, serially. ``b``
+    and ``out`` need at least N rows (undefined otherwise). Returns the number
+    of rows whose inputs hold NaN or ±inf.
+
+Sedenion Memory Field (``eps`` is ``smf.EPS``, ``active`` is ``smf.ACTIVE_AMPLITUDE``)
+--------------------------------------------------------------------------------
+smf_update(s, amplitude, phase, eta, out, eps, active) -> int
+    ``out = normalize((1 − eta) s + eta Δ(amplitude, phase))``, as
+    :func:`kernels.smf.update`; ``out`` may be ``s``. ``eta`` in [0, 1]
+    (not checked). Checks itself: returns 0; 1 if ``s`` or ``out`` is not
+    (16,) or ``phase`` is not as long as ``amplitude``; 2 if ``s``,
+    ``amplitude`` or ``phase`` holds NaN or ±inf (``out`` untouched on 1, 2).
+smf_normalize(s, out, eps) -> None
+    ``out = s / max(|s|, eps)``; (16,) each, ``out`` may be ``s``. Shorter
+    arrays: undefined. Non-finite ``s``: NaN in ``out``.
+smf_entropy(s, eps) -> float
+    Entropy (nats) of ``|s_k| / Σ|s_j|``, as :func:`kernels.smf.entropy`.
+    ``s`` (16,), finite; shorter: undefined; non-finite: a meaningless number.
+smf_similarity(a, b, eps) -> float
+    Cosine of two (16,) fields, 0 if a norm is below ``eps``, as
+    :func:`kernels.smf.similarity_pair`. ``b`` C-contiguous. Returns NaN if a
+    shape is not (16,) or a value is NaN or ±inf.
+smf_similarity_rows(s, others, out, eps) -> int
+    ``out[r] = cosine(s, others[r])`` for ``others`` (M, 16) C-contiguous,
+    ``out`` (M,), serially. Returns 0; -1 if ``s`` is not a finite (16,)
+    field or a shape is wrong (nothing written); -2 if ``|s| < eps`` (all
+    results 0, ``others`` not inspected); else the number of NaN results
+    (rows holding NaN or ±inf).
+
+Oscillators (a bank is ``phase``, ``amplitude``, ``frequency``: (N,) each)
+--------------------------------------------------------------------------
+prsc_run(phase, amplitude, frequency, steps, dt, coupling, decay) -> None
+    ``steps`` Euler ticks in place, bit-identical to :func:`kernels.prsc.run`
+    with ``decay = 1 − damping·dt``. Requires equal lengths (undefined
+    otherwise), finite values, amplitudes ≥ 0, ``steps ≥ 0``, ``dt > 0`` and
+    ``decay`` in [0, 1]; NaN spreads to every phase through the mean field.
+prsc_coherence(phase, amplitude) -> float
+    ``|Σ w e^{iφ}| / Σ w`` with ``w = max(0.1, A)``; ``amplitude`` at least as
+    long as ``phase`` (undefined otherwise).
+prsc_excite(phase, amplitude, indices, amounts, target_phase, pull, use_target) -> None
+    In place, for each ``k``: ``A[i] = min(1, A[i] + amounts[k])`` with
+    ``i = indices[k]`` (int64), then, if ``use_target``, ``φ[i]`` moves by
+    ``pull`` of the shortest arc to ``target_phase[k]``. Every index must lie
+    in [0, N) (**an index out of range writes outside the bank**);
+    ``amounts`` and ``target_phase`` at least as long as ``indices`` (read
+    only if ``use_target``, but always typed: pass any float64 array then).
+prsc_prime_state(phase, amplitude, zero_norm) -> complex128 (N,)
+    ``A e^{iφ}`` normalised to unit L2 norm, zeros if the norm is at most
+    ``zero_norm`` (pass ``prsc.ZERO_NORM``). Lengths as for coherence.
+
+Observer tick
+-------------
+run_ticks(phase, amplitude, frequency, s, steps, dt, coupling, decay, eta, coherence_out, entropy_out) -> None
+    ``steps`` × (oscillator tick, SMF update of ``s`` (16,), records), in
+    place, as :func:`kernels.tick.run_ticks`. Bank and scalars as for
+    :data:`prsc_run`; ``eta`` in [0, 1]. ``coherence_out`` and
+    ``entropy_out`` are writeable float64 (m,) with m ≤ steps: they receive
+    the values after the last m ticks (a longer array gets them in its last
+    ``steps`` entries). Pass ``np.empty(0)`` to record nothing.
+
+Text (layout of ``buf``, ``offsets``, ``word_cp``, ``stop_table`` as in :mod:`kernels.text`)
+------------------------------------------------------------------------------------
+text_encode(buf, offsets, word_cp, stop_table, min_chars, max_chars, code_dim, bigram_weight, n_bank, k_primes, want_excitation, codes_out, n_tokens_out, ex_re, ex_im) -> None
+    What :func:`kernels.text.encode` computes, into caller-provided outputs:
+    ``codes_out`` float32 (n, code_dim) and ``ex_re``, ``ex_im`` (n, n_bank)
+    **zero-filled** (codes of empty texts are left as they are; sums are
+    added), ``n_tokens_out`` int64 (n,). With ``want_excitation`` false the
+    sums are not touched (pass (0, n_bank) arrays). Requires ``buf`` valid
+    UTF-8 and every offset on a character boundary (otherwise the scanner may
+    read up to 3 bytes past the end of ``buf``),
+    ``word_cp`` of at least 128 entries (ASCII bytes index it unchecked),
+    ``offsets`` non-decreasing within ``buf``, a ``stop_table`` of
+    power-of-two size with at least one 0 slot (**a full table loops
+    forever**), 1 ≤ ``code_dim`` < 2**32, ``n_bank ≥ 1`` when
+    ``want_excitation``, ``k_primes`` 1 or 2.
+text_keywords(buf, offsets, word_cp, stop_table, min_chars, max_chars, cand_start, cand_end, n_cand) -> None
+    What :func:`kernels.text.keywords` computes, into int64 ``cand_start``,
+    ``cand_end`` (n, W) and ``n_cand`` (n,). Requirements as for text_encode.
+text_excitation_csr(ex_re, ex_im, gain) -> (offsets, indices, amounts, phases)
+    As :func:`kernels.text.excitation_csr`; equal shapes (undefined
+    otherwise), finite sums.
+text_dominant_order(amounts, primes, k) -> int64 array
+    As :func:`kernels.text.dominant_order`; ``primes`` at least as long as
+    ``amounts`` (undefined otherwise). NaN amounts give an unspecified order.
+
+Also njit-callable: :func:`kernels.checks.count_finite` (number of finite
+values of a 1-D float64 array), to check inputs inside your own kernel.
+"""
+
+from __future__ import annotations
+
+from kernels import prsc, sedenion, smf, text, tick
+
+__all__ = [
+    "prsc_coherence",
+    "prsc_excite",
+    "prsc_prime_state",
+    "prsc_run",
+    "run_ticks",
+    "sedenion_mul",
+    "sedenion_mul_rows",
+    "smf_entropy",
+    "smf_normalize",
+    "smf_similarity",
+    "smf_similarity_rows",
+    "smf_update",
+    "text_dominant_order",
+    "text_encode",
+    "text_excitation_csr",
+    "text_keywords",
+]
+
+sedenion_mul = sedenion._mul_one
+sedenion_mul_rows = sedenion._mul_rows_serial
+
+smf_update = smf._update_phase
+smf_normalize = smf._normalize
+smf_entropy = smf._entropy
+smf_similarity = smf._cosine_pair
+smf_similarity_rows = smf._similarity_rows_serial
+
+prsc_run = prsc._tick_loop_serial
+prsc_coherence = prsc._coherence
+prsc_excite = prsc._excite
+prsc_prime_state = prsc._prime_state
+
+run_ticks = tick._run_ticks
+
+text_encode = text._encode_kernel
+text_keywords = text._keyword_kernel
+text_excitation_csr = text._excitation_csr
+text_dominant_order = text._dominant_order
