@@ -175,14 +175,6 @@ def test_only_the_cli_and_bench_import_the_benchmarks():
     assert offenders == []
 
 
-# Modules above the kernels that still use a private kernel name. Both import
-# kernels._config (a deprecated alias of kernels.config) for a Numba helper
-# that now has a public, checked twin: mirror.py's _bucket_rows is
-# kernels.postings.bucket_rows, columns.py's _parse_uint_arrays is
-# kernels.msgpack.parse_uint_arrays. Empty this set when they switch.
-_PRIVATE_KERNEL_USE_PENDING = {"sentient_core/memory/mirror.py", "sentient_core/store/columns.py"}
-
-
 def _private_kernel_uses(path: Path) -> list[str]:
     import ast
 
@@ -223,7 +215,7 @@ def test_no_module_above_the_kernels_uses_a_private_kernel_name():
     for path in files:
         rel = path.relative_to(ROOT).as_posix()
         uses = _private_kernel_uses(path)
-        if uses and rel not in _PRIVATE_KERNEL_USE_PENDING:
+        if uses:
             offenders[rel] = uses
     assert offenders == {}
 

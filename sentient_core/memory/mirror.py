@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kernels._config import jit
+from kernels.postings import bucket_rows
 from sentient_core.store import codes as store_codes
 from sentient_core.store.columns import TraceColumns, iter_chunks
 from sentient_core.store.errors import CorruptRecordError
@@ -141,26 +141,6 @@ class Postings:
         self.rows = buf[:need]
 
 
-# TEMPORARY: moves to kernels/ as a public checked function.
-@jit()
-def _bucket_rows(rows, keys, starts, out):
-    """Counting sort of ``rows`` (ascending) into buckets ``keys``; drops repeats.
-
-    ``starts[k]`` is where bucket ``k`` begins in ``out``. Returns the fill of
-    every bucket; rows stay ascending inside a bucket, and a row listed twice
-    for one key (a trace naming a prime twice) is kept once.
-    """
-    fill = np.zeros(starts.size - 1, dtype=np.int64)
-    for i in range(rows.size):
-        k = keys[i]
-        pos = starts[k] + fill[k]
-        if fill[k] > 0 and out[pos - 1] == rows[i]:
-            continue
-        out[pos] = rows[i]
-        fill[k] += 1
-    return fill
-
-
 _DIRECT_KEYS = 1 << 22  # primes below this are bucketed by value (a 32 MB count table at most)
 
 
@@ -182,7 +162,7 @@ def _postings_from(rows: np.ndarray, primes: np.ndarray) -> dict[int, np.ndarray
     starts = np.zeros(values.size + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     out = np.empty(primes.size, dtype=np.int64)
-    fill = _bucket_rows(rows, keys.astype(np.int64), starts, out)
+    fill = bucket_rows(rows, keys.astype(np.int64), starts, out)
     return {
         int(p): out[starts[j] : starts[j] + fill[j]].copy() for j, p in enumerate(values.tolist())
     }

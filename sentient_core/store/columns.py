@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import msgspec
 import numpy as np
 
-from kernels._config import jit
+from kernels.msgpack import parse_uint_arrays
 from sentient_core.store.errors import CorruptRecordError
 from sentient_core.store.records import SMF_AXES, TRACES, TraceRecord
 
@@ -150,57 +150,6 @@ def iter_chunks(txn: Txn, chunk: int = CHUNK) -> Iterator[TraceColumns]:
         yield TraceColumns.of_raw(batch, where)
 
 
-# TEMPORARY: moves to kernels/ as a public checked function.
-@jit()
-def _parse_uint_arrays(buf, starts, counts, out):
-    """Parse consecutive msgpack arrays of unsigned ints (one per trace) into ``out``.
-
-    Returns the number of values, or -1 for anything else than fixarray/array16
-    headers and positive fixint/uint8/16/32 elements (the caller then decodes
-    with msgspec, which also reports malformed data).
-    """
-    k = 0
-    end = buf.size
-    for r in range(starts.size):
-        i = starts[r]
-        stop = starts[r + 1] if r + 1 < starts.size else end
-        h = np.int64(buf[i])
-        if 0x90 <= h <= 0x9F:
-            n = h - 0x90
-            i += 1
-        elif h == 0xDC and i + 2 < stop:
-            n = (np.int64(buf[i + 1]) << 8) | np.int64(buf[i + 2])
-            i += 3
-        else:
-            return -1
-        for _ in range(n):
-            if i >= stop or k >= out.size:
-                return -1
-            t = np.int64(buf[i])
-            if t <= 0x7F:
-                v = t
-                i += 1
-            elif t == 0xCC and i + 1 < stop:
-                v = np.int64(buf[i + 1])
-                i += 2
-            elif t == 0xCD and i + 2 < stop:
-                v = (np.int64(buf[i + 1]) << 8) | np.int64(buf[i + 2])
-                i += 3
-            elif t == 0xCE and i + 4 < stop:
-                v = 0
-                for j in range(1, 5):
-                    v = (v << 8) | np.int64(buf[i + j])
-                i += 5
-            else:
-                return -1
-            out[k] = v
-            k += 1
-        if i != stop:
-            return -1
-        counts[r] = n
-    return k
-
-
 def _primes_from_raw(raws: list[msgspec.Raw], where: str) -> tuple[np.ndarray, np.ndarray]:
     """Counts (n,) and concatenated values of n raw msgpack prime tuples."""
     n = len(raws)
@@ -212,7 +161,7 @@ def _primes_from_raw(raws: list[msgspec.Raw], where: str) -> tuple[np.ndarray, n
     np.cumsum(lengths[:-1], out=starts[1:])
     buf = np.frombuffer(b"".join(raws), dtype=np.uint8)
     out = np.empty(buf.size, dtype=np.int64)
-    k = _parse_uint_arrays(buf, starts, counts, out) if buf.size else -1
+    k = parse_uint_arrays(buf, starts, counts, out)
     if k >= 0:
         return counts, out[:k].copy()
     try:
