@@ -30,7 +30,9 @@ Proof
     (``fstatat`` without following) and must still name the inode that was
     opened; otherwise the open is refused as "changed while being opened".
     The final check is made on the descriptor itself (``fstat``): a regular
-    file, its link count.
+    file, its link count; after the names are verified a second ``fstat``
+    must show the same link count and ``ctime`` (no name added or removed
+    meanwhile).
 Errors
     Never a raw :class:`OSError`. :class:`ConfinementRefused` (``kind``:
     ``outside``, ``symlink``, ``loop``, ``hardlink``, ``not_regular``,
@@ -157,6 +159,14 @@ def _failed(path: str, exc: OSError, what: str) -> ConfinementFailed:
     if exc.errno in (errno.EACCES, errno.EPERM):
         return ConfinementFailed(path, "permission", f"permission denied: {what} {path}")
     return ConfinementFailed(path, "io", f"cannot {what} {path}: {exc.strerror or exc}")
+
+
+def _hardlink_refused(where: str, nlink: int) -> ConfinementRefused:
+    return ConfinementRefused(
+        where,
+        "hardlink",
+        f"{where} has {nlink} names (hard links); another name may be outside the allowed dir",
+    )
 
 
 def _same(a: os.stat_result, b: os.stat_result) -> bool:
@@ -523,6 +533,27 @@ class ConfinedDir:
                     where, "changed", f"{where} changed while it was being opened"
                 )
 
+    def _recheck(self, fd: int, opened: os.stat_result, where: str) -> None:
+        """The descriptor's inode did not change between the first ``fstat`` and ``_verify``.
+
+        A hard link can be made and removed while the names are verified: the
+        first ``fstat`` may see one name (outside), ``_verify`` the inside name
+        added later. Link and unlink change the inode's ``ctime`` (fine-grained
+        once it was queried, Linux >= 6.13), so an unchanged ``ctime`` and link
+        count on a second ``fstat`` after ``_verify`` mean no name came or went
+        in between.
+        """
+        try:
+            now = os.fstat(fd)
+        except OSError as exc:
+            raise _failed(where, exc, "stat") from None
+        if now.st_nlink > 1 and not self.allow_hardlinks:
+            raise _hardlink_refused(where, now.st_nlink)
+        if self.allow_hardlinks:
+            return
+        if (now.st_nlink, now.st_ctime_ns) != (opened.st_nlink, opened.st_ctime_ns):
+            raise ConfinementRefused(where, "changed", f"{where} changed while it was being opened")
+
     @staticmethod
     def _parts(rel: str | os.PathLike[str] | Sequence[str]) -> tuple[str, ...]:
         if isinstance(rel, (str, os.PathLike)):
@@ -560,13 +591,9 @@ class ConfinedDir:
                         f"{where} is a {file_kind(st.st_mode)}, not a regular file",
                     )
                 if st.st_nlink > 1 and not self.allow_hardlinks:
-                    raise ConfinementRefused(
-                        where,
-                        "hardlink",
-                        f"{where} has {st.st_nlink} names (hard links); another name may be "
-                        "outside the allowed dir",
-                    )
+                    raise _hardlink_refused(where, st.st_nlink)
                 self._verify(root, res)
+                self._recheck(res.fd, st, where)
                 rel_parts = (*res.names, res.name)
                 fd, res.fd = res.fd, -1
             finally:

@@ -150,6 +150,30 @@ def test_hard_links_only_when_allowed(tree: Path) -> None:
     assert _read(ConfinedDir(tree, allow_hardlinks=True), "hard.txt") == SECRET
 
 
+def test_a_name_added_and_removed_during_the_open_is_refused(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The race the swap test found once in 100,000 reads, made deterministic: the
+    # first fstat sees one name, a second name comes and goes before the names are
+    # verified. Link count alone is 1 again; ctime shows the change.
+    root = ConfinedDir(tree)
+    resolve = ConfinedDir._resolve
+    extra = tree.parent / "outside" / "extra-name"
+
+    def resolve_then_relink(self, *args):  # type: ignore[no-untyped-def]
+        res = resolve(self, *args)
+        os.link(tree / "a.txt", extra)
+        os.unlink(extra)
+        return res
+
+    monkeypatch.setattr(ConfinedDir, "_resolve", resolve_then_relink)
+    with pytest.raises(ConfinementRefused) as info:
+        _read(root, "a.txt")
+    assert info.value.kind == "changed"
+    monkeypatch.undo()
+    assert _read(root, "a.txt") == INSIDE
+
+
 def test_symlink_chain_of_the_limit_is_followed_and_one_more_is_a_loop(tmp_path: Path) -> None:
     (tmp_path / "l0").write_bytes(INSIDE)
     for i in range(1, MAX_SYMLINKS + 2):

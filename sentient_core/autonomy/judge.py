@@ -31,7 +31,9 @@ grounded success, which it may lower to ``failure`` (contradicted) or
 timeout, HTTP error) or replies with anything but the strict JSON object
 ``{"verdict": "contradicted"|"unsupported"|"supported"}`` changes nothing it
 could only have lowered, and leaves an ungrounded answer at
-``could_not_verify`` (``fail_safe``).
+``could_not_verify`` (``fail_safe``). With a circuit breaker (the chaperone's:
+one model) the judge does not call a model whose circuit is open — the verdict
+stays where the rails put it — and its own failures count toward opening it.
 
 The model is duck-typed: any object with ``chat(messages, max_tokens=...,
 temperature=...)`` returning something with a ``text`` attribute (such as
@@ -44,7 +46,9 @@ from typing import Annotated, Any, Literal, Protocol
 
 import msgspec
 
+from sentient_core.autonomy.breaker import CircuitBreaker
 from sentient_core.errors import ArgumentTypeError
+from sentient_core.events import Emitter
 from sentient_core.relevance import RELEVANT
 from sentient_core.vocab import (
     BASES,
@@ -106,19 +110,28 @@ class Judge:
         could_not_verify). None: ungrounded answers are could_not_verify.
     max_tokens : int
         Reply budget for the judge model.
+    breaker : CircuitBreaker, optional
+        Shared with the chaperone: while open the model is not asked.
 
     Attributes
     ----------
     outcomes, bases : dict[str, int]
         Verdicts given, by outcome and by basis.
-    model_calls, model_errors, model_garbage : int
-        Judge-model calls, calls that raised, replies that did not parse.
+    model_calls, model_errors, model_garbage, model_skips : int
+        Judge-model calls, calls that raised, replies that did not parse, calls
+        not made because the breaker was open.
     """
 
     def __init__(
-        self, llm: ChatModel | None = None, *, max_tokens: int = 32, relevant: float = RELEVANT
+        self,
+        llm: ChatModel | None = None,
+        *,
+        max_tokens: int = 32,
+        relevant: float = RELEVANT,
+        breaker: CircuitBreaker | None = None,
     ) -> None:
         self.llm = llm
+        self.breaker = breaker
         self.max_tokens = max_tokens
         self.relevant = relevant
         self.outcomes: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
@@ -126,10 +139,19 @@ class Judge:
         self.model_calls = 0
         self.model_errors = 0
         self.model_garbage = 0
+        self.model_skips = 0
+        self._emit: Emitter | None = None
 
-    def judge(self, outcome: IterationOutcome) -> Verdict:
-        """The verdict on one iteration (see the module docstring for the rails)."""
-        verdict = self._judge(outcome)
+    def judge(self, outcome: IterationOutcome, emit: Emitter | None = None) -> Verdict:
+        """The verdict on one iteration (see the module docstring for the rails).
+
+        ``emit`` publishes the breaker's transitions caused by the judge's calls.
+        """
+        self._emit = emit
+        try:
+            verdict = self._judge(outcome)
+        finally:
+            self._emit = None
         self.outcomes[verdict.outcome] += 1
         self.bases[verdict.basis] += 1
         return verdict
@@ -142,6 +164,7 @@ class Judge:
             "model_calls": self.model_calls,
             "model_errors": self.model_errors,
             "model_garbage": self.model_garbage,
+            "model_skips": self.model_skips,
         }
 
     def _judge(self, o: IterationOutcome) -> Verdict:
@@ -218,13 +241,22 @@ class Judge:
                 f"Answer: {o.answer[:MAX_JUDGED_CHARS]}",
             },
         ]
+        if self.breaker is not None and not self.breaker.enter(self._emit):
+            self.model_skips += 1
+            left = self.breaker.remaining_s()
+            return None, f"judge model not asked: its circuit is open ({left:.0f} s left)"
         self.model_calls += 1
         try:
             reply = self.llm.chat(messages, max_tokens=self.max_tokens, temperature=0.0)  # type: ignore[union-attr]
             text = reply.text
         except Exception as exc:  # unreachable, timeout, HTTP error, bad client: all fail safe
             self.model_errors += 1
-            return None, f"judge model unavailable ({type(exc).__name__}: {exc})"[:300]
+            why = f"judge model unavailable ({type(exc).__name__}: {exc})"[:300]
+            if self.breaker is not None:
+                self.breaker.failed(self._emit, why)
+            return None, why
+        if self.breaker is not None:
+            self.breaker.succeeded(self._emit)
         try:
             if not isinstance(text, str):
                 raise ArgumentTypeError(f"reply text is {type(text).__name__}, not str")

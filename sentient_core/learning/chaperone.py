@@ -58,9 +58,9 @@ from typing import Any, Literal
 
 import msgspec
 
+from sentient_core.autonomy.breaker import CircuitBreaker
 from sentient_core.errors import ArgumentError
 from sentient_core.events import (
-    BreakerEvent,
     ChaperoneRequestEvent,
     ChaperoneResponseEvent,
     Emitter,
@@ -71,7 +71,6 @@ from sentient_core.events import (
 )
 from sentient_core.ingest import IngestError, extract_bytes
 from sentient_core.keyphrases import key_phrases
-from sentient_core.learning.breaker import CircuitBreaker
 from sentient_core.learning.fetch import Fetcher, FetchError
 from sentient_core.learning.llm import LLMClient, LLMError
 from sentient_core.learning.offline import CorpusAnswerer, summarize_extractive
@@ -519,10 +518,7 @@ class Chaperone:
         caller falls back to the offline corpus at once). During a call a
         ``model.wait`` event is published every ``wait_notice_s`` seconds.
         """
-        allowed, moved = self.breaker.allow()
-        if moved is not None and emit is not None:
-            emit.emit(BreakerEvent, state=moved, reason="cool-down over: one trial call")
-        if not allowed:
+        if not self.breaker.enter(emit):
             self._count("breaker_skips")
             left = self.breaker.remaining_s()
             return None, f"the model's circuit is open ({left:.0f} s of cool-down left)"
@@ -536,21 +532,13 @@ class Chaperone:
             message = f"{type(err).__name__}: {err}"
             self._count("llm_errors")
             self._error(emit, req, "llm", message)
-            if self.breaker.failure() == "open" and emit is not None:
-                emit.emit(
-                    BreakerEvent,
-                    state="open",
-                    failures=self.breaker.failures,
-                    cool_down_s=self.breaker.cool_down_s,
-                    reason=message[:200],
-                )
+            self.breaker.failed(emit, message)
             return None, message
         finally:
             done.set()
             if notices is not None:
                 notices.join()
-        if self.breaker.success() == "closed" and emit is not None:
-            emit.emit(BreakerEvent, state="closed")
+        self.breaker.succeeded(emit)
         return reply, ""
 
     def _wait_notices(

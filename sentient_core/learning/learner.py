@@ -442,7 +442,8 @@ class Learner:
                 relevance=done.relevance,
                 question=req.question,
                 answer=done.text if done.text else None,
-            )
+            ),
+            emit,
         )
         report.outcomes.append(verdict.outcome)
         self.stats.outcomes[verdict.outcome] = self.stats.outcomes.get(verdict.outcome, 0) + 1

@@ -92,7 +92,7 @@ class LLMConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     breaker_failures, breaker_cool_down_s : int, float
         After this many failed calls in a row the chaperone stops calling the
         model for the cool-down and answers from the offline corpus at once
-        (:class:`~sentient_core.learning.breaker.CircuitBreaker`).
+        (:class:`~sentient_core.autonomy.breaker.CircuitBreaker`).
     max_retries : int
         Retries after the first attempt (so at most ``1 + max_retries`` attempts).
     backoff_s, backoff_max_s : float

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Annotated
 import httpx
 import msgspec
 
+from sentient_core.autonomy.breaker import CircuitBreaker
 from sentient_core.autonomy.budget import Budget, BudgetCaps
 from sentient_core.autonomy.drives import CuriosityDrive, Pursuit
 from sentient_core.autonomy.judge import Judge
 from sentient_core.events import EventBus
 from sentient_core.integrate import Integrator
-from sentient_core.learning.breaker import CircuitBreaker
 from sentient_core.learning.chaperone import Chaperone
 from sentient_core.learning.curiosity import Curiosity
 from sentient_core.learning.fetch import Fetcher
@@ -183,7 +183,7 @@ def build_learner(
         integrator=integrator,
         chaperone=chaperone,
         budget=budget,
-        judge=Judge(llm=llm),
+        judge=Judge(llm=llm, breaker=chaperone.breaker),
         drive=CuriosityDrive(),
         pursuit=Pursuit(core.store, clock=clock),
         curiosity=curiosity,

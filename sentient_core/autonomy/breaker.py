@@ -5,8 +5,11 @@ A hung or failing model must not cost every question its full deadline.
 *opens*: for ``cool_down_s`` seconds the chaperone does not call the model at
 all and answers from the offline corpus at once. When the cool-down is over it
 is *half-open*: the next call is a trial — success *closes* it, failure opens
-it again for another cool-down. Every transition is reported to the caller (the
-chaperone publishes it as an event), so the live view says what is going on.
+it again for another cool-down. The chaperone and the judge share one breaker
+(one model): a model that hangs on questions is not waited on for verdicts
+either. Every transition is published as a ``model.breaker`` event
+(:meth:`CircuitBreaker.enter`, :meth:`failed`, :meth:`succeeded`), so the live
+view says what is going on.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from sentient_core.errors import ArgumentError
+from sentient_core.events import BreakerEvent, Emitter
 
 __all__ = ["BreakerState", "CircuitBreaker"]
 
@@ -109,3 +113,27 @@ class CircuitBreaker:
                 self.opened += 1
                 return "open"
             return None
+
+    # -------------------------------------------------- with events (chaperone, judge)
+    def enter(self, emit: Emitter | None) -> bool:
+        """:meth:`allow`, publishing the move to half-open (a trial call) as an event."""
+        allowed, moved = self.allow()
+        if moved is not None and emit is not None:
+            emit.emit(BreakerEvent, state=moved, reason="cool-down over: one trial call")
+        return allowed
+
+    def failed(self, emit: Emitter | None, message: str) -> None:
+        """:meth:`failure`, publishing the breaker opening (with ``message``) as an event."""
+        if self.failure() == "open" and emit is not None:
+            emit.emit(
+                BreakerEvent,
+                state="open",
+                failures=self.failures,
+                cool_down_s=self.cool_down_s,
+                reason=message[:200],
+            )
+
+    def succeeded(self, emit: Emitter | None) -> None:
+        """:meth:`success`, publishing the breaker closing as an event."""
+        if self.success() == "closed" and emit is not None:
+            emit.emit(BreakerEvent, state="closed")
