@@ -110,7 +110,7 @@ def test_streamed_file_gives_the_same_traces_as_whole(tmp_path):
 
 
 def test_streamed_file_failing_part_way_leaves_nothing_recallable(tmp_path, monkeypatch):
-    import sentient_core.integrate as integrate
+    import sentient_core.integrate.pipeline as integrate
 
     text = _prose(11, 40_000)
     (tmp_path / "flaky.txt").write_text(text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import lmdb
@@ -115,6 +116,16 @@ def test_export_lines_are_one_snapshot(filled):
 
 
 @pytest.mark.slow
+def _wait_for_traces(path, at_least: int, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with Store.open(path, readonly=True) as store, store.read() as txn:
+            if txn.counters().trace_count >= at_least:
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"the writer wrote nothing for {timeout_s} s")
+
+
 def test_backups_taken_while_a_writer_writes_are_consistent(tmp_path):
     path = tmp_path / "live"
     writer = subprocess.Popen(
@@ -128,6 +139,8 @@ def test_backups_taken_while_a_writer_writes_are_consistent(tmp_path):
         assert writer.stdout.readline() == "ready\n"
         sizes = []
         for i in range(5):
+            if sizes:  # under load the writer may stall: wait until it wrote more
+                _wait_for_traces(path, sizes[-1] + 1)
             dest = tmp_path / f"b{i}"
             with Store.open(path, readonly=True) as store:
                 store.copy(dest)

@@ -60,6 +60,16 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
             f" ({summary.chunks_per_s:,.0f} chunks/s, {summary.mb_per_s:.2f} MB/s);"
             f" {len(summary.skipped)} skipped"
         )
+        if summary.unchanged:
+            print(
+                f"{summary.unchanged} file(s) unchanged since they were last ingested:"
+                " nothing new, nothing stored"
+            )
+        if summary.changed:
+            print(
+                f"{summary.changed} file(s) changed since they were last ingested:"
+                f" {summary.superseded} old chunk(s) superseded (retired)"
+            )
     if summary.stopped_by:
         print(
             f"error: {summary.stopped_by}; stopped there: the {summary.chunks} chunk(s)"

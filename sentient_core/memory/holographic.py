@@ -266,6 +266,7 @@ class HolographicMemory:
         *,
         near: float | None = None,
         also: Callable[[Txn, list[TraceRecord], list[int]], None] | None = None,
+        not_a_use: Callable[[int, int], bool] | None = None,
     ) -> list[Stored]:
         """Store only the items memory does not hold yet (ONE write transaction).
 
@@ -284,13 +285,17 @@ class HolographicMemory:
             ``also(txn, stored, known_ids)`` writes more in the same transaction
             (an audit event naming the traces: they commit together or not at
             all). It may run again if the store re-runs the transaction.
+        not_a_use : callable, optional
+            ``not_a_use(i, holder_id)``: True when item ``i`` found in trace
+            ``holder_id`` is not a use of it (re-ingesting the file that trace
+            came from), so its ``use_count`` stays.
 
         Returns
         -------
         list of Stored
             One per item, in order: the new trace or the one already holding it.
         """
-        return _storing.store_unique(self, items, near, also)
+        return _storing.store_unique(self, items, near, also, not_a_use)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -298,6 +303,11 @@ class HolographicMemory:
         """The trace ``trace_id`` as stored (retired ones too), or None."""
         with self._store.read() as txn:
             return traces.get(txn, int(trace_id))
+
+    @property
+    def datastore(self) -> Store:
+        """The :class:`~sentient_core.store.Store` this memory lives in."""
+        return self._store
 
     @property
     def count(self) -> int:
@@ -508,11 +518,12 @@ class HolographicMemory:
         """
         _lifecycle.update(self, records)
 
-    def retire(self, ids: Iterable[int]) -> list[int]:
+    def retire(self, ids: Iterable[int], *, also: Callable[[Txn], None] | None = None) -> list[int]:
         """Retire traces (one write transaction): mark them, mask them, delete their links.
 
         Retired traces stay in the store (their rows too) and can be read with
-        :meth:`get`, but are never recalled, listed or linked again.
+        :meth:`get`, but are never recalled, listed or linked again. ``also(txn)``
+        runs in the same transaction (ingest writes a changed file's record there).
 
         Returns
         -------
@@ -524,7 +535,7 @@ class HolographicMemory:
         UnknownTraceError
             An id is not a trace.
         """
-        return _lifecycle.retire(self, ids)
+        return _lifecycle.retire(self, ids, also)
 
     def prune(self, policy: PrunePolicy) -> list[int]:
         """Retire the lowest-value traces beyond ``policy.max_active`` (one write transaction).

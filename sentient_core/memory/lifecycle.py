@@ -17,7 +17,7 @@ after changing records behind its back).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -81,10 +81,12 @@ def update(mem: HolographicMemory, records: Sequence[TraceRecord]) -> None:
     mem._commit(write, mirror_it)
 
 
-def retire(mem: HolographicMemory, ids: Iterable[int]) -> list[int]:
+def retire(
+    mem: HolographicMemory, ids: Iterable[int], also: Callable[[Txn], None] | None = None
+) -> list[int]:
     """See :meth:`HolographicMemory.retire`."""
     wanted = sorted(set(check_ids(ids, "ids")))
-    if not wanted:
+    if not wanted and also is None:
         return []
     replace = msgspec.structs.replace
 
@@ -101,6 +103,8 @@ def retire(mem: HolographicMemory, ids: Iterable[int]) -> list[int]:
             # Its text is no longer held: storing it again later is new knowledge.
             content.remove(txn, content.digest(rec.text), rec.id)
             done.append(new)
+        if also is not None:
+            also(txn)
         if not done:
             return done, read_state(txn)
         store_links.delete_touching(txn, {r.id for r in done})

@@ -180,6 +180,7 @@ def store_unique(
     items: Sequence[NewTrace],
     near: float | None,
     also: AlsoWrite | None = None,
+    not_a_use: Callable[[int, int], bool] | None = None,
 ) -> list[Stored]:
     """See :meth:`HolographicMemory.store_unique`."""
     items = list(items)
@@ -208,6 +209,7 @@ def store_unique(
         plan: list[tuple[int, str]] = []  # (holder id, or -1 new, or -2-j same as item j)
         first: dict[bytes, int] = {}
         holders: dict[int, TraceRecord] = {}
+        used: set[int] = set()
         for i, key in enumerate(digests):
             tid = content.lookup(txn, key)
             why = f"same content as trace {tid}"
@@ -218,12 +220,16 @@ def store_unique(
             if rec is not None and not rec.retired:
                 plan.append((rec.id, why))
                 holders[rec.id] = rec
+                if not_a_use is None or not not_a_use(i, rec.id):
+                    used.add(rec.id)
             elif key in first:
                 plan.append((-2 - first[key], "repeated in this batch"))
             else:
                 first[key] = i
                 plan.append((-1, ""))
         for tid, rec in list(holders.items()):
+            if tid not in used:
+                continue
             bumped = msgspec.structs.replace(rec, use_count=rec.use_count + 1, last_access=now)
             traces.update(txn, bumped)
             holders[tid] = bumped

@@ -9,6 +9,7 @@ traces     trace records (append, get, update, iter_range), functions over a Txn
 codes      float32 code rows in contiguous blocks (append_rows, read_all, read_rows, set_row)
 columns    the trace columns the memory mirror needs, decoded in bulk
 content    content digests → the trace holding that text (the same content is stored once)
+files      ingested files → their size, byte digest and traces (ingest is idempotent)
 links      directed links between traces (put, get, delete, delete_touching, iter_from)
 log        append-only logs with sequence keys (events, surprise …)
 integrity  :func:`check_integrity`
@@ -25,7 +26,7 @@ Typical use::
             matrix = codes.read_all(txn)
 """
 
-from sentient_core.store import codes, content, links, log, traces
+from sentient_core.store import codes, content, files, links, log, traces
 from sentient_core.store.env import DB_NAMES, DEFAULT_MAP_SIZE, Store
 from sentient_core.store.errors import (
     CorruptRecordError,
@@ -77,6 +78,7 @@ __all__ = [
     "codes",
     "content",
     "default_data_dir",
+    "files",
     "links",
     "log",
     "traces",

@@ -45,6 +45,7 @@ CARRIED: tuple[str, ...] = (
     "wisdom",
     "sources",
     "budget",
+    "files",
 )
 """Sub-databases exported record by record (besides traces, codes and links)."""
 

@@ -24,6 +24,9 @@ crash. Chunks are committed in batches that may span files; only plain-text file
 part-way (it changed on disk, an I/O error) the traces already committed from
 it are retired in one compensating transaction, so nothing of a bad file stays
 recallable. Peak memory is bounded by one batch plus one text block.
+
+Idempotence: an unchanged file is skipped, a changed one supersedes its old
+traces (:mod:`sentient_core.integrate.ledger`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from sentient_core.ingest import (
     topic_and_keywords,
 )
 from sentient_core.ingest.keywords import heading
+from sentient_core.integrate.ledger import FileLedger, bytes_digest, file_digest
 from sentient_core.memory import HolographicMemory, NewTrace, Stored
 from sentient_core.memory.storing import AlsoWrite
 from sentient_core.observer import Observer
@@ -99,13 +103,19 @@ class IngestSummary(msgspec.Struct, forbid_unknown_fields=True):
     """What one ingest run did.
 
     ``chunks`` counts new traces; ``duplicates`` counts chunks memory already
-    held (stored nothing; the holder's use count went up). ``ids`` are the new
-    traces' ids, ``known`` the holders' ids, in chunk order.
+    held (stored nothing; the holder's use count went up unless it came from
+    the same file). ``ids`` are the new traces' ids, ``known`` the holders' ids,
+    in chunk order. ``unchanged`` files were skipped (same bytes as when last
+    ingested); ``changed`` files had been ingested before with other bytes, and
+    ``superseded`` of their old traces were retired.
     """
 
     files: int = 0
     chunks: int = 0
     duplicates: int = 0
+    unchanged: int = 0
+    changed: int = 0
+    superseded: int = 0
     stopped_by: str = ""
     ids: list[int] = msgspec.field(default_factory=list)
     known: list[int] = msgspec.field(default_factory=list)
@@ -226,6 +236,7 @@ class Integrator:
         self.near = near
         self.time_budget = time_budget
         self.max_file_bytes = max_file_bytes
+        self._files = FileLedger(memory)
 
     # -- public -------------------------------------------------------------
 
@@ -243,6 +254,18 @@ class Integrator:
         and the summary counts what was committed before.
         """
         summary = IngestSummary()
+        self._files = FileLedger(self.memory)
+        try:
+            return self._ingest(paths, summary, progress)
+        finally:
+            self._files = FileLedger(self.memory)
+
+    def _ingest(
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        summary: IngestSummary,
+        progress: Callable[[Progress], None] | None,
+    ) -> IngestSummary:
         entries = list(iter_files(paths))
         files = []
         for e in entries:
@@ -327,22 +350,33 @@ class Integrator:
         st = summary.stages
         source = safe_path_text(Path(path).resolve())
         shown = safe_path_text(path)
+        if source in self._files:  # named twice in this run (a folder and a file in it)
+            return False
         try:
             streamed = size > self.stream_threshold and kind_of(path) in ("txt", "md")
+            t = time.perf_counter()
             if streamed:
+                digest = file_digest(path)
+                st.read += time.perf_counter() - t
+                if self._files.start(source, digest, summary):
+                    return False
                 t = time.perf_counter()
                 pieces: Iterable[str] = iter_text(path)
                 st.extract += time.perf_counter() - t
             else:
-                t = time.perf_counter()
                 data = read_bytes(path, self.max_file_bytes)
+                digest = bytes_digest(data)
                 st.read += time.perf_counter() - t
+                if self._files.start(source, digest, summary):
+                    return False
                 t = time.perf_counter()
                 pieces = (extract_bytes(path, data, time_budget=self.time_budget),)
                 del data
                 st.extract += time.perf_counter() - t
-        except IngestError as err:
-            summary.skipped.append(SkippedFile(shown, err.reason))
+        except (IngestError, OSError) as err:
+            self._files.drop(source)
+            why = err.reason if isinstance(err, IngestError) else f"cannot read: {err}"
+            summary.skipped.append(SkippedFile(shown, why))
             return False
         if not streamed:
             # Whole file in hand: chunk it all before anything is queued, so a
@@ -353,13 +387,20 @@ class Integrator:
             st.chunk += time.perf_counter() - t
             if not chunks:
                 summary.skipped.append(SkippedFile(shown, "no text to ingest"))
+                self._files.drop(source)
                 return False
             for c in chunks:
                 pending.add(c.text, source)
+                self._files.chunk_queued(source)
                 if len(pending) >= self.batch:
                     self._flush(pending, summary)
+            self._files.all_queued(source, summary)
             return True
-        return self._ingest_streamed(shown, source, pieces, pending, summary)
+        if not self._ingest_streamed(shown, source, pieces, pending, summary):
+            self._files.drop(source)
+            return False
+        self._files.all_queued(source, summary)
+        return True
 
     def _ingest_streamed(
         self,
@@ -382,6 +423,7 @@ class Integrator:
                     break
                 n += 1
                 pending.add(c.text, source)
+                self._files.chunk_queued(source)
                 if len(pending) >= self.batch:
                     committed_ids.extend(
                         o.record.id
@@ -474,9 +516,10 @@ class Integrator:
         st.code += time.perf_counter() - t
 
         t = time.perf_counter()
-        outcomes = self.memory.store_unique(items, near=self.near, also=also)
+        outcomes = self.memory.store_unique(
+            items, near=self.near, also=also, not_a_use=self._files.not_a_use(pending.sources)
+        )
         st.commit += time.perf_counter() - t
-
         for o in outcomes:
             (summary.ids if o.new else summary.known).append(o.record.id)
         new = sum(o.new for o in outcomes)
@@ -484,6 +527,7 @@ class Integrator:
         summary.duplicates += len(outcomes) - new
         summary.commits += 1
         done = list(zip(pending.sources, outcomes, strict=True))
+        self._files.committed(pending.sources, outcomes, summary)
         pending.clear()
         return done
 

@@ -1,0 +1,30 @@
+"""Memory integration: files → text → chunks → codes → observer → LMDB.
+
+Modules
+-------
+pipeline   :class:`Integrator`: the staged, timed pipeline behind ``ingest`` and ``profile``
+ledger     :class:`FileLedger`: per-file records, so ingest is idempotent (an
+           unchanged file stores nothing; a changed one supersedes its old traces)
+"""
+
+from sentient_core.integrate.ledger import FileLedger
+from sentient_core.integrate.pipeline import (
+    DEFAULT_BATCH,
+    STAGES,
+    IngestSummary,
+    Integrator,
+    Progress,
+    SkippedFile,
+    StageTimes,
+)
+
+__all__ = [
+    "DEFAULT_BATCH",
+    "STAGES",
+    "FileLedger",
+    "IngestSummary",
+    "Integrator",
+    "Progress",
+    "SkippedFile",
+    "StageTimes",
+]
