@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -208,3 +209,18 @@ def test_cli_says_unchanged_and_superseded(tmp_path, capsys):
     out = capsys.readouterr().out
     n = len(_digests(V1) - _digests(V2))
     assert "1 file(s) changed" in out and f"{n} old chunk(s) superseded" in out
+
+
+def test_integrity_check_reads_file_records(tmp_path):
+    doc = tmp_path / "doc.txt"
+    doc.write_text(V1)
+    with Core(tmp_path / "store") as core:
+        _ingest(core, doc)
+        rec = _record(core, str(doc.resolve()))
+        assert rec is not None and check_integrity(core.store).ok
+        bad = msgspec.structs.replace(rec, trace_ids=(*rec.trace_ids, 10_000))
+        core.store.write(lambda txn: files.put(txn, bad))
+        report = check_integrity(core.store)
+        assert not report.ok and any("names missing trace(s) [10000]" in p for p in report.problems)
+        core.store.write(lambda txn: txn.put(files.DB, b"x" * 16, b"\xc1garbage"))
+        assert len(check_integrity(core.store).problems) == 2

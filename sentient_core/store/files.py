@@ -23,7 +23,7 @@ from sentient_core.store.records import RecordCodec
 if TYPE_CHECKING:
     from sentient_core.store.txn import Txn
 
-__all__ = ["DB", "FileRecord", "get", "iter_records", "put", "source_key"]
+__all__ = ["CODEC", "DB", "FileRecord", "get", "iter_records", "put", "source_key"]
 
 DB = "files"
 
@@ -46,7 +46,7 @@ class FileRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     ingested_at: float
 
 
-_CODEC = RecordCodec(FileRecord, 1, "file record")
+CODEC = RecordCodec(FileRecord, 1, "file record")
 
 
 def source_key(source: str) -> bytes:
@@ -61,12 +61,12 @@ def get(txn: Txn, source: str) -> FileRecord | None:
     raw = txn.get(DB, source_key(source))
     if raw is None:
         return None
-    return _CODEC.decode(bytes(raw), where=f"{txn.store.path} files/{source}")
+    return CODEC.decode(bytes(raw), where=f"{txn.store.path} files/{source}")
 
 
 def put(txn: Txn, record: FileRecord) -> None:
     """Write (or replace) the record of ``record.source``."""
-    txn.put(DB, source_key(record.source), _CODEC.encode(record))
+    txn.put(DB, source_key(record.source), CODEC.encode(record))
 
 
 def iter_records(txn: Txn) -> Iterator[FileRecord]:
@@ -75,4 +75,4 @@ def iter_records(txn: Txn) -> Iterator[FileRecord]:
         return
     cur = txn.cursor(DB)
     for _, value in cur:
-        yield _CODEC.decode(bytes(value), where=f"{txn.store.path} files")
+        yield CODEC.decode(bytes(value), where=f"{txn.store.path} files")

@@ -8,7 +8,8 @@
 * the code blocks are contiguous, full except the last, and finite,
 * the counters agree with what is stored (trace count, row count, next id),
 * every link decodes, sits under its own key, and joins existing traces,
-* every content digest names an existing active trace whose text has that digest.
+* every content digest names an existing active trace whose text has that digest,
+* every file record decodes, sits under its source's key, and names existing traces.
 
 It never raises for a problem it finds; it lists them.
 """
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 import msgspec
 import numpy as np
 
+from sentient_core.store import files
 from sentient_core.store.content import digest
 from sentient_core.store.errors import StoreError
 from sentient_core.store.records import (
@@ -111,6 +113,7 @@ def check_integrity(store: Store) -> IntegrityReport:
             )
         links = _check_links(txn, ids, problems)
         _check_content(txn, problems)
+        _check_files(txn, ids, problems)
         if counters is not None:
             if counters.trace_count != len(ids):
                 problems.add(f"counters say {counters.trace_count} traces; {len(ids)} stored")
@@ -226,3 +229,19 @@ def _check_content(txn: Txn, problems: _Problems) -> None:
             problems.add(f"content digest {bytes(key).hex()[:12]}… names retired trace {trace_id}")
         elif digest(record.text) != bytes(key):
             problems.add(f"content digest {bytes(key).hex()[:12]}… does not match trace {trace_id}")
+
+
+def _check_files(txn: Txn, ids: set[int], problems: _Problems) -> None:
+    if not txn.store.has_db(files.DB):
+        return
+    for key, value in txn.raw.cursor(db=txn.store.db(files.DB)).iternext():
+        try:
+            rec = files.CODEC.decode(bytes(value), where=f"files/{bytes(key).hex()[:12]}")
+        except StoreError as exc:
+            problems.add(str(exc))
+            continue
+        if files.source_key(rec.source) != bytes(key):
+            problems.add(f"file record of {rec.source!r} is not under its source's key")
+        missing = [i for i in rec.trace_ids if i not in ids]
+        if missing:
+            problems.add(f"file record of {rec.source!r} names missing trace(s) {missing[:5]}")
