@@ -10,7 +10,7 @@ import itertools
 import msgspec
 import pytest
 
-from sentient_core.autonomy.judge import MAX_JUDGED_CHARS, Judge
+from sentient_core.autonomy.judge import MAX_JUDGED_CHARS, VERDICT_SCHEMA, Judge, parse_verdict
 from sentient_core.learning.llm import LLMClient, LLMConfig
 from sentient_core.vocab import (
     BASES,
@@ -213,19 +213,37 @@ GARBAGE = [
     "",
     "supported",
     "Yes, the answer is supported.",
-    '```json\n{"verdict": "supported"}\n```',
+    "It is not contradicted.",
     '{"verdict": "Supported"}',
     '{"verdict": "success"}',
     '{"verdict": true}',
     '{"verdict": null}',
     '{"outcome": "supported"}',
     '["supported"]',
-    '{"verdict": "supported"} {"verdict": "supported"}',
+    '{"verdict": "supported"} then {"verdict": "contradicted"}',
     '{"verdict": "supported"',
     "null",
     "\x00\xff",
     "{" * 10000,
 ]
+
+
+# A JSON verdict inside other text is read (a small model wraps it); prose never is.
+TOLERATED = [
+    ('```json\n{"verdict": "contradicted"}\n```', "contradicted"),
+    ('Sure! {"verdict": "unsupported"} is my answer.', "unsupported"),
+    ('{"verdict": "supported"} {"verdict": "supported"}', "supported"),
+    ('{"reason": {"x": 1}} {"verdict": "contradicted", "reason": "wrong year"}', "contradicted"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), TOLERATED)
+def test_a_json_verdict_inside_text_is_read(text, want):
+    assert parse_verdict(text) == want
+    j = Judge(FakeLLM(text))
+    v = j.judge(outcome())
+    assert j.model_garbage == 0 and v.basis == "llm"
+    assert v.outcome == ("failure" if want == "contradicted" else "could_not_verify")
 
 
 @pytest.mark.parametrize("text", GARBAGE)
@@ -396,7 +414,7 @@ def client(base_url: str, timeout_s: float = 5.0) -> LLMClient:
         ('{"verdict": "supported"}', ("could_not_verify", "llm")),
         ('{"verdict": "unsupported"}', ("could_not_verify", "llm")),
         ("It is supported, I am sure.", ("could_not_verify", "fail_safe")),
-        ('```json\n{"verdict": "supported"}\n```', ("could_not_verify", "fail_safe")),
+        ('```json\n{"verdict": "contradicted"}\n```', ("failure", "llm")),
     ],
 )
 def test_loopback_judge_model_replies(reply, want):
@@ -498,3 +516,51 @@ def test_a_model_can_lower_a_grounded_success_but_never_raise_one(said, expected
 def test_a_broken_model_leaves_a_grounded_success_alone():
     for llm in (FakeLLM("I think so"), RaisingLLM(RuntimeError("down"))):
         assert Judge(llm).judge(outcome(**GROUNDED_ANSWER, relevance=0.9)).outcome == "success"
+
+
+# -- structured output: detected once per server ---------------------------------------------------
+
+PROSE = "You've already provided a concise answer, so I would say it looks fine."
+JSON_VERDICT = '{"verdict": "contradicted"}'
+
+
+@pytest.mark.parametrize(
+    ("formats", "mode", "refused"),
+    [
+        (("json_schema", "json_object"), "json_schema", 0),
+        (("json_object",), "json_object", 1),  # llama-cpp-python's own form
+        ((), "plain", 2),
+    ],
+)
+def test_the_judge_asks_for_json_the_way_the_server_takes_it(formats, mode, refused):
+    # A model that answers prose unless generation is constrained to the schema.
+    with (
+        OpenAIServer(default=PROSE, formats=formats, structured=JSON_VERDICT) as srv,
+        client(srv.base_url) as llm,
+    ):
+        j = Judge(llm)
+        first = j.judge(outcome())
+        second = j.judge(outcome())
+        assert llm.format_mode == mode
+        assert llm.total_usage.format_refusals == refused
+    sent = [r.body.get("response_format", {}).get("type", "plain") for r in srv.requests]
+    tried = ["json_schema", "json_object", "plain"][: refused + 1]
+    assert sent == [*tried, mode]  # detected on the first call, remembered for the second
+    if mode == "plain":  # prose: the verdict stays where the rails put it
+        assert (first.outcome, first.basis) == ("could_not_verify", "fail_safe")
+        assert j.model_garbage == 2
+    else:
+        assert (first.outcome, first.basis) == (second.outcome, second.basis) == ("failure", "llm")
+        sch = srv.requests[refused].body["response_format"]
+        schema = sch["json_schema"]["schema"] if mode == "json_schema" else sch["schema"]
+        assert schema == VERDICT_SCHEMA
+
+
+def test_a_400_for_another_reason_is_not_taken_for_a_missing_feature():
+    # Every way refused (say, the context is too long): the error surfaces, no mode is kept.
+    with OpenAIServer(default=PROSE) as srv, client(srv.base_url) as llm:
+        srv.fault("500", times=3, status=400)
+        j = Judge(llm)
+        v = j.judge(outcome())
+        assert (v.outcome, v.basis) == ("could_not_verify", "fail_safe") and j.model_errors == 1
+        assert llm.format_mode is None

@@ -37,17 +37,23 @@ stays where the rails put it — and its own failures count toward opening it.
 
 The model is duck-typed: any object with ``chat(messages, max_tokens=...,
 temperature=...)`` returning something with a ``text`` attribute (such as
-:class:`sentient_core.learning.llm.LLMClient`).
+:class:`sentient_core.learning.llm.LLMClient`). When it also has ``chat_json``
+(structured output: a JSON schema the server constrains generation to, see
+:meth:`~sentient_core.learning.llm.LLMClient.chat_json`) the verdict is asked
+for that way, so a small local model that would answer in prose still gives the
+JSON. The reply is then parsed: the exact object, or else the first JSON
+object found in the text (a code fence, a sentence around it). Prose is never
+read for keywords: "not contradicted" must not become "contradicted".
 """
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, Protocol
 
 import msgspec
 
 from sentient_core.autonomy.breaker import CircuitBreaker
-from sentient_core.errors import ArgumentTypeError
 from sentient_core.events import Emitter
 from sentient_core.relevance import RELEVANT
 from sentient_core.vocab import (
@@ -60,7 +66,7 @@ from sentient_core.vocab import (
     Verdict,
 )
 
-__all__ = ["MAX_JUDGED_CHARS", "ChatModel", "Judge"]
+__all__ = ["MAX_JUDGED_CHARS", "VERDICT_SCHEMA", "ChatModel", "Judge", "parse_verdict"]
 
 NonNeg = Annotated[int, msgspec.Meta(ge=0)]
 
@@ -86,6 +92,39 @@ class _ModelReply(msgspec.Struct, frozen=True):
 
 
 _REPLY = msgspec.json.Decoder(_ModelReply)
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": ["contradicted", "unsupported", "supported"]}
+    },
+    "required": ["verdict"],
+    "additionalProperties": False,
+}
+"""The JSON schema of the judge model's reply."""
+
+_OBJECT = re.compile(r"\{[^{}]*\}")
+
+
+def parse_verdict(text: str) -> str | None:
+    """The verdict in a model's reply, or None.
+
+    The exact JSON object; else the verdict objects found inside the text (a
+    code fence, a sentence around it), if they all agree.
+    """
+    text = text.strip()
+    try:
+        return _REPLY.decode(text).verdict
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    found = set()
+    for candidate in _OBJECT.findall(text):
+        try:
+            found.add(_REPLY.decode(candidate).verdict)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+    return found.pop() if len(found) == 1 else None
+
 
 _SYSTEM = (
     "You check an answer for factual support. You have no tools and no sources."
@@ -246,8 +285,18 @@ class Judge:
             left = self.breaker.remaining_s()
             return None, f"judge model not asked: its circuit is open ({left:.0f} s left)"
         self.model_calls += 1
+        structured = getattr(self.llm, "chat_json", None)
         try:
-            reply = self.llm.chat(messages, max_tokens=self.max_tokens, temperature=0.0)  # type: ignore[union-attr]
+            if structured is not None:
+                reply = structured(
+                    messages,
+                    schema=VERDICT_SCHEMA,
+                    name="verdict",
+                    max_tokens=self.max_tokens,
+                    temperature=0.0,
+                )
+            else:
+                reply = self.llm.chat(messages, max_tokens=self.max_tokens, temperature=0.0)  # type: ignore[union-attr]
             text = reply.text
         except Exception as exc:  # unreachable, timeout, HTTP error, bad client: all fail safe
             self.model_errors += 1
@@ -257,13 +306,11 @@ class Judge:
             return None, why
         if self.breaker is not None:
             self.breaker.succeeded(self._emit)
-        try:
-            if not isinstance(text, str):
-                raise ArgumentTypeError(f"reply text is {type(text).__name__}, not str")
-            return _REPLY.decode(text.strip()).verdict, ""
-        except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
+        verdict = parse_verdict(text) if isinstance(text, str) else None
+        if verdict is None:
             self.model_garbage += 1
             return None, f"judge model reply is not the expected JSON: {str(text)[:80]!r}"
+        return verdict, ""
 
     def _ungrounded(self, o: IterationOutcome) -> Verdict:
         if self.llm is None:

@@ -27,6 +27,18 @@ Exceptions::
     ├── LLMHTTPError         an HTTP error status (``status``, ``body`` excerpt)
     └── LLMBadResponse       not JSON, no choices, empty content, oversize body
 
+Structured replies
+------------------
+:meth:`LLMClient.chat_json` asks for a reply that fits a JSON schema. Servers
+differ: OpenAI, vLLM, LM Studio and llama.cpp's own server take
+``response_format = {"type": "json_schema", ...}``; llama-cpp-python's server
+takes ``{"type": "json_object", "schema": ...}``; some take neither. The client
+tries them in that order; a server that refuses one with HTTP 400 or 422 is
+asked the next way, and the first way a server accepts is remembered for the
+client's life (:attr:`LLMClient.format_mode`), so the detection costs at most
+two refused requests once. Without any, the request goes plain and the caller
+parses the text tolerantly.
+
 The API key (optional) is read from the environment variable named by
 ``api_key_env`` at each request and sent as ``Authorization: Bearer …``; it is
 never stored on the client, put in a message, or logged.
@@ -39,7 +51,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import httpx
 import msgspec
@@ -47,6 +59,8 @@ import msgspec
 from sentient_core.errors import SentientError
 
 __all__ = [
+    "FORMAT_MODES",
+    "FormatMode",
     "LLMBadResponse",
     "LLMClient",
     "LLMConfig",
@@ -62,6 +76,10 @@ NonNegFloat = Annotated[float, msgspec.Meta(ge=0.0)]
 NonNeg = Annotated[int, msgspec.Meta(ge=0)]
 
 BODY_EXCERPT_CHARS = 300
+
+FormatMode = Literal["json_schema", "json_object", "plain"]
+FORMAT_MODES: tuple[FormatMode, ...] = ("json_schema", "json_object", "plain")
+"""Ways of asking for structured output, in the order they are tried."""
 
 SYSTEM_ANSWER = (
     "You are the chaperone of an autonomous learner. Answer the question factually "
@@ -160,6 +178,7 @@ class LLMUsage(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     completion_tokens: NonNeg = 0
     total_tokens: NonNeg = 0
     estimated_replies: NonNeg = 0
+    format_refusals: NonNeg = 0
 
 
 class LLMError(SentientError):
@@ -292,6 +311,7 @@ class LLMClient:
         )
         self._lock = threading.Lock()
         self._usage: dict[str, int] = dict.fromkeys(LLMUsage.__struct_fields__, 0)
+        self._format: FormatMode | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -346,10 +366,63 @@ class LLMClient:
             temperature=self.config.summary_temperature,
         )
 
+    @property
+    def format_mode(self) -> FormatMode | None:
+        """How this server takes structured-output requests (None: not asked yet)."""
+        return self._format
+
+    def chat_json(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        schema: Mapping[str, Any],
+        name: str,
+        max_tokens: int,
+        temperature: float = 0.0,
+    ) -> LLMReply:
+        """A chat completion constrained to the JSON ``schema`` where the server can.
+
+        See "Structured replies" in the module docstring. The reply's text is
+        not validated here (a ``plain`` server may answer in prose).
+
+        Raises
+        ------
+        LLMUnavailable, LLMHTTPError, LLMBadResponse
+        """
+        modes = FORMAT_MODES if self._format is None else (self._format,)
+        for i, mode in enumerate(modes):
+            fmt: dict[str, Any] | None
+            if mode == "json_schema":
+                fmt = {
+                    "type": "json_schema",
+                    "json_schema": {"name": name, "schema": dict(schema), "strict": True},
+                }
+            elif mode == "json_object":
+                fmt = {"type": "json_object", "schema": dict(schema)}
+            else:
+                fmt = None
+            try:
+                reply = self.chat(
+                    messages, max_tokens=max_tokens, temperature=temperature, response_format=fmt
+                )
+            except LLMHTTPError as err:
+                if err.status in (400, 422) and mode != "plain" and i + 1 < len(modes):
+                    self._count(format_refusals=1)
+                    continue
+                raise
+            self._format = mode
+            return reply
+        raise AssertionError("unreachable: the plain mode returns or raises")
+
     # ------------------------------------------------------------------ core
 
     def chat(
-        self, messages: Sequence[Mapping[str, str]], *, max_tokens: int, temperature: float
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        max_tokens: int,
+        temperature: float,
+        response_format: Mapping[str, Any] | None = None,
     ) -> LLMReply:
         """POST one chat completion, retrying per the module's policy.
 
@@ -358,20 +431,23 @@ class LLMClient:
         messages : sequence of {"role": ..., "content": ...}
         max_tokens : int
         temperature : float
+        response_format : mapping, optional
+            Sent as is (see :meth:`chat_json`).
 
         Raises
         ------
         LLMUnavailable, LLMHTTPError, LLMBadResponse
         """
-        payload = _ENCODE.encode(
-            {
-                "model": self.config.model,
-                "messages": [dict(m) for m in messages],
-                "max_tokens": int(max_tokens),
-                "temperature": float(temperature),
-                "stream": False,
-            }
-        )
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": [dict(m) for m in messages],
+            "max_tokens": int(max_tokens),
+            "temperature": float(temperature),
+            "stream": False,
+        }
+        if response_format is not None:
+            body["response_format"] = dict(response_format)
+        payload = _ENCODE.encode(body)
         prompt_chars = sum(len(m.get("content", "")) for m in messages)
         self._count(requests=1)
         start = self._monotonic()

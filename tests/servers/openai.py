@@ -21,6 +21,11 @@ Modes: ``500`` (any ``status``), ``429`` (``Retry-After``), ``timeout`` (sleeps
 (a body of ``size`` bytes; ``chunked=True`` for no Content-Length).
 :func:`closed_port_url` gives a base URL where nothing listens ("down").
 
+Structured output: a request with ``response_format`` whose ``type`` is not in
+``formats`` gets HTTP 400 (as a server without that feature answers); one that
+is accepted gets ``structured`` as its answer when set (constrained generation),
+else the usual answer.
+
 Only 127.0.0.1 is ever bound.
 """
 
@@ -30,7 +35,7 @@ import json
 import socket
 import threading
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -106,6 +111,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._send(404, b'{"error": "not found"}')
             return
+        fmt = body.get("response_format")
+        if isinstance(fmt, dict) and fmt.get("type") not in owner.formats:
+            self._send(400, b'{"error": {"message": "response_format type not supported"}}')
+            return
         fault = owner._next_fault()
         try:
             if fault is None or fault.mode == "no_usage":
@@ -134,6 +143,8 @@ class _Handler(BaseHTTPRequestHandler):
         messages = body.get("messages") or []
         prompt = " ".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
         answer = owner.answer_for(messages) if content is None else content
+        if content is None and owner.structured is not None and body.get("response_format"):
+            answer = owner.structured
         out: dict = {
             "id": f"chatcmpl-{owner.served}",
             "object": "chat.completion",
@@ -239,6 +250,10 @@ class OpenAIServer:
         Answer when nothing matches.
     model : str
         Model name reported in responses.
+    formats : iterable of str
+        ``response_format`` types accepted (others get HTTP 400).
+    structured : str, optional
+        The answer to a request whose ``response_format`` was accepted.
     """
 
     def __init__(
@@ -247,7 +262,11 @@ class OpenAIServer:
         *,
         default: str = DEFAULT_ANSWER,
         model: str = "test-model",
+        formats: Iterable[str] = ("json_schema", "json_object"),
+        structured: str | None = None,
     ):
+        self.formats = frozenset(formats)
+        self.structured = structured
         self.canned = dict(canned or {})
         self.default = default
         self.model = model
