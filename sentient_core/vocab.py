@@ -338,6 +338,7 @@ class SessionStats(msgspec.Struct, forbid_unknown_fields=True):
     reflections: int = 0
     budget_stops: int = 0
     tokens: int = 0
+    tokens_estimated: int = 0
     outcomes: dict[str, int] = msgspec.field(default_factory=dict)
     gaps: dict[str, int] = msgspec.field(default_factory=dict)
     requests: dict[str, int] = msgspec.field(default_factory=dict)

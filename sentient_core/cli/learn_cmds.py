@@ -95,6 +95,15 @@ def _cmd_learn(args: argparse.Namespace) -> int:
             outs = ", ".join(f"{k}={v}" for k, v in sorted(stats.outcomes.items())) or "none"
             reqs = ", ".join(f"{k}={v}" for k, v in sorted(stats.requests.items())) or "none"
             print(f"judged: {outs}; requests: {reqs}")
+            llm = learner.chaperone.llm
+            if llm is not None:
+                lat = llm.latency()
+                est = f", {stats.tokens_estimated} estimated" if stats.tokens_estimated else ""
+                print(
+                    f"model: {stats.tokens} token(s) this session (answers, summaries and"
+                    f" judge calls{est}); {lat['n']} repl(ies), latency p50 {lat['p50']:.1f} s,"
+                    f" p90 {lat['p90']:.1f} s, max {lat['max']:.1f} s"
+                )
             spend = learner.budget.today()
             print(
                 f"budget today: {spend.tokens} tokens, {spend.tool_calls} tool call(s); "

@@ -45,6 +45,7 @@ from sentient_core.events import (
     SkipEvent,
 )
 from sentient_core.learning.curiosity import Curiosity
+from sentient_core.learning.llm import LLMUsage
 from sentient_core.learning.passages import passages_of, select
 from sentient_core.learning.query import QueryFormulator
 from sentient_core.learning.reflect import reflect
@@ -420,6 +421,7 @@ class Learner:
             url=req.url,
             path=req.path,
         )
+        usage_before = self._model_usage()
         t = time.perf_counter()
         response: ChaperoneResponse = self.chaperone.handle(req, emit)
         waited = time.perf_counter() - t
@@ -432,7 +434,6 @@ class Learner:
             done = self._integrate(req, response, emit)
         report.ingested += done.new
         self.stats.ingested += done.new
-        self.stats.tokens += response.tokens
         verdict = self.judge.judge(
             IterationOutcome.from_response(
                 response,
@@ -461,7 +462,11 @@ class Learner:
             if response.refused
             else "failed"
         )
-        self.budget.commit(response.tokens, response.tool_calls, status)
+        # Every model call of the iteration (answer, summary, judge) in one count.
+        tokens, estimated = self._model_tokens_since(usage_before, response.tokens)
+        self.stats.tokens += tokens
+        self.stats.tokens_estimated += estimated
+        self.budget.commit(tokens, response.tool_calls, status)
         if req.type == "question" and req.gap_type != "followup":
             if verdict.outcome == "success":
                 self.curiosity.record_outcome(req.question, "success", answered_by=done.first_new)
@@ -472,6 +477,22 @@ class Learner:
                 self.curiosity.record_outcome(req.question, verdict.outcome)
         self._learn(req, response, verdict.outcome, emit)
         return waited
+
+    def _model_usage(self) -> LLMUsage | None:
+        llm = self.chaperone.llm
+        return llm.total_usage if llm is not None else None
+
+    def _model_tokens_since(self, before: LLMUsage | None, reported: int) -> tuple[int, int]:
+        """Tokens the model spent since ``before`` (the client's own totals, which hold
+        the server's ``usage`` or a marked estimate), and how many of them are estimates.
+        Without a model: what the response reported."""
+        after = self._model_usage()
+        if before is None or after is None:
+            return reported, 0
+        return (
+            after.total_tokens - before.total_tokens,
+            after.estimated_tokens - before.estimated_tokens,
+        )
 
     def _integrate(
         self, req: ChaperoneRequest, response: ChaperoneResponse, emit: Emitter

@@ -50,6 +50,7 @@ import math
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
@@ -76,6 +77,9 @@ NonNegFloat = Annotated[float, msgspec.Meta(ge=0.0)]
 NonNeg = Annotated[int, msgspec.Meta(ge=0)]
 
 BODY_EXCERPT_CHARS = 300
+
+LATENCY_WINDOW = 10_000
+"""Replies whose latency :meth:`LLMClient.latency` keeps (the most recent)."""
 
 FormatMode = Literal["json_schema", "json_object", "plain"]
 FORMAT_MODES: tuple[FormatMode, ...] = ("json_schema", "json_object", "plain")
@@ -178,6 +182,7 @@ class LLMUsage(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     completion_tokens: NonNeg = 0
     total_tokens: NonNeg = 0
     estimated_replies: NonNeg = 0
+    estimated_tokens: NonNeg = 0
     format_refusals: NonNeg = 0
 
 
@@ -312,6 +317,7 @@ class LLMClient:
         self._lock = threading.Lock()
         self._usage: dict[str, int] = dict.fromkeys(LLMUsage.__struct_fields__, 0)
         self._format: FormatMode | None = None
+        self._latencies: deque[float] = deque(maxlen=LATENCY_WINDOW)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -338,6 +344,21 @@ class LLMClient:
         """Totals since the client was made (requests, attempts, tokens, …)."""
         with self._lock:
             return LLMUsage(**self._usage)
+
+    def latency(self) -> dict[str, float]:
+        """Seconds per answered call (all attempts): ``n``, ``p50``, ``p90``, ``p99``, ``max``.
+
+        Over the most recent :data:`LATENCY_WINDOW` replies; zeros before the first.
+        """
+        with self._lock:
+            xs = sorted(self._latencies)
+        if not xs:
+            return {"n": 0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
+
+        def pct(q: float) -> float:  # nearest rank
+            return xs[min(len(xs) - 1, max(0, math.ceil(q * len(xs)) - 1))]
+
+        return {"n": len(xs), "p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "max": xs[-1]}
 
     def _count(self, **inc: int) -> None:
         with self._lock:
@@ -491,7 +512,10 @@ class LLMClient:
             completion_tokens=reply.completion_tokens,
             total_tokens=reply.total_tokens,
             estimated_replies=int(reply.estimated),
+            estimated_tokens=reply.total_tokens if reply.estimated else 0,
         )
+        with self._lock:
+            self._latencies.append(reply.elapsed_s)
         return reply
 
     def _backoff(self, attempt: int) -> float:

@@ -160,6 +160,8 @@ class _Handler(BaseHTTPRequestHandler):
         if usage:
             p, c = _words(prompt), _words(answer)
             out["usage"] = {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+            with owner._lock:
+                owner.usage_total += p + c
         return json.dumps(out).encode()
 
     def _answer(self, body: dict, *, usage: bool) -> None:
@@ -273,6 +275,7 @@ class OpenAIServer:
         self.requests: list[RecordedRequest] = []
         self.errors: list[str] = []
         self.served = 0
+        self.usage_total = 0  # total_tokens of every usage block sent
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
         self._stop = threading.Event()
