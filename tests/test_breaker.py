@@ -47,7 +47,13 @@ def test_the_breaker_opens_half_opens_and_closes():
 def test_one_deadline_bounds_a_call_across_retries():
     with OpenAIServer() as server:
         server.fault("timeout", times=20, hang_s=5.0)
-        cfg = LLMConfig(base_url=server.base_url, timeout_s=1.0, deadline_s=2.5, max_retries=10)
+        cfg = LLMConfig(
+            base_url=server.base_url,
+            timeout_s=1.0,
+            deadline_s=2.5,
+            max_retries=10,
+            retry_timeouts=True,
+        )
         with LLMClient(cfg, environ={}) as llm, pytest.raises(LLMUnavailable, match="deadline"):
             llm.ask("anything?")
     # Eleven attempts were allowed; the 2.5 s deadline over 1 s attempts ends it at three.

@@ -155,8 +155,8 @@ def test_llm_failure_falls_back_to_the_offline_answer_and_is_recorded(
         base, cfg = closed_port_url(), {}
     else:
         base, cfg = llm_server.base_url, {"timeout_s": 0.3, "max_retries": 1}
-        # Retried modes fail both attempts; bad bodies are not retried.
-        times = 1 if mode in ("garbage", "no_choices") else 2
+        # 500s fail both attempts; bad bodies and timed-out requests are not retried.
+        times = 2 if mode == "500" else 1
         llm_server.fault(mode, times=times, **({"hang_s": 3.0} if mode == "timeout" else {}))
     with make_llm(base, **cfg) as llm:
         chap = Chaperone(safety, fetcher, llm=llm, answerer=answerer, events=bus)

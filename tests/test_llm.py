@@ -167,14 +167,44 @@ def test_server_down_raises_unavailable_after_retries(sleeps):
     assert sleeps == [0.5, 1.0]
 
 
-def test_timeout_raises_unavailable(server, sleeps):
+def test_a_timed_out_request_is_not_retried_by_default(server, sleeps):
+    # A one-slot server goes on computing it: a retry would queue behind it.
     server.fault("timeout", times=2, hang_s=5.0)
     with (
-        client_for(server.base_url, sleeps, timeout_s=0.2, max_retries=1) as llm,
+        client_for(server.base_url, sleeps, timeout_s=0.2, max_retries=3) as llm,
+        pytest.raises(LLMUnavailable, match=r"no response within 0\.2 s .* not retried"),
+    ):
+        llm.ask("x")
+    assert len(server.requests) == 1 and sleeps == []
+
+
+def test_timeout_retried_when_asked_then_raises_unavailable(server, sleeps):
+    server.fault("timeout", times=2, hang_s=5.0)
+    with (
+        client_for(
+            server.base_url, sleeps, timeout_s=0.2, max_retries=1, retry_timeouts=True
+        ) as llm,
         pytest.raises(LLMUnavailable, match=r"no response within 0\.2 s"),
     ):
         llm.ask("x")
     assert len(server.requests) == 2 and sleeps == [0.5]
+
+
+def test_a_connect_timeout_is_retried(sleeps):
+    calls = []
+
+    def handler(request):
+        calls.append(request)
+        if len(calls) == 1:
+            raise httpx.ConnectTimeout("connect timed out", request=request)
+        return httpx.Response(
+            200, json={"choices": [{"message": {"role": "assistant", "content": "fine"}}]}
+        )
+
+    cfg = LLMConfig(base_url="http://llm.invalid/v1", max_retries=2)
+    with LLMClient(cfg, transport=httpx.MockTransport(handler), sleep=sleeps, environ={}) as llm:
+        assert llm.ask("x").text == "fine"
+    assert len(calls) == 2 and sleeps == [0.5]
 
 
 def test_slow_drip_is_cut_off_at_the_deadline(server, sleeps):
@@ -190,7 +220,9 @@ def test_slow_drip_is_cut_off_at_the_deadline(server, sleeps):
 
 def test_slow_drip_once_then_ok_recovers_on_retry(server, sleeps):
     server.fault("drip", drip_s=0.05, drip_bytes=400)
-    with client_for(server.base_url, sleeps, timeout_s=0.3, max_retries=1) as llm:
+    with client_for(
+        server.base_url, sleeps, timeout_s=0.3, max_retries=1, retry_timeouts=True
+    ) as llm:
         assert llm.ask("with statement").text == CANNED["with statement"]
 
 
