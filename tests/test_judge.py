@@ -524,18 +524,22 @@ PROSE = "You've already provided a concise answer, so I would say it looks fine.
 JSON_VERDICT = '{"verdict": "contradicted"}'
 
 
+@pytest.mark.parametrize("status", [400, 422, 500])
 @pytest.mark.parametrize(
     ("formats", "mode", "refused"),
     [
         (("json_schema", "json_object"), "json_schema", 0),
-        (("json_object",), "json_object", 1),  # llama-cpp-python's own form
+        (("json_object",), "json_object", 1),  # llama-cpp-python's own form (it sends 500)
         ((), "plain", 2),
     ],
 )
-def test_the_judge_asks_for_json_the_way_the_server_takes_it(formats, mode, refused):
+def test_the_judge_asks_for_json_the_way_the_server_takes_it(formats, mode, refused, status):
     # A model that answers prose unless generation is constrained to the schema.
+    server = OpenAIServer(
+        default=PROSE, formats=formats, structured=JSON_VERDICT, format_refusal=status
+    )
     with (
-        OpenAIServer(default=PROSE, formats=formats, structured=JSON_VERDICT) as srv,
+        server as srv,
         client(srv.base_url) as llm,
     ):
         j = Judge(llm)
@@ -564,3 +568,15 @@ def test_a_400_for_another_reason_is_not_taken_for_a_missing_feature():
         v = j.judge(outcome())
         assert (v.outcome, v.basis) == ("could_not_verify", "fail_safe") and j.model_errors == 1
         assert llm.format_mode is None
+
+
+def test_a_server_error_while_detecting_is_retried_not_taken_for_a_refusal():
+    with (
+        OpenAIServer(default=PROSE, structured=JSON_VERDICT) as srv,
+        client(srv.base_url) as llm,
+    ):
+        srv.fault("500")  # a 500 that does not name response_format
+        v = Judge(llm).judge(outcome())
+        assert (v.outcome, v.basis) == ("failure", "llm")
+        assert llm.format_mode == "json_schema" and llm.total_usage.format_refusals == 0
+    assert [r.body["response_format"]["type"] for r in srv.requests] == ["json_schema"] * 2

@@ -282,6 +282,12 @@ def _retry_after(value: str | None) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
+def _refuses_format(err: LLMHTTPError) -> bool:
+    """Whether an error answers "I do not take this response_format" (400/422, or a 500
+    naming it, as llama-cpp-python's validation error does)."""
+    return err.status in (400, 422) or (err.status == 500 and "response_format" in err.body)
+
+
 class LLMClient:
     """Chat completions with bounded retries, a deadline and usage accounting.
 
@@ -430,15 +436,29 @@ class LLMClient:
                 fmt = {"type": "json_object", "schema": dict(schema)}
             else:
                 fmt = None
+            probing = len(modes) > 1 and i + 1 < len(modes)
             try:
                 reply = self.chat(
-                    messages, max_tokens=max_tokens, temperature=temperature, response_format=fmt
+                    messages,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    response_format=fmt,
+                    retries=0 if probing else None,
                 )
             except LLMHTTPError as err:
-                if err.status in (400, 422) and mode != "plain" and i + 1 < len(modes):
+                if probing and _refuses_format(err):
                     self._count(format_refusals=1)
                     continue
-                raise
+                if not (probing and err.status >= 500):
+                    raise
+                # A server error, not a refusal: this way again, with the retries left.
+                reply = self.chat(
+                    messages,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    response_format=fmt,
+                    retries=max(0, self.config.max_retries - 1),
+                )
             self._format = mode
             return reply
         raise AssertionError("unreachable: the plain mode returns or raises")
@@ -452,6 +472,7 @@ class LLMClient:
         max_tokens: int,
         temperature: float,
         response_format: Mapping[str, Any] | None = None,
+        retries: int | None = None,
     ) -> LLMReply:
         """POST one chat completion, retrying per the module's policy.
 
@@ -462,6 +483,8 @@ class LLMClient:
         temperature : float
         response_format : mapping, optional
             Sent as is (see :meth:`chat_json`).
+        retries : int, optional
+            Instead of ``max_retries`` for this call.
 
         Raises
         ------
@@ -486,7 +509,7 @@ class LLMClient:
             attempt += 1
             self._count(attempts=1)
             try:
-                result = self._attempt(payload, attempt, end)
+                result = self._attempt(payload, attempt, end, retries)
             except LLMError:
                 self._count(failures=1)
                 raise
@@ -537,7 +560,9 @@ class LLMClient:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def _attempt(self, payload: bytes, attempt: int, end: float) -> LLMReply | float:
+    def _attempt(
+        self, payload: bytes, attempt: int, end: float, retries: int | None = None
+    ) -> LLMReply | float:
         """One HTTP exchange (ending by ``end`` at the latest): a reply, or the seconds to
         wait before retrying."""
         limit = min(self.config.timeout_s, end - self._monotonic())
@@ -546,7 +571,7 @@ class LLMClient:
                 f"{self._url}: no answer within the call's deadline of"
                 f" {self.config.deadline_s:g} s ({attempt - 1} attempt(s))"
             )
-        can_retry = attempt <= self.config.max_retries
+        can_retry = attempt <= (self.config.max_retries if retries is None else retries)
         deadline = self._monotonic() + limit
         try:
             with self._http.stream(

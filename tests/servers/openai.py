@@ -22,7 +22,7 @@ Modes: ``500`` (any ``status``), ``429`` (``Retry-After``), ``timeout`` (sleeps
 :func:`closed_port_url` gives a base URL where nothing listens ("down").
 
 Structured output: a request with ``response_format`` whose ``type`` is not in
-``formats`` gets HTTP 400 (as a server without that feature answers); one that
+``formats`` gets HTTP ``format_refusal`` (400) (as a server without that feature answers); one that
 is accepted gets ``structured`` as its answer when set (constrained generation),
 else the usual answer.
 
@@ -113,7 +113,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         fmt = body.get("response_format")
         if isinstance(fmt, dict) and fmt.get("type") not in owner.formats:
-            self._send(400, b'{"error": {"message": "response_format type not supported"}}')
+            msg = b'{"error": {"message": "response_format type not supported"}}'
+            self._send(owner.format_refusal, msg)
             return
         fault = owner._next_fault()
         try:
@@ -256,6 +257,8 @@ class OpenAIServer:
         ``response_format`` types accepted (others get HTTP 400).
     structured : str, optional
         The answer to a request whose ``response_format`` was accepted.
+    format_refusal : int
+        The status of a refused ``response_format`` (llama-cpp-python sends 500).
     """
 
     def __init__(
@@ -266,8 +269,10 @@ class OpenAIServer:
         model: str = "test-model",
         formats: Iterable[str] = ("json_schema", "json_object"),
         structured: str | None = None,
+        format_refusal: int = 400,
     ):
         self.formats = frozenset(formats)
+        self.format_refusal = format_refusal
         self.structured = structured
         self.canned = dict(canned or {})
         self.default = default
