@@ -28,6 +28,7 @@ from sentient_core.confine import (
     ConfinementFailed,
     ConfinementRefused,
 )
+from sentient_core.confine.walk import Walker
 from sentient_core.errors import ArgumentError, SentientError
 from sentient_core.ingest import iter_files
 from sentient_core.learning.fetch import Fetcher, FetchError
@@ -157,7 +158,7 @@ def test_a_name_added_and_removed_during_the_open_is_refused(
     # first fstat sees one name, a second name comes and goes before the names are
     # verified. Link count alone is 1 again; ctime shows the change.
     root = ConfinedDir(tree)
-    resolve = ConfinedDir._resolve
+    resolve = Walker.resolve
     extra = tree.parent / "outside" / "extra-name"
 
     def resolve_then_relink(self, *args):  # type: ignore[no-untyped-def]
@@ -166,7 +167,7 @@ def test_a_name_added_and_removed_during_the_open_is_refused(
         os.unlink(extra)
         return res
 
-    monkeypatch.setattr(ConfinedDir, "_resolve", resolve_then_relink)
+    monkeypatch.setattr(Walker, "resolve", resolve_then_relink)
     with pytest.raises(ConfinementRefused) as info:
         _read(root, "a.txt")
     assert info.value.kind == "changed"

@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 
 from kernels import text as text_kernels
 from kernels.prsc import first_primes
-from sentient_core import encoder as enc
 from sentient_core.encoder import (
     CHAR_TO_PRIME,
     DEFAULT_BANK_PRIMES,
@@ -31,6 +30,7 @@ from sentient_core.encoder import (
     CharPrimeEncoder,
     TokenPrimeEncoder,
     get_encoder,
+    hashing,
     token_hash,
 )
 from sentient_core.ingest.keywords import STOP_WORDS, tokenize
@@ -238,9 +238,9 @@ def test_kernel_matches_reference_on_random_text(text, code_dim, bigram_weight):
 
 def test_content_tokens_are_tokenize_minus_stop_words():
     text = "The Observer's notes: THE quick_brown fox, and a 42nd fox."
-    assert enc._tokens(text) == ["observer", "notes", "quick_brown", "fox", "42nd", "fox"]
+    assert hashing._tokens(text) == ["observer", "notes", "quick_brown", "fox", "42nd", "fox"]
     with pytest.raises(TypeError):
-        enc._tokens(b"bytes")  # type: ignore[arg-type]
+        hashing._tokens(b"bytes")  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- behaviour

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from kernels import prsc, smf
-from sentient_core import observer as observer_mod
 from sentient_core.encoder import EncodedText, Excitation, get_encoder
 from sentient_core.observer import OBSERVER_KEY, Observer
+from sentient_core.observer import dynamics as observer_dynamics
 from sentient_core.store import CorruptRecordError, SchemaVersionError, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,13 +113,13 @@ def test_tick_n_equals_n_single_ticks():
 
 def test_tick_n_is_one_kernel_call(monkeypatch):
     calls = []
-    kernel = observer_mod.unchecked.run_ticks
+    kernel = observer_dynamics.unchecked.run_ticks
 
     def counting(*args):
         calls.append(args[4])
         return kernel(*args)
 
-    monkeypatch.setattr(observer_mod.unchecked, "run_ticks", counting)
+    monkeypatch.setattr(observer_dynamics.unchecked, "run_ticks", counting)
     obs = Observer()
     obs.process_text(TEXT)
     obs.tick(1000)

@@ -35,6 +35,7 @@ from sentient_core.learning.safety import (
     SafetyPolicy,
     Target,
 )
+from sentient_core.learning.safety.urls import UrlRules
 
 MiB = 1024 * 1024
 #: Stands in for a public address; never connected to (MockTransport answers).
@@ -844,7 +845,7 @@ def test_allowed_host_ports_are_exact_and_normalised(tmp_path: Path) -> None:
             _policy(tmp_path, allowed_host_ports=(bad,))
 
 
-class _StrictPortRegression(SafetyFilter):
+class _StrictPortRegression(UrlRules):
     """The strict parser as it would be if its port check regressed to int()."""
 
     def _port_check(self, host: str, text: str | None, default: int) -> int:
@@ -854,24 +855,31 @@ class _StrictPortRegression(SafetyFilter):
             return default
 
 
-class _PortIgnored(SafetyFilter):
+class _PortIgnored(UrlRules):
     """The strict parser as it would be if it forgot the port altogether."""
 
     def _port_check(self, host: str, text: str | None, default: int) -> int:
         return default
 
 
+def _with_url_rules(rules: type[UrlRules], policy: SafetyPolicy, **kw) -> SafetyFilter:
+    """A filter whose URL checks are ``rules`` (the strict checks live in UrlRules)."""
+    safety = SafetyFilter(policy, **kw)
+    safety._urls = rules(policy, safety._resolver)
+    return safety
+
+
 def test_parsers_check_catches_a_strict_parser_regression(tmp_path: Path) -> None:
     # No hostile input gets past the strict checks to this one (BACKSTOP_CHECKS);
     # here the strict port check is broken on purpose and the parsers check holds.
-    safety = _StrictPortRegression(_policy(tmp_path))
+    safety = _with_url_rules(_StrictPortRegression, _policy(tmp_path))
     for url in ("https://github.com:٨٠/", "https://github.com:+443/", "https://github.com:4_43/"):
         with pytest.raises(Refusal) as info:
             safety.check_url(url)
         assert info.value.check == "parsers", url
         assert "urllib cannot parse" in info.value.reason or "disagree" in info.value.reason
     # Reading another port than httpx and urllib do is a disagreement.
-    ignored = _PortIgnored(_policy(tmp_path), resolver=lambda host: [PUBLIC])
+    ignored = _with_url_rules(_PortIgnored, _policy(tmp_path), resolver=lambda host: [PUBLIC])
     with pytest.raises(Refusal, match="disagree") as info:
         ignored.check_url("https://github.com:6379/")
     assert info.value.check == "parsers"

@@ -41,7 +41,8 @@ A safety refusal comes back as ``refused=True`` with the check's name and the
 reason; a fetch/read failure as ``ok=False`` with ``error``.
 
 Logging: every request, response, refusal and error goes to an interaction log
-(the last ``log_size`` entries, :meth:`Chaperone.interactions`) and, when an
+(the last ``log_size`` entries, :meth:`Chaperone.interactions`;
+:mod:`~sentient_core.learning.interactions`) and, when an
 :class:`~sentient_core.events.Emitter` (or an :class:`~sentient_core.events.EventBus`) is given, to events
 ``chaperone.request``, ``chaperone.response``, ``refusal`` and ``error`` (the
 bus persists them to the audit log on its next flush).
@@ -49,12 +50,10 @@ bus persists them to the audit log on its next flush).
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
@@ -66,13 +65,19 @@ from sentient_core.events import (
     Emitter,
     ErrorEvent,
     EventBus,
-    ModelWaitEvent,
     RefusalEvent,
 )
 from sentient_core.ingest import IngestError, extract_bytes
 from sentient_core.keyphrases import key_phrases
 from sentient_core.learning.fetch import Fetcher, FetchError
+from sentient_core.learning.interactions import (
+    Interaction,
+    InteractionLog,
+    request_data,
+    response_data,
+)
 from sentient_core.learning.llm import LLMClient, LLMError
+from sentient_core.learning.model_wait import wait_notices
 from sentient_core.learning.offline import CorpusAnswerer, summarize_extractive
 from sentient_core.learning.safety import Refusal, SafetyFilter
 from sentient_core.relevance import TermStats
@@ -82,35 +87,6 @@ from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage, So
 __all__ = ["OFFLINE_SUMMARY_REF", "Chaperone", "CorpusTopic", "Interaction", "extract_data"]
 
 OFFLINE_SUMMARY_REF = "offline-extractive"
-PREVIEW_CHARS = 200
-
-InteractionKind = Literal["request", "response", "refusal", "error"]
-
-
-class Interaction(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """One entry of the chaperone's interaction log.
-
-    Attributes
-    ----------
-    seq : int
-        Position in the chaperone's lifetime (keeps counting when old entries drop).
-    t : float
-        Unix time from the chaperone's clock.
-    kind : str
-        ``request``, ``response``, ``refusal`` or ``error``.
-    request_id, type : str
-        The request it belongs to.
-    data : dict
-        Details (JSON-compatible; content only as a short preview).
-    """
-
-    seq: int
-    t: float
-    kind: InteractionKind
-    request_id: str
-    type: str
-    data: dict[str, Any]
-
 
 TOPIC_CONTEXT_CHARS = 1500
 
@@ -225,14 +201,12 @@ class Chaperone:
         self.summary_sentences = summary_sentences
         self.breaker = breaker if breaker is not None else CircuitBreaker()
         self.wait_notice_s = wait_notice_s
-        self._clock = clock
         self._timer = timer
-        self._log: deque[Interaction] = deque(maxlen=log_size)
+        self._log = InteractionLog(log_size, clock)
         # Calls that leave the process during the request being handled (per thread).
         self._calls = threading.local()
         self._term_stats: tuple[tuple[str, ...], TermStats] | None = None
         self._topics: tuple[tuple[str, ...], tuple[CorpusTopic, ...]] | None = None
-        self._seq = itertools.count()
         self._lock = threading.Lock()
         self._counters: dict[str, int] = dict.fromkeys(
             (
@@ -255,9 +229,7 @@ class Chaperone:
 
     def interactions(self, last: int | None = None) -> list[Interaction]:
         """The logged interactions, oldest first (only the ``last`` ones if given)."""
-        with self._lock:
-            entries = list(self._log)
-        return entries if last is None else entries[-last:] if last > 0 else []
+        return self._log.entries(last)
 
     @property
     def counters(self) -> dict[str, Any]:
@@ -336,20 +308,8 @@ class Chaperone:
         with self._lock:
             self._counters[key] += n
 
-    def _log_entry(self, kind: InteractionKind, req: ChaperoneRequest, data: dict) -> None:
-        entry = Interaction(
-            seq=next(self._seq),
-            t=self._clock(),
-            kind=kind,
-            request_id=req.id,
-            type=req.type,
-            data=data,
-        )
-        with self._lock:
-            self._log.append(entry)
-
     def _error(self, emit: Emitter | None, req: ChaperoneRequest, stage: str, message: str) -> None:
-        self._log_entry("error", req, {"stage": stage, "error": message})
+        self._log.add("error", req, {"stage": stage, "error": message})
         if emit is not None:
             emit.emit(ErrorEvent, where=stage, error=message, id=req.id, type=req.type)
 
@@ -367,15 +327,8 @@ class Chaperone:
         with self._lock:
             self._counters["requests"] += 1
             self._by_type[request.type] = self._by_type.get(request.type, 0) + 1
-        req_data = {
-            "topic": request.topic,
-            "question": request.question,
-            "url": request.url,
-            "path": request.path,
-            "text_chars": len(request.text),
-            "gap_type": request.gap_type,
-        }
-        self._log_entry("request", request, {**req_data, "session": request.session})
+        req_data = request_data(request)
+        self._log.add("request", request, {**req_data, "session": request.session})
         if emit is not None:
             emit.emit(ChaperoneRequestEvent, id=request.id, type=request.type, **req_data)
 
@@ -390,7 +343,7 @@ class Chaperone:
             fields = {"ok": False, "refused": True, "check": check, "reason": reason}
             outcome = "refused"
             data = {"check": check, "reason": reason, "url": request.url, "path": request.path}
-            self._log_entry("refusal", request, data)
+            self._log.add("refusal", request, data)
             if emit is not None:
                 emit.emit(RefusalEvent, id=request.id, type=request.type, **data)
         except FetchError as exc:
@@ -414,24 +367,8 @@ class Chaperone:
             elapsed_s=max(0.0, self._timer() - start),
             **fields,
         )
-        resp_data = {
-            "ok": response.ok,
-            "refused": response.refused,
-            "check": response.check,
-            "reason": response.reason,
-            "error": response.error,
-            "grounded": response.grounded,
-            "sources": response.sources,
-            "saved_path": response.saved_path,
-            "mime": response.mime,
-            "bytes": response.bytes,
-            "tokens": response.tokens,
-            "elapsed_s": response.elapsed_s,
-            "content_chars": len(response.content),
-            "preview": response.content[:PREVIEW_CHARS],
-            "fallback": fallback,
-        }
-        self._log_entry(
+        resp_data = response_data(response, fallback)
+        self._log.add(
             "response",
             request,
             {**resp_data, "sources": [{"kind": x.kind, "ref": x.ref} for x in response.sources]},
@@ -524,44 +461,20 @@ class Chaperone:
             return None, f"the model's circuit is open ({left:.0f} s of cool-down left)"
         self._count("llm_calls")
         self._calls.n += 1
-        done = threading.Event()
-        notices = self._wait_notices(req, emit, done)
-        try:
-            reply = call()
-        except LLMError as err:
-            message = f"{type(err).__name__}: {err}"
-            self._count("llm_errors")
-            self._error(emit, req, "llm", message)
-            self.breaker.failed(emit, message)
-            return None, message
-        finally:
-            done.set()
-            if notices is not None:
-                notices.join()
+        llm = self.llm
+        every_s = self.wait_notice_s if llm is not None else 0.0
+        deadline_s = llm.config.deadline_s if llm is not None else 0.0
+        with wait_notices(emit, req.id, every_s, deadline_s, self._timer):
+            try:
+                reply = call()
+            except LLMError as err:
+                message = f"{type(err).__name__}: {err}"
+                self._count("llm_errors")
+                self._error(emit, req, "llm", message)
+                self.breaker.failed(emit, message)
+                return None, message
         self.breaker.succeeded(emit)
         return reply, ""
-
-    def _wait_notices(
-        self, req: ChaperoneRequest, emit: Emitter | None, done: threading.Event
-    ) -> threading.Thread | None:
-        """A thread publishing ``model.wait`` every ``wait_notice_s`` until ``done``."""
-        if emit is None or self.wait_notice_s <= 0 or self.llm is None:
-            return None
-        start = self._timer()
-        deadline = self.llm.config.deadline_s
-
-        def notify() -> None:
-            while not done.wait(self.wait_notice_s):
-                emit.emit(
-                    ModelWaitEvent,
-                    id=req.id,
-                    elapsed_s=self._timer() - start,
-                    deadline_s=deadline,
-                )
-
-        thread = threading.Thread(target=notify, name="sentient-model-wait", daemon=True)
-        thread.start()
-        return thread
 
     def _question(self, req: ChaperoneRequest, emit: Emitter | None) -> tuple[dict[str, Any], str]:
         question = (req.question or req.topic).strip()
