@@ -463,7 +463,7 @@ class Chaperone:
         self._calls.n += 1
         llm = self.llm
         every_s = self.wait_notice_s if llm is not None else 0.0
-        deadline_s = llm.config.deadline_s if llm is not None else 0.0
+        deadline_s = llm.config.longest_wait_s if llm is not None else 0.0
         with wait_notices(emit, req.id, every_s, deadline_s, self._timer):
             try:
                 reply = call()

@@ -159,6 +159,12 @@ class LLMConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     max_response_bytes: Annotated[int, msgspec.Meta(ge=1024)] = 1 << 20
     trust_env: bool = False
 
+    @property
+    def longest_wait_s(self) -> float:
+        """The longest one call waits for a model that does not answer: one attempt's
+        timeout unless timed-out requests are retried, and never past the deadline."""
+        return self.deadline_s if self.retry_timeouts else min(self.deadline_s, self.timeout_s)
+
 
 class LLMReply(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """One completion.
