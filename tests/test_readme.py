@@ -36,7 +36,9 @@ def test_quick_start_is_two_make_targets_and_ci_runs_the_test_one():
         for line in (ROOT / ".ci" / "run").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
-    assert ci[-1] == "make test"
+    # The README's test command, then the real-model lane (which the README describes).
+    assert ci[-2:] == ["make test", "make test-llm"]
+    assert re.search(r"^test-llm: ", makefile, re.M) and "make test-llm" in README
 
 
 @pytest.mark.slow

@@ -1,0 +1,24 @@
+"""The real-model lane is its own run: ``pytest --llm-lane`` (``make test-llm``) runs the
+tests marked ``llm`` and nothing else; every other run deselects them (they need a
+llama.cpp server and a model that the lane builds and fetches)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--llm-lane",
+        action="store_true",
+        help="run only the tests against a real local model (see `make test-llm`)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    lane = bool(config.getoption("--llm-lane"))
+    keep = [i for i in items if ("llm" in i.keywords) == lane]
+    drop = [i for i in items if ("llm" in i.keywords) != lane]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
