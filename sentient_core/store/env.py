@@ -179,6 +179,23 @@ class Store:
         Times this process re-mapped because another process grew the map.
     """
 
+    # Set by :meth:`open` (the constructor is closed: a half-made Store must not exist).
+    path: Path
+    meta: StoreMeta
+    readonly: bool
+    durable: bool
+    map_grows: int
+    map_adopts: int
+    _max_map_size: int
+    _pid: int
+    _env: lmdb.Environment | None
+    _dbs: dict[str, lmdb._Database]
+    _write_lock: threading.Lock
+    _cond: threading.Condition
+    _active_readers: int
+    _remapping: bool
+    _local: threading.local
+
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise ArgumentTypeError("use Store.open(path, ...) to open or create a store")
 
@@ -238,7 +255,7 @@ class Store:
         self._max_map_size = int(max_map_size)
         self._pid = os.getpid()
         self._env = None
-        self._dbs: dict[str, lmdb._Database] = {}
+        self._dbs = {}
         self._write_lock = threading.Lock()
         self._cond = threading.Condition()
         self._active_readers = 0
@@ -312,7 +329,7 @@ class Store:
             raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
 
     def _load_or_init(self, *, code_dim: int | None, block_rows: int) -> None:
-        env = self._env
+        env = self._usable_env()
         with env.begin() as txn:
             names = {
                 bytes(k).decode("utf-8", "replace") for k in txn.cursor().iternext(values=False)
@@ -374,7 +391,7 @@ class Store:
             created=time.time(),
         )
         raw_meta = encode_meta(meta)  # validates the bounds of code_dim / block_rows
-        env = self._env
+        env = self._usable_env()
         with env.begin(write=True) as txn:
             for name in DB_NAMES:
                 self._dbs[name] = env.open_db(name.encode(), txn=txn, create=True)
@@ -524,7 +541,7 @@ class Store:
                 self._active_readers += 1
             local.depth = getattr(local, "depth", 0) + 1
             try:
-                return env.begin(buffers=buffers)
+                return env.begin(buffers=buffers)  # type: ignore[call-overload]  # bool, not Literal
             except lmdb.MapResizedError:
                 # Another process grew the map beyond ours. Re-mapping needs
                 # no transaction open in this process, so step out first.
@@ -646,7 +663,7 @@ class Store:
         at the same time, so that a reader does not re-map on every commit of
         a growing writer; LMDB raises a too small size to what is in use).
         """
-        env = self._env
+        env = self._usable_env()
         if getattr(self._local, "depth", 0) > 0:
             raise StoreUsageError(
                 f"the map of the store at {self.path} must be resized, which needs every"
