@@ -41,11 +41,14 @@ def _durations(store) -> list[float]:
     return [b - a for a, b in itertools.pairwise(ends)]
 
 
+FLUSH_DELAY_MS = [5.0]
+
+
 def _settings(data: Path, iterations: int) -> None:
     data.mkdir()
     (data / "sentient.toml").write_text(
         f"[learner]\ninterval_s = 0\niterations = {iterations}\nmax_iterations = {iterations}\n"
-        "[server]\nport = 0\n"
+        f"[server]\nport = 0\nflush_delay_ms = {FLUSH_DELAY_MS[0]}\n"
     )
 
 
@@ -99,7 +102,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--iterations", type=int, default=40)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--flush-delay-ms", type=float, default=5.0, help="server.flush_delay_ms")
     args = p.parse_args()
+    FLUSH_DELAY_MS[0] = args.flush_delay_ms
     medians: dict[str, list[float]] = {"A": [], "B": []}
     with tempfile.TemporaryDirectory(prefix="server-overhead-") as tmp:
         root = Path(tmp)

@@ -97,7 +97,15 @@ def test_panel_drives_the_learner_live_and_reconnects(tmp_path):
             again.start()
             try:
                 browser.wait(lambda: browser.text("conn") == "live", what="reconnected")
-                _click(browser, "start")  # a new server secret: the page renewed its session
+                # By keyboard: Tab from the top of the page to Start, then Enter. The new
+                # server has a new secret: the page renewed its session by itself.
+                d.find_element(By.TAG_NAME, "body").click()
+                for _ in range(10):
+                    if d.switch_to.active_element.get_attribute("id") == "start":
+                        break
+                    d.switch_to.active_element.send_keys(Keys.TAB)
+                assert d.switch_to.active_element.get_attribute("id") == "start"
+                d.switch_to.active_element.send_keys(Keys.ENTER)
                 browser.wait(lambda: len(browser.log_items()) > before + 3, what="new events")
                 browser.wait(lambda: browser.text("state") == "running", what="running again")
                 _click(browser, "stop")

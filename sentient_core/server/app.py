@@ -39,7 +39,11 @@ from sentient_core.server.schemas import (
     AskRequest,
     CommandReply,
     FocusRequest,
+    HealthReply,
+    LogsReply,
     RecallRequest,
+    SessionReply,
+    StatusReply,
     to_json,
 )
 from sentient_core.server.security import Guard, SecurityPolicy
@@ -135,12 +139,14 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
 
     async def status(request: Request) -> Response:
         st = await run_in_threadpool(host.status)
-        body = msgspec.to_builtins(st)
-        body["stream"] = {"clients": state["feed"].clients if state["feed"] else 0}
-        body["unsafe"] = host.unsafe
-        body["version"] = __version__
-        body["last_seq"] = await run_in_threadpool(last_seq, host.core.store)
-        return _json(body)
+        reply = StatusReply(
+            **msgspec.structs.asdict(st),
+            last_seq=await run_in_threadpool(last_seq, host.core.store),
+            stream_clients=state["feed"].clients,
+            unsafe=tuple(host.unsafe),
+            version=__version__,
+        )
+        return _json(reply)
 
     async def logs(request: Request) -> Response:
         raw = request.query_params.get("count", "100")
@@ -148,7 +154,7 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
             raise _HTTPError(
                 400, "invalid query", f"count must be an integer in [1, {MAX_LOG_COUNT}]"
             )
-        return _json({"entries": await run_in_threadpool(host.logs, int(raw))})
+        return _json(LogsReply(entries=await run_in_threadpool(host.logs, int(raw))))
 
     async def stream(request: Request) -> Response:
         try:
@@ -199,7 +205,7 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
         return _json(reply, 200 if reply.files or not reply.skipped else 422)
 
     async def health(request: Request) -> Response:
-        return _json({"ok": True, "version": __version__})
+        return _json(HealthReply(ok=True, version=__version__))
 
     async def metrics(request: Request) -> Response:
         st = await run_in_threadpool(host.status)
@@ -222,7 +228,7 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
         auth = request.scope.get("state", {}).get("auth", "")
         if policy.require_token and not auth:
             raise _HTTPError(401, "token required")
-        response = _json({"csrf": policy.csrf})
+        response = _json(SessionReply(csrf=policy.csrf))
         _set_cookie(response, policy)
         return response
 

@@ -10,6 +10,8 @@ from typing import Annotated, Any
 
 import msgspec
 
+from sentient_core.control import LearnerStatus
+
 __all__ = [
     "MAX_QUESTION_CHARS",
     "AskRequest",
@@ -17,12 +19,16 @@ __all__ = [
     "ErrorReply",
     "FocusReply",
     "FocusRequest",
+    "HealthReply",
     "IngestReply",
+    "LogsReply",
     "QuestionReply",
     "RecallExplain",
     "RecallHit",
     "RecallReply",
     "RecallRequest",
+    "SessionReply",
+    "StatusReply",
 ]
 
 MAX_QUESTION_CHARS = 1000
@@ -138,6 +144,45 @@ class IngestReply(_Reply):
     bytes: int
     skipped: tuple[str, ...] = ()
     stopped_by: str = ""
+
+
+class StatusReply(LearnerStatus, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """``GET /learning/status``: the learner's status and the server's side of it.
+
+    Attributes
+    ----------
+    last_seq : int
+        The newest audit-log sequence number (-1: empty); a panel replays from near it.
+    stream_clients : int
+        Connected live-stream clients.
+    unsafe : tuple of str
+        ``unsafe_`` settings in force (also logged at start).
+    version : str
+    """
+
+    last_seq: int = -1
+    stream_clients: int = 0
+    unsafe: tuple[str, ...] = ()
+    version: str = ""
+
+
+class LogsReply(_Reply):
+    """``GET /learning/logs``: the chaperone's interaction log, oldest first."""
+
+    entries: list[dict[str, Any]]
+
+
+class SessionReply(_Reply):
+    """``GET /panel/session``: the CSRF token the panel echoes (the cookie is set too)."""
+
+    csrf: str
+
+
+class HealthReply(_Reply):
+    """``GET /health``."""
+
+    ok: bool
+    version: str
 
 
 def to_json(value: Any) -> bytes:
