@@ -9,13 +9,24 @@ STAMP  := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,server]'
 	touch $(STAMP)
+
+# The web panel's browser test drives Debian's chromium through its chromedriver
+# (never a downloaded browser). Installed once per machine, as root (CI runs as root).
+BROWSER := /usr/bin/chromium /usr/bin/chromedriver
+$(BROWSER):
+	@if [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
+	else \
+		echo "the panel's browser test needs Debian's chromium: sudo apt-get install chromium chromium-driver" >&2; \
+		exit 1; \
+	fi
 
 run: $(STAMP)
 	$(BIN)/python cli.py learn --iterations 5 --interval 1
 
-test: $(STAMP)
+test: $(STAMP) $(BROWSER)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest

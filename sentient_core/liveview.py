@@ -24,6 +24,7 @@ from sentient_core.events import (
     RefusalEvent,
     SessionEvent,
     SkipEvent,
+    UnsafeSettingEvent,
 )
 
 __all__ = ["render"]
@@ -101,6 +102,8 @@ def _body(e: Event | LegacyEvent) -> str | None:
             )
         case ErrorEvent(where=where, error=error):
             return f"ERROR in {where}: {_clip(error, 120)}"
+        case UnsafeSettingEvent(key=key, value=value, source=source):
+            return f"UNSAFE setting {key} = {value} ({source})"
         case LegacyEvent(kind=kind, data=data):
             return f"{kind}: {_clip(str(data), 100)}"
     return f"{e.kind}: {_clip(str(e), 100)}"  # pragma: no cover - every kind is matched above

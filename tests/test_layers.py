@@ -38,10 +38,13 @@ RANKS: dict[str, int] = {
     "sentient_core.autonomy": 7,
     "sentient_core.learning": 8,
     "sentient_core.liveview": 9,
+    "sentient_core.config": 9,
     "sentient_core.benchmarks": 10,
     "sentient_core.evaluation": 10,
+    "sentient_core.control": 10,
     "sentient_core": 10,  # the package root: the public API (lazy imports)
-    "sentient_core.cli": 11,
+    "sentient_core.server": 11,
+    "sentient_core.cli": 12,
 }
 
 

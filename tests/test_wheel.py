@@ -134,6 +134,11 @@ def test_wheel_installs_and_runs_bench_and_learn_outside_the_checkout(tmp_path, 
     assert "sentient_core/benchmarks/cases_sedenion.py" in names
     assert "sentient_core/benchmarks/runner.py" in names
     assert {"sentient_core/py.typed", "kernels/py.typed"} <= set(names)  # PEP 561
+    panel = {
+        f"sentient_core/server/static/{f}"
+        for f in ("index.html", "login.html", "panel.css", "panel.js", "charts.js")
+    }
+    assert panel <= set(names), panel - set(names)  # the web panel is package data
 
     # 2. A fresh venv with the wheel and its runtime dependencies (no extras).
     venv = tmp_path / "venv"
@@ -195,6 +200,18 @@ def test_wheel_installs_and_runs_bench_and_learn_outside_the_checkout(tmp_path, 
     )
     assert f"data dir: {tmp_path / 'home'}" in learn_out
     assert "\nsummary: 1 iteration(s)" in learn_out
+
+    # Without the server extra, serve names what to install instead of failing obscurely.
+    serve = subprocess.run(
+        [sentient, "serve", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=work,
+        env=_clean_env(SENTIENT_HOME=str(tmp_path / "home")),
+    )
+    log.write(f"\n=== sentient serve (no server extra): exit {serve.returncode}\n{serve.stderr}")
+    assert serve.returncode == 2 and "pip install 'sentient-core[server]'" in serve.stderr
 
     timings = ", ".join(f"{k} {v:.1f} s" for k, v in log.timings.items())
     log.write(f"\n##### wheel test timings: {timings}; output saved to {log.path}")

@@ -8,6 +8,9 @@ One module per domain registers its sub-commands:
 kernel_cmds    bench, warmup
 memory_cmds    ingest, recall, profile, quality
 learn_cmds     learn, eavesdrop, budget, focus
+control_cmds   learner status|pause|resume|stop (over the control socket)
+config_cmds    config show
+server_cmds    serve (the HTTP server and web panel)
 evaluate_cmds  evaluate
 store_cmds     check, backup, export, import
 common         argument types, opening stores, JSON output
@@ -21,12 +24,30 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sentient_core import __version__
-from sentient_core.cli import evaluate_cmds, kernel_cmds, learn_cmds, memory_cmds, store_cmds
+from sentient_core.cli import (
+    config_cmds,
+    control_cmds,
+    evaluate_cmds,
+    kernel_cmds,
+    learn_cmds,
+    memory_cmds,
+    server_cmds,
+    store_cmds,
+)
 from sentient_core.cli.common import EXIT_RESOURCES, data_dir_parent
 
 __all__ = ["build_parser", "main"]
 
-_MODULES = (kernel_cmds, memory_cmds, store_cmds, learn_cmds, evaluate_cmds)
+_MODULES = (
+    kernel_cmds,
+    memory_cmds,
+    store_cmds,
+    learn_cmds,
+    control_cmds,
+    server_cmds,
+    config_cmds,
+    evaluate_cmds,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

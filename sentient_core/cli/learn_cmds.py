@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -11,18 +12,41 @@ from pathlib import Path
 import msgspec
 
 from sentient_core.cli.common import EXIT_RESOURCES, JSON, open_store, positive_int
+from sentient_core.cli.config_cmds import add_config_argument, data_dir_of, load_config
 
 __all__ = ["register"]
 
 
+def _learn_flags(args: argparse.Namespace) -> dict:
+    """The settings the user gave as flags (they beat env, file and defaults)."""
+    flags = {}
+    for key, value, flag in (
+        ("learner.iterations", args.iterations, "--iterations"),
+        ("learner.interval_s", args.interval, "--interval"),
+        ("chaperone.llm_url", args.llm, "--llm"),
+        ("chaperone.model", args.model, "--model"),
+        ("chaperone.corpus_dirs", tuple(args.corpus) if args.corpus else None, "--corpus"),
+    ):
+        if value is not None:
+            flags[key] = (value, flag)
+    return flags
+
+
 def _cmd_learn(args: argparse.Namespace) -> int:
+    from sentient_core.config import log_unsafe
+    from sentient_core.control import (
+        ControlServer,
+        Foreground,
+        LearnerBusyError,
+        check_free,
+        handler_for,
+    )
     from sentient_core.core import Core
-    from sentient_core.learning.learner import MAX_SESSION_ITERATIONS, LearnerConfig
-    from sentient_core.learning.llm import LLMConfig
-    from sentient_core.learning.session import LearnerSettings, build_learner
+    from sentient_core.learning.learner import MAX_SESSION_ITERATIONS
+    from sentient_core.learning.session import build_learner
     from sentient_core.liveview import render
 
-    for folder in args.corpus:
+    for folder in args.corpus or ():
         if not Path(folder).is_dir():
             print(f"error: --corpus {folder}: not a directory", file=sys.stderr)
             return 2
@@ -33,39 +57,63 @@ def _cmd_learn(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.iterations > MAX_SESSION_ITERATIONS:
+    if args.iterations is not None and args.iterations > MAX_SESSION_ITERATIONS:
         print(
             f"error: --iterations {args.iterations}: a session runs at most"
             f" {MAX_SESSION_ITERATIONS} iterations; start another session for more",
             file=sys.stderr,
         )
         return 2
-    llm = None
-    if args.llm:
-        llm = LLMConfig(base_url=args.llm, **({"model": args.model} if args.model else {}))
-    settings = LearnerSettings(
-        learner=LearnerConfig(
-            interval_s=args.interval,
-            max_iterations=max(args.iterations, 1),
-            session=time.strftime("s%Y%m%d-%H%M%S", time.gmtime()),
-        ),
-        llm=llm,
-        corpus_dirs=tuple(args.corpus),
-    )
-    with Core(args.data_dir) as core:
+    effective = load_config(args, _learn_flags(args))
+    if effective is None:
+        return 2
+    chaperone = effective.settings.chaperone
+    iterations = effective.settings.learner.iterations
+    data_dir = data_dir_of(args)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    session = time.strftime("s%Y%m%d-%H%M%S", time.gmtime())
+    target: list = []
+
+    def handle(op: str):
+        from sentient_core.control import ControlReply
+
+        if not target:
+            return ControlReply(ok=op == "ping", state="starting", message="starting up")
+        return target[0](op)
+
+    try:
+        check_free(data_dir)  # before the store is opened: a second learner writes nothing
+    except LearnerBusyError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    with Core(data_dir) as core, contextlib.ExitStack() as stack:
+        try:
+            control = ControlServer(data_dir, handle, mode="learn")
+        except LearnerBusyError as err:  # lost a race with another learner starting
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        stack.enter_context(control)
+        settings = effective.learner_settings(core.data_dir, session)
         if not args.json:
             print(f"data dir: {core.data_dir}  (memory: {core.memory.count} traces)", flush=True)
+            if effective.path:
+                print(f"settings: {effective.path}", flush=True)
             print(
                 "chaperone: "
                 + (
-                    f"LLM at {args.llm}"
-                    if args.llm
+                    f"LLM at {chaperone.llm_url}"
+                    if chaperone.llm_url
                     else "embedded offline corpus (no LLM, no network)"
                 )
-                + (f" + corpus {', '.join(args.corpus)}" if args.corpus else ""),
+                + (
+                    f" + corpus {', '.join(chaperone.corpus_dirs)}" if chaperone.corpus_dirs else ""
+                ),
                 flush=True,
             )
         learner = build_learner(core, settings)
+        for line in log_unsafe(effective, learner.events, session):
+            print(f"warning: unsafe setting {line}", file=sys.stderr, flush=True)
+        target.append(handler_for(Foreground(learner, str(core.data_dir))))
 
         def show(event) -> None:
             if args.json:
@@ -79,7 +127,9 @@ def _cmd_learn(args: argparse.Namespace) -> int:
         for q in args.ask or ():
             learner.ask(q)
         try:
-            stats = learner.run(args.iterations)
+            # Background semantics in this thread: the control channel may pause,
+            # resume or stop it (`sentient learner pause` from another terminal).
+            stats = learner.run(iterations, background=True)
         except KeyboardInterrupt:
             learner.stop()
             stats = learner.stats
@@ -223,10 +273,16 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         "with a live view of each step and a summary. No LLM and no network unless --llm.",
     )
     learn.add_argument(
-        "--iterations", type=positive_int, default=10, help="iterations (max 100 per session)"
+        "--iterations",
+        type=positive_int,
+        default=None,
+        help="iterations (default: learner.iterations, 10; max 100 per session)",
     )
     learn.add_argument(
-        "--interval", type=float, default=30.0, help="seconds between iterations (default 30)"
+        "--interval",
+        type=float,
+        default=None,
+        help="seconds between iterations (default: learner.interval_s, 30)",
     )
     learn.add_argument(
         "--llm", metavar="URL", help="OpenAI-compatible base URL, e.g. http://localhost:1234/v1"
@@ -235,7 +291,7 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     learn.add_argument(
         "--corpus",
         action="append",
-        default=[],
+        default=None,
         metavar="DIR",
         help="extra local corpus dir (repeatable)",
     )
@@ -245,6 +301,7 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     learn.add_argument(
         "--json", action="store_true", help="one JSON event per line instead of the live view"
     )
+    add_config_argument(learn)
     learn.set_defaults(func=_cmd_learn)
 
     eav = sub.add_parser(

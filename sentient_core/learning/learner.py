@@ -190,16 +190,36 @@ class Learner:
         self._stop = threading.Event()
         self._resume = threading.Event()
         self._resume.set()
+        self._parked = threading.Event()
+        self._active = threading.Event()  # inside run(), in any thread
 
     # -- control ----------------------------------------------------------------------------
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        """Whether a loop runs: the background thread, or :meth:`run` in any thread."""
+        return self._active.is_set() or (self._thread is not None and self._thread.is_alive())
 
     @property
     def paused(self) -> bool:
         return not self._resume.is_set()
+
+    @property
+    def state(self) -> str:
+        """``idle`` (no loop), ``running``, ``pausing`` (the current iteration finishes
+        first), ``paused`` (the loop waits; no iteration starts) or ``stopping``."""
+        if not self.running:
+            return "idle"
+        if self._stop.is_set():
+            return "stopping"
+        if self.paused:
+            return "paused" if self._parked.is_set() else "pausing"
+        return "running"
+
+    @property
+    def iteration(self) -> int:
+        """Iterations begun in this session."""
+        return self._iteration
 
     def start(self) -> bool:
         """Start the loop in a background thread; False if one is already running."""
@@ -256,13 +276,27 @@ class Learner:
     # -- running ----------------------------------------------------------------------------
 
     def run(self, iterations: int | None = None, *, background: bool = False) -> SessionStats:
-        """Run up to ``iterations`` (capped by ``max_iterations`` per session)."""
+        """Run up to ``iterations`` (capped by ``max_iterations`` per session).
+
+        With ``background``, :meth:`pause`, :meth:`resume` and :meth:`stop` from
+        other threads steer this run (the loop thread uses it; so does ``learn``,
+        which runs it in the main thread and serves the control channel).
+        """
+        self._active.set()
+        try:
+            return self._run(iterations, background)
+        finally:
+            self._active.clear()
+
+    def _run(self, iterations: int | None, background: bool) -> SessionStats:
         limit = self.config.max_iterations
         todo = limit if iterations is None else min(iterations, limit - self._iteration)
         self._emit.emit(SessionEvent, state="started", iterations=todo)
         for n in range(max(todo, 0)):
-            if background:
+            if background and not self._resume.is_set():
+                self._parked.set()
                 self._resume.wait()
+                self._parked.clear()
             if self._stop.is_set():
                 self.stats.stopped_by = self.stats.stopped_by or "stop"
                 break
@@ -395,12 +429,17 @@ class Learner:
         self.stats.iterations += 1
         if self.config.reflect_every and it % self.config.reflect_every == 0:
             self._reflect(emit)
+        spend = self.budget.today()
         emit.emit(
             IterationEvent,
             initiatives=report.initiatives,
             ingested=report.ingested,
             outcomes=tuple(report.outcomes),
             coherence=self.observer.coherence,
+            smf=self.observer.orientation(),
+            traces=self.memory.count,
+            tokens_today=spend.tokens,
+            tool_calls_today=spend.tool_calls,
         )
         self.events.flush()
         report.overhead_s = time.perf_counter() - t0 - waited

@@ -1,46 +1,17 @@
-"""Typed events, the event bus and the persisted audit log: every step of the loop.
-
-Each kind of event is one frozen msgspec ``Struct`` in the tagged union
-:data:`Event` (the tag is the ``kind`` field: ``"query"``, ``"judge"`` …), so
-listeners, the live view and ``eavesdrop --json`` match on types, and an event
-with a missing or misspelt field fails where it is made, not where it is read.
-
-Events are stamped with the time, the learner session and the loop iteration
-by an :class:`Emitter`: a small immutable scope object handed explicitly to
-whoever publishes (``bus.emitter(session=…)``, then ``.at(iteration)``). No
-code changes shared attributes to make events pick up a session implicitly.
-
-In-process listeners subscribe to an :class:`EventBus`; every published event
-is also appended to the store's ``events`` sub-database (8-byte sequence keys)
-at the next :meth:`EventBus.flush`, so another process can follow a running
-learner with :func:`follow` (what ``cli.py eavesdrop`` does). The learner
-flushes once per step, so the audit log costs one commit per step.
-
-Retention: the log keeps the newest ``max_events`` entries (default 200,000).
-When a flush takes it past that by more than 10 %, the oldest entries are
-deleted in the same transaction. Sequence numbers are never reused.
-
-Versions: entries are written with ``v = 2``. Entries of the untyped v1 log
-(``kind`` + a ``data`` dict) are converted to their typed event when read; a
-v1 entry whose kind or fields are unknown comes back as a :class:`LegacyEvent`.
-An entry from a newer schema raises :class:`EventLogError` naming the version.
-"""
+"""The typed events (one frozen struct per kind, a tagged union on ``kind``) and their codec."""
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import msgspec
 
-from sentient_core.errors import ArgumentError, SentientError
+from sentient_core.errors import SentientError
 from sentient_core.safetext import safe_path_text
-from sentient_core.store import Store, Txn, log
 from sentient_core.vocab import Basis, Outcome, SessionStats, Source
 
 __all__ = [
+    "DEFAULT_MAX_EVENTS",
     "EVENTS_DB",
     "EVENT_VERSION",
     "BreakerEvent",
@@ -48,10 +19,8 @@ __all__ = [
     "ChaperoneRequestEvent",
     "ChaperoneResponseEvent",
     "CuriosityEvent",
-    "Emitter",
     "ErrorEvent",
     "Event",
-    "EventBus",
     "EventLogError",
     "GapSummary",
     "IntegrateEvent",
@@ -66,8 +35,8 @@ __all__ = [
     "RefusalEvent",
     "SessionEvent",
     "SkipEvent",
-    "follow",
-    "read_events",
+    "UnsafeSettingEvent",
+    "decode_event",
 ]
 
 EVENTS_DB = "events"
@@ -294,12 +263,25 @@ class ReflectEvent(_Base, tag="reflect"):
 
 
 class IterationEvent(_Base, tag="iteration"):
-    """An iteration ended."""
+    """An iteration ended: what it did and the state after it (the SMF
+    orientation by axis name, traces in memory, today's budget spend)."""
 
     initiatives: int
     ingested: int
     outcomes: tuple[str, ...] = ()
     coherence: float = 0.0
+    smf: dict[str, float] = msgspec.field(default_factory=dict)
+    traces: int = -1
+    tokens_today: int = -1
+    tool_calls_today: int = -1
+
+
+class UnsafeSettingEvent(_Base, tag="config.unsafe"):
+    """A safety check was loosened on purpose by an ``unsafe_`` setting (logged at start)."""
+
+    key: str
+    value: str
+    source: str
 
 
 Event = (
@@ -320,10 +302,9 @@ Event = (
     | LearnEvent
     | ReflectEvent
     | IterationEvent
+    | UnsafeSettingEvent
 )
 """Every event the loop emits (a tagged union on ``kind``)."""
-
-E = TypeVar("E", bound=_Base)
 
 
 class LegacyEvent(msgspec.Struct, frozen=True, kw_only=True):
@@ -393,188 +374,3 @@ def _safe_strings(value: Any) -> Any:
     if isinstance(value, list):
         return [_safe_strings(v) for v in value]
     return value
-
-
-Listener = Callable[[Event], None]
-
-
-class Emitter:
-    """Stamps and publishes events for one scope (a session, an iteration).
-
-    Immutable: :meth:`at` returns a new emitter for another iteration.
-    """
-
-    __slots__ = ("_bus", "iteration", "session")
-
-    def __init__(self, bus: EventBus, session: str = "", iteration: int = -1) -> None:
-        self._bus = bus
-        self.session = session
-        self.iteration = iteration
-
-    def at(self, iteration: int) -> Emitter:
-        """The same session, another iteration (-1: outside any iteration)."""
-        return Emitter(self._bus, self.session, iteration)
-
-    def make(self, cls: type[E], **fields: Any) -> E:
-        """A ``cls`` event from ``fields``, stamped with this scope (not published)."""
-        return cls(t=self._bus.now(), session=self.session, iteration=self.iteration, **fields)
-
-    def emit(self, cls: type[E], **fields: Any) -> E:
-        """Make a ``cls`` event from ``fields``, stamped with this scope, and publish it."""
-        event = self.make(cls, **fields)
-        self._bus.publish(event)  # type: ignore[arg-type]
-        return event
-
-    def flush(self) -> int:
-        """Flush the bus (see :meth:`EventBus.flush`)."""
-        return self._bus.flush()
-
-
-class EventBus:
-    """Publish events to listeners and (on flush) to the persisted audit log.
-
-    Parameters
-    ----------
-    store : Store, optional
-        Where the audit log lives; ``None`` keeps events in memory only.
-    clock : callable
-        Unix time source (injectable for deterministic tests).
-    max_events : int
-        Entries the audit log keeps (oldest pruned first).
-    """
-
-    def __init__(
-        self,
-        store: Store | None = None,
-        *,
-        clock: Callable[[], float] = time.time,
-        max_events: int = DEFAULT_MAX_EVENTS,
-    ):
-        if max_events < 1:
-            raise ArgumentError(f"max_events must be >= 1, got {max_events}")
-        self._store = store
-        self.max_events = max_events
-        self.pruned = 0
-        self._clock = clock
-        self._listeners: list[Listener] = []
-        self._pending: list[bytes] = []
-        self._lock = threading.Lock()
-        self.published = 0
-
-    def now(self) -> float:
-        """The bus's clock."""
-        return self._clock()
-
-    def emitter(self, *, session: str = "", iteration: int = -1) -> Emitter:
-        """An :class:`Emitter` stamping ``session`` and ``iteration``."""
-        return Emitter(self, session, iteration)
-
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call ``listener(event)`` for every event; returns an unsubscribe function."""
-        with self._lock:
-            self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
-
-        return unsubscribe
-
-    def publish(self, event: Event) -> Event:
-        """Publish a stamped event (listeners now; the audit log at the next flush)."""
-        with self._lock:
-            listeners = list(self._listeners)
-            if self._store is not None:
-                self._pending.append(_encode(event))
-            self.published += 1
-        for listener in listeners:
-            listener(event)
-        return event
-
-    def write_in(self, txn: Txn, events: Sequence[Event]) -> int:
-        """Append the pending events, then ``events``, in the caller's write transaction.
-
-        For audit events that must commit with the change they describe (the
-        traces an integrate event names). Nothing is published or dropped here:
-        after the caller's transaction committed, call :meth:`confirm` with the
-        returned count and the same events. If the transaction is re-run (map
-        growth) this runs again; if it fails, the pending events stay pending.
-        Returns how many pending events were written.
-        """
-        if self._store is None:
-            return 0
-        with self._lock:
-            batch = list(self._pending)
-        for raw in batch:
-            log.append(txn, EVENTS_DB, raw)
-        for event in events:
-            log.append(txn, EVENTS_DB, _encode(event))
-        return len(batch)
-
-    def confirm(self, written: int, events: Sequence[Event]) -> None:
-        """After :meth:`write_in`'s transaction committed: drop the ``written`` pending
-        events it stored and publish ``events`` to the listeners."""
-        with self._lock:
-            del self._pending[:written]
-            listeners = list(self._listeners)
-            self.published += len(events)
-        for event in events:
-            for listener in listeners:
-                listener(event)
-
-    def flush(self) -> int:
-        """Append pending events to the audit log in one write transaction; returns how many."""
-        with self._lock:
-            batch, self._pending = self._pending, []
-        store = self._store
-        if not batch or store is None:
-            return 0
-
-        def write(txn) -> int:
-            for raw in batch:
-                log.append(txn, EVENTS_DB, raw)
-            if txn.entries(EVENTS_DB) - self.max_events <= self.max_events // 10:
-                return 0
-            return log.prune_oldest(txn, EVENTS_DB, self.max_events)
-
-        self.pruned += store.write(write)
-        return len(batch)
-
-
-def read_events(
-    store: Store, after: int = -1, limit: int | None = None
-) -> list[tuple[int, Event | LegacyEvent]]:
-    """Events with sequence number > ``after`` (oldest first), as ``(seq, event)``."""
-    out: list[tuple[int, Event | LegacyEvent]] = []
-    with store.read() as txn:
-        for seq, raw in log.iter_after(txn, EVENTS_DB, after):
-            out.append((seq, decode_event(raw, seq)))
-            if limit is not None and len(out) >= limit:
-                break
-    return out
-
-
-def follow(
-    store: Store,
-    *,
-    after: int = -1,
-    poll: float = 0.2,
-    stop: Callable[[], bool] = lambda: False,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Iterator[tuple[int, Event | LegacyEvent]]:
-    """Yield events as another process appends them, until ``stop()`` is true.
-
-    The reader re-opens a read transaction each poll, so it sees every commit
-    of the writer (LMDB readers never block the writer).
-    """
-    last = after
-    while True:
-        batch = read_events(store, last)
-        for seq, event in batch:
-            last = seq
-            yield seq, event
-        if stop():
-            return
-        if not batch:
-            sleep(poll)

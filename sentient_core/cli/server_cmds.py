@@ -1,0 +1,75 @@
+"""``serve``: the learner behind an HTTP API and a live web panel."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from sentient_core.cli.config_cmds import add_config_argument, data_dir_of, load_config
+
+__all__ = ["register"]
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from sentient_core.server import Server, ServerError
+    except ImportError as exc:
+        print(
+            f"error: serve needs the server extra ({exc.name} is missing):"
+            " pip install 'sentient-core[server]'",
+            file=sys.stderr,
+        )
+        return 2
+    from sentient_core.control import LearnerBusyError
+
+    flags = {}
+    if args.host is not None:
+        flags["server.host"] = (args.host, "--host")
+    if args.port is not None:
+        flags["server.port"] = (args.port, "--port")
+    effective = load_config(args, flags)
+    if effective is None:
+        return 2
+    try:
+        server = Server(data_dir_of(args), effective, log_level=args.log_level)
+    except (LearnerBusyError, ServerError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for line in server.host.unsafe:
+        print(f"warning: unsafe setting {line}", file=sys.stderr, flush=True)
+    print(f"data dir: {server.data_dir}", flush=True)
+    if effective.path:
+        print(f"settings: {effective.path}", flush=True)
+    print(f"serving {server.url}  (panel at /, API under /learning, /ask, /recall …)", flush=True)
+    print(server.notice, flush=True)
+    print(f"control socket: {server.control.path}", flush=True)
+    server.run()
+    how = server.server.signal
+    print("server stopped" + (f" ({signal.Signals(how).name})" if how else ""), flush=True)
+    return 0
+
+
+def register(sub, common: argparse.ArgumentParser) -> None:
+    """Add this module's sub-commands to ``sub``."""
+    p = sub.add_parser(
+        "serve",
+        parents=[common],
+        help="HTTP API + live web panel for one learner (loopback by default)",
+        description="Host one learner over the data directory: start/pause/resume/stop, status,"
+        " a live event stream (SSE), ask/focus/recall/ingest, health and Prometheus metrics,"
+        " and the panel at /. Binds 127.0.0.1 by default; any other address requires the"
+        " token (generated and printed once unless given).",
+    )
+    p.add_argument("--host", default=None, help="address to bind (default: server.host, 127.0.0.1)")
+    p.add_argument(
+        "--port", type=int, default=None, help="port (default: server.port, 8765; 0 = any free)"
+    )
+    p.add_argument(
+        "--log-level",
+        default="warning",
+        choices=("critical", "error", "warning", "info", "debug"),
+        help="uvicorn's log level (default warning)",
+    )
+    add_config_argument(p)
+    p.set_defaults(func=_cmd_serve)

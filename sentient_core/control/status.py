@@ -1,0 +1,131 @@
+"""What a running learner reports: one :class:`LearnerStatus` for the CLI and the server.
+
+:class:`Activity` follows a bus and remembers the latest event, so "what is it
+doing now" is one field, not a scan of the log.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Literal
+
+import msgspec
+
+from sentient_core.events import Event, EventBus
+from sentient_core.liveview import render
+from sentient_core.vocab import SessionStats
+
+__all__ = ["Activity", "ActivityTracker", "LearnerStatus", "learner_status"]
+
+Mode = Literal["serve", "learn"]
+
+
+class Activity(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The latest event: its kind, iteration, time and one readable line."""
+
+    kind: str = ""
+    iteration: int = -1
+    t: float = 0.0
+    line: str = ""
+
+
+class LearnerStatus(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A learner's state, counters and spend, JSON-ready.
+
+    Attributes
+    ----------
+    mode : str
+        ``serve`` or ``learn`` (which process runs it).
+    pid : int
+    data_dir : str
+    state : str
+        ``idle``, ``running``, ``pausing``, ``paused`` or ``stopping``.
+    session : str
+    iteration, max_iterations : int
+        Iterations begun in this session and its cap.
+    interval_s : float
+    stats : SessionStats
+    activity : Activity
+    budget : dict
+        :meth:`Budget.report`: today's spend, the caps, what remains.
+    gates : dict
+        The AND-gates' counters: chaperone, safety checks, judge, curiosity, budget.
+    memory : dict
+        ``traces`` (active) and ``total``.
+    observer : dict
+        ``coherence`` and ``smf`` (axis → value).
+    questions : dict
+        The question book's records by status.
+    """
+
+    mode: Mode
+    pid: int
+    data_dir: str
+    state: str
+    session: str
+    iteration: int
+    max_iterations: int
+    interval_s: float
+    stats: SessionStats
+    activity: Activity
+    budget: dict[str, Any]
+    gates: dict[str, Any]
+    memory: dict[str, int]
+    observer: dict[str, Any]
+    questions: dict[str, int]
+
+
+class ActivityTracker:
+    """Follows a bus; :meth:`latest` is the newest event a person would see (thread-safe)."""
+
+    def __init__(self, bus: EventBus) -> None:
+        self._lock = threading.Lock()
+        self._latest = Activity()
+        self.unsubscribe = bus.subscribe(self._see)
+
+    def _see(self, event: Event) -> None:
+        line = render(event)
+        if line is None:
+            return
+        latest = Activity(kind=event.kind, iteration=event.iteration, t=event.t, line=line)
+        with self._lock:
+            self._latest = latest
+
+    def latest(self) -> Activity:
+        """The newest event with a readable line (an empty :class:`Activity` before any)."""
+        with self._lock:
+            return self._latest
+
+
+def learner_status(learner, *, mode: Mode, data_dir: str, activity: Activity) -> LearnerStatus:
+    """Snapshot ``learner`` (a :class:`~sentient_core.learning.learner.Learner`)."""
+    chaperone = learner.chaperone
+    safety = getattr(chaperone, "safety", None)
+    curiosity = learner.curiosity
+    book = getattr(curiosity, "book", None)
+    gates: dict[str, Any] = {
+        "chaperone": chaperone.counters,
+        "safety": safety.counters() if safety is not None else {},
+        "judge": learner.judge.counters(),
+        "curiosity": dict(curiosity.fired),
+        "budget_refusals": dict(learner.budget.refusals),
+    }
+    observer = learner.observer
+    return LearnerStatus(
+        mode=mode,
+        pid=os.getpid(),
+        data_dir=data_dir,
+        state=learner.state,
+        session=learner.config.session,
+        iteration=learner.iteration,
+        max_iterations=learner.config.max_iterations,
+        interval_s=learner.config.interval_s,
+        stats=msgspec.structs.replace(learner.stats),
+        activity=activity,
+        budget=learner.budget.report(),
+        gates=gates,
+        memory={"traces": learner.memory.count, "total": learner.memory.total},
+        observer={"coherence": observer.coherence, "smf": observer.orientation()},
+        questions=book.counts() if book is not None else {},
+    )

@@ -1,0 +1,138 @@
+"""``GET /metrics``: the learner's counters in the Prometheus text format (version 0.0.4).
+
+Written by hand (a few dozen lines) rather than through prometheus_client,
+whose process-global registry would outlive one server in tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sentient_core.control import LearnerStatus
+
+__all__ = ["CONTENT_TYPE", "render_metrics"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+STATES = ("idle", "running", "pausing", "paused", "stopping")
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+class _Out:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def metric(
+        self, name: str, kind: str, help_text: str, samples: Iterable[tuple[dict, float]]
+    ) -> None:
+        self.lines.append(f"# HELP sentient_{name} {help_text}")
+        self.lines.append(f"# TYPE sentient_{name} {kind}")
+        for labels, value in samples:
+            tag = ",".join(f'{k}="{_escape(str(v))}"' for k, v in labels.items())
+            self.lines.append(
+                f"sentient_{name}{{{tag}}} {float(value)!r}"
+                if tag
+                else f"sentient_{name} {float(value)!r}"
+            )
+
+    def one(self, name: str, kind: str, help_text: str, value: float) -> None:
+        self.metric(name, kind, help_text, [({}, value)])
+
+
+def render_metrics(
+    status: LearnerStatus,
+    *,
+    events_published: int,
+    audit_commits: int,
+    stream_clients: int,
+    stream_sent: int,
+    refused: dict[str, int],
+    sessions_started: int,
+) -> str:
+    """The exposition text for one scrape."""
+    o = _Out()
+    o.metric(
+        "learner_state",
+        "gauge",
+        "1 for the learner's current state",
+        [({"state": s}, 1.0 if status.state == s else 0.0) for s in STATES],
+    )
+    o.one(
+        "sessions_started_total",
+        "counter",
+        "learner sessions started by this server",
+        sessions_started,
+    )
+    st = status.stats
+    for name, value, text in (
+        ("iterations", st.iterations, "iterations run"),
+        ("iterations_skipped", st.skipped, "iterations skipped (intensity below threshold)"),
+        ("queries", st.queries, "requests handed to the chaperone"),
+        ("ingested_chunks", st.ingested, "chunks learned"),
+        ("concepts", st.concepts, "successful initiatives"),
+        ("refused", st.refused, "requests refused by safety"),
+        ("failed", st.failed, "requests that failed"),
+        ("budget_stops", st.budget_stops, "initiatives or ticks the budget refused"),
+    ):
+        o.one(f"session_{name}", "gauge", f"this session: {text}", value)
+    o.metric(
+        "session_outcomes",
+        "gauge",
+        "this session: judge verdicts by outcome",
+        [({"outcome": k}, v) for k, v in sorted(st.outcomes.items())],
+    )
+    o.one("memory_traces", "gauge", "active traces in memory", status.memory["traces"])
+    o.one("observer_coherence", "gauge", "oscillator coherence", status.observer["coherence"])
+    o.metric(
+        "smf_axis",
+        "gauge",
+        "SMF orientation by axis",
+        [({"axis": k}, v) for k, v in status.observer["smf"].items()],
+    )
+    today = status.budget["today"]
+    o.one("budget_tokens_today", "gauge", "tokens spent this UTC day", today["tokens"])
+    o.one("budget_tool_calls_today", "gauge", "tool calls this UTC day", today["tool_calls"])
+    o.metric(
+        "budget_cap",
+        "gauge",
+        "budget caps (0 = unlimited)",
+        [({"cap": k}, v) for k, v in sorted(status.budget["caps"].items())],
+    )
+    gates = status.gates
+    o.metric(
+        "safety_check_fired",
+        "counter",
+        "safety refusals by check (this session)",
+        [({"check": k}, v) for k, v in sorted(gates["safety"].items())],
+    )
+    o.metric(
+        "chaperone_requests",
+        "counter",
+        "chaperone counters (this session)",
+        [({"counter": k}, v) for k, v in sorted(gates["chaperone"].items()) if isinstance(v, int)],
+    )
+    o.metric(
+        "curiosity_gaps",
+        "counter",
+        "gaps found by type (this session)",
+        [({"type": k}, v) for k, v in sorted(gates["curiosity"].items())],
+    )
+    o.one("events_published_total", "counter", "events published on the bus", events_published)
+    o.one(
+        "audit_flush_commits_total",
+        "counter",
+        "audit-log commits made by the flusher",
+        audit_commits,
+    )
+    o.one("stream_clients", "gauge", "connected live-stream clients", stream_clients)
+    o.one("stream_events_sent_total", "counter", "events sent to stream clients", stream_sent)
+    o.metric(
+        "http_refused_total",
+        "counter",
+        "requests refused by the security layer",
+        [({"status": k}, v) for k, v in sorted(refused.items())],
+    )
+    return "\n".join(o.lines) + "\n"

@@ -1,0 +1,116 @@
+"""The panel in a real browser (Debian's headless chromium): start, live events, a question,
+pause (no iteration while paused), resume, stop, and reconnection after a server restart."""
+
+from __future__ import annotations
+
+import pytest
+
+from sentient_core.config import load
+from sentient_core.server import Server
+from tests.servers.browser import Browser
+from tests.servers.sentient import served
+
+pytestmark = pytest.mark.slow
+
+QUESTION = "How do honey bees communicate the direction of flowers?"
+
+
+def _click(browser: Browser, element_id: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.driver.find_element(By.ID, element_id).click()
+
+
+def test_panel_drives_the_learner_live_and_reconnects(tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    browser = Browser()
+    try:
+        with served(tmp_path, interval=0.3) as s:
+            d = browser.driver
+            d.get(s.url + "/")
+            browser.wait(lambda: browser.text("conn") == "live", what="the stream")
+            assert browser.text("state") == "idle"
+            assert d.find_element(By.ID, "meta-memory").get_attribute("hidden") is not None
+            d.save_screenshot(str(tmp_path / "panel-idle.png"))
+
+            # Ask by keyboard (type, Enter) before starting: it is queued, then asked first.
+            box = d.find_element(By.ID, "ask-input")
+            box.send_keys(QUESTION, Keys.ENTER)
+            browser.wait(
+                lambda: any(
+                    "question queued: " + QUESTION[:40] in t for t in browser.log_items("question")
+                ),
+                what="the question's queued event",
+            )
+            _click(browser, "start")
+            browser.wait(lambda: browser.log_items("iteration"), what="a live iteration event")
+            assert browser.log_items("session")[0].endswith("session started (100 iteration(s))")
+            browser.wait(lambda: browser.text("state") == "running", what="running")
+            browser.wait(
+                lambda: any(QUESTION[:40] in t for t in browser.log_items("query")),
+                what="the query for the question",
+            )
+            browser.wait(lambda: browser.log_items("integrate"), what="an answer integrated")
+            browser.wait(
+                lambda: any("success" in t for t in browser.log_items("judge")), what="a verdict"
+            )
+            # A question asked while it runs gets its event too (queued, or answered by memory).
+            box.send_keys("What makes rhyolitic magma explosive?", Keys.ENTER)
+            browser.wait(
+                lambda: any("rhyolitic" in t for t in browser.log_items("question")),
+                what="the second question's event",
+            )
+            # Charts drew from the stream, with text alternatives.
+            assert "iteration" in d.find_element(By.CSS_SELECTOR, "#chart-coherence .summary").text
+            assert "strongest axes" in d.find_element(By.CSS_SELECTOR, "#chart-smf .summary").text
+            d.save_screenshot(str(tmp_path / "panel-learning.png"))
+
+            _click(browser, "pause")
+            browser.wait(lambda: browser.text("state") == "paused", what="paused")
+            parked = s.host.learner.iteration
+            shown = len(browser.log_items("iteration"))
+            import time
+
+            time.sleep(1.5)  # five intervals: an iteration would have started and shown up
+            assert s.host.learner.iteration == parked
+            assert len(browser.log_items("iteration")) == shown
+            assert not d.find_element(By.ID, "resume").get_attribute("disabled")
+
+            _click(browser, "resume")
+            browser.wait(
+                lambda: len(browser.log_items("iteration")) > shown, what="iterations again"
+            )
+            _click(browser, "stop")
+            browser.wait(lambda: browser.text("state") == "idle", what="stopped")
+            assert any(t.endswith("session ended") for t in browser.log_items("session"))
+
+            # Restart the server on the same port: the page reconnects by itself.
+            data, port = s.host.core.data_dir, s.server.port
+            before = len(browser.log_items())
+            s.server.stop()
+            browser.wait(lambda: browser.text("conn") != "live", what="the outage shown")
+            again = Server(
+                data, load(data, env={}, flags={"server.port": (port, "--port")}), env={}
+            )
+            again.start()
+            try:
+                browser.wait(lambda: browser.text("conn") == "live", what="reconnected")
+                # By keyboard: Tab from the top of the page to Start, then Enter. The new
+                # server has a new secret: the page renewed its session by itself.
+                d.find_element(By.TAG_NAME, "body").click()
+                for _ in range(10):
+                    if d.switch_to.active_element.get_attribute("id") == "start":
+                        break
+                    d.switch_to.active_element.send_keys(Keys.TAB)
+                assert d.switch_to.active_element.get_attribute("id") == "start"
+                d.switch_to.active_element.send_keys(Keys.ENTER)
+                browser.wait(lambda: len(browser.log_items()) > before + 3, what="new events")
+                browser.wait(lambda: browser.text("state") == "running", what="running again")
+                _click(browser, "stop")
+                browser.wait(lambda: browser.text("state") == "idle", what="stopped again")
+            finally:
+                again.stop()
+    finally:
+        browser.quit()
