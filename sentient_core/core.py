@@ -21,29 +21,6 @@ __all__ = ["CODE_DIM", "Core"]
 CODE_DIM = 256
 
 
-SETTINGS_FILE = "sentient.toml"
-
-
-def _create_beside_settings(data_dir: Path) -> None:
-    """Create the store in a new data directory that holds only ``sentient.toml``.
-
-    The store is created only in an empty directory (a directory with other
-    files is probably not a data directory), but a user may write the settings
-    file before the first run. Step it aside for the creation, then put it back.
-    """
-    settings = data_dir / SETTINGS_FILE
-    if (data_dir / "data.mdb").exists() or not settings.is_file():
-        return
-    if {p.name for p in data_dir.iterdir()} - {"lock.mdb"} != {SETTINGS_FILE}:
-        return  # other files too: let the store say why it refuses
-    aside = data_dir.parent / f".{data_dir.name}.{SETTINGS_FILE}.{os.getpid()}"
-    os.replace(settings, aside)
-    try:
-        Store.open(data_dir, code_dim=CODE_DIM).close()
-    finally:
-        os.replace(aside, settings)
-
-
 class Core:
     """Store + memory + observer on one data directory.
 
@@ -68,8 +45,6 @@ class Core:
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
         self.readonly = readonly
-        if not readonly:
-            _create_beside_settings(self.data_dir)
         self.store = Store.open(
             self.data_dir,
             code_dim=CODE_DIM,

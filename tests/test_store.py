@@ -767,3 +767,21 @@ def test_store_errors_share_one_base():
         StoreClosedError,
     ):
         assert issubclass(exc, StoreError)
+
+
+def test_a_new_store_is_created_beside_the_data_dir_files_and_nothing_else(tmp_path):
+    # A user writes sentient.toml before the first run; the control and token files
+    # belong to the data dir too. Any other file still means "not a data directory".
+    path = tmp_path / "data"
+    path.mkdir()
+    (path / "sentient.toml").write_text("[learner]\n")
+    (path / "server.token").write_text("x")
+    with Store.open(path, code_dim=8) as store:
+        assert store.meta.code_dim == 8
+    assert (path / "sentient.toml").read_text() == "[learner]\n"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "sentient.toml").write_text("")
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(NotAStoreError, match=r"not empty \(1 entries: notes.txt\)"):
+        Store.open(other, code_dim=8)

@@ -123,6 +123,10 @@ DEFAULT_MAX_MAP_SIZE = 1 << 40
 # Files LMDB itself may leave in a directory before the first commit.
 _LMDB_FILES = frozenset({"data.mdb", "lock.mdb"})
 
+DATA_DIR_FILES = frozenset({"sentient.toml", "control.lock", "control.sock", "server.token"})
+"""Files of the data directory besides the store's own: a new store may be created
+beside them (a user writes ``sentient.toml`` before the first run)."""
+
 T = TypeVar("T")
 
 
@@ -286,7 +290,8 @@ class Store:
         if data.is_file() and data.stat().st_size > 0:
             return False
         if path.is_dir():
-            others = sorted(p.name for p in path.iterdir() if p.name not in _LMDB_FILES)
+            known = _LMDB_FILES | DATA_DIR_FILES
+            others = sorted(p.name for p in path.iterdir() if p.name not in known)
             if others:
                 shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
                 raise NotAStoreError(
