@@ -18,6 +18,7 @@ import numpy as np
 from kernels import holographic
 from sentient_core.encoder import TextEncoder
 from sentient_core.errors import ArgumentError
+from sentient_core.memory import lexical
 from sentient_core.memory.mirror import Mirror
 from sentient_core.memory.mirror import append as append_rows
 from sentient_core.memory.types import (
@@ -129,7 +130,7 @@ def _commit(
     stamp = prepared.stamp
     everything = list(range(len(prepared.records)))
 
-    def write(txn: Txn) -> tuple[list[TraceRecord], list[int], MemoryState | None, Any]:
+    def write(txn: Txn) -> tuple[list[TraceRecord], list[int], MemoryState | None, Any, Any]:
         keep, extra = select(txn) if select is not None else (everything, None)
         records = [prepared.records[i] for i in keep]
         state = None
@@ -141,10 +142,13 @@ def _commit(
         stored = traces.append(txn, records, prepared.codes[keep]) if records else []
         if also is not None:
             also(txn, stored, known(extra))
-        return stored, keep, state, extra
+        # The terms traces.append just wrote, for the lexical index (cheaper
+        # to read back than to tokenise again).
+        counts = lexical.counts_for(txn, stored) if stored else None
+        return stored, keep, state, extra, counts
 
-    def mirror_it(m: Mirror, result: tuple[list[TraceRecord], list[int], Any, Any]) -> None:
-        stored, keep, state, _ = result
+    def mirror_it(m: Mirror, result: tuple[list[TraceRecord], list[int], Any, Any, Any]) -> None:
+        stored, keep, state, _, counts = result
         if state is not None:
             mem._state = state
         if not stored:
@@ -159,10 +163,12 @@ def _commit(
             prepared.codes[keep],
             stored[-1].row + 1,
             str(mem._store.path),
+            mem._lexical,
+            counts,
         )
         mem._next_id = stored[-1].id + 1
 
-    stored, keep, _, extra = mem._commit(write, mirror_it)
+    stored, keep, _, extra, _ = mem._commit(write, mirror_it)
     return stored, keep, extra
 
 
