@@ -12,8 +12,9 @@ from pathlib import Path
 
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.memory import HolographicMemory
+from sentient_core.memory import terms as memory_terms
 from sentient_core.observer import Observer
-from sentient_core.store import Store, content, default_data_dir, terms
+from sentient_core.store import Store, content, default_data_dir
 
 __all__ = ["CODE_DIM", "Core"]
 
@@ -62,11 +63,11 @@ class Core:
                 # existed gets them once.
                 with self.store.read() as txn:
                     backfill = content.missing(txn)
-                    backfill_terms = terms.missing(txn)
+                    backfill_terms = memory_terms.missing(txn)
                 if backfill:
                     self.store.write(content.backfill)
                 if backfill_terms:
-                    self.store.write(terms.backfill)
+                    self.store.write(memory_terms.backfill)
             self.observer = Observer.load(self.store, encoder=self.encoder)
             self.memory = HolographicMemory(self.store, encoder=self.encoder)
         except BaseException:

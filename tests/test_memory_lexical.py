@@ -10,9 +10,10 @@ import pytest
 
 from sentient_core.core import Core
 from sentient_core.errors import ArgumentError
-from sentient_core.memory import HolographicMemory, NewTrace
+from sentient_core.memory import HolographicMemory, NewTrace, terms
 from sentient_core.memory import lexical as mem_lexical
-from sentient_core.store import Store, check_integrity, terms
+from sentient_core.store import Store, check_integrity
+from sentient_core.store import terms as store_terms
 from tests.naive import bm25 as naive
 from tests.test_memory import DIM, hit_key
 
@@ -179,7 +180,7 @@ def _drop_terms(path) -> None:
     env = lmdb.open(str(path), max_dbs=64)
     with env.begin(write=True) as txn:
         txn.drop(env.open_db(b"terms", txn=txn), delete=True)
-        txn.delete(terms.FINGERPRINT_KEY, db=env.open_db(b"state", txn=txn))
+        txn.delete(store_terms.STAMP_KEY, db=env.open_db(b"state", txn=txn))
     env.close()
 
 
@@ -205,7 +206,7 @@ def test_a_changed_tokenisation_is_rebuilt(tmp_path):
     with Core(path) as core:
         core.memory.store_batch([NewTrace(text=t) for t in texts_of(20, seed=10)])
         want = hit_key(core.memory.recall("moon tide", k=5, touch=False))
-        core.store.write(lambda txn: txn.put("state", terms.FINGERPRINT_KEY, b"other" * 3))
+        core.store.write(lambda txn: txn.put("state", store_terms.STAMP_KEY, b"other" * 3))
     with Core(path, readonly=True) as core:
         with core.store.read() as txn:
             assert not terms.usable(txn)
@@ -225,3 +226,31 @@ def test_integrity_checks_the_terms(store):
     assert any("trace 77 belong to no stored trace" in p for p in report.problems)
     store.write(lambda txn: txn.put("terms", (3).to_bytes(8, "big"), b"\x05" + bytes(7)))
     assert any("terms of trace 3" in p and "decode" in p for p in check_integrity(store).problems)
+
+
+def test_traces_stored_without_terms_are_tokenised_then_backfilled(tmp_path):
+    from sentient_core.store import TraceRecord, traces
+
+    path = tmp_path / "s"
+    with Core(path) as core:
+        core.memory.store_batch([NewTrace(text=t) for t in texts_of(30, seed=12)])
+    with Store.open(path) as st:  # other code appending traces directly: no terms
+        rows = np.eye(DIM, dtype=np.float32)[:2]
+        recs = [
+            TraceRecord(id=0, row=0, created=1.0, last_access=1.0, text=t)
+            for t in ("a zanzibar quagga", "quagga crossing")
+        ]
+        st.write(lambda txn: traces.append(txn, recs, rows))
+        with st.read() as txn:
+            assert terms.missing(txn) and store_terms.entries(txn) == 30
+        mem = HolographicMemory(st)
+        # Same length (2 tokens), same tf: a tie, so the older trace first.
+        assert [mem.get(i).text for i in bm25_hits(mem, "quagga")[0]] == [
+            "a zanzibar quagga",
+            "quagga crossing",
+        ]
+        want = {q: bm25_hits(mem, q) for q in (*QUERIES, "quagga zanzibar")}
+    with Core(path) as core:
+        with core.store.read() as txn:
+            assert not terms.missing(txn) and store_terms.entries(txn) == 32
+        assert {q: bm25_hits(core.memory, q) for q in want} == want

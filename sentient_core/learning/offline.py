@@ -71,6 +71,7 @@ from sentient_core.learning.splitting import (
     split_sentences,
 )
 from sentient_core.memory import lexical
+from sentient_core.memory import terms as memory_terms
 from sentient_core.pydocs import documents as pydoc_documents
 from sentient_core.safetext import safe_path_text
 from sentient_core.store import terms as store_terms
@@ -154,7 +155,7 @@ def _encode_blocks(
     codes = (
         encoder.encode_batch(texts) if texts else np.zeros((0, encoder.code_dim), dtype=np.float32)  # type: ignore[attr-defined]
     )
-    counts = store_terms.count(texts)
+    counts = memory_terms.count(texts)
     return [
         _Block(
             source=src,

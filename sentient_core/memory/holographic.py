@@ -57,6 +57,7 @@ from sentient_core.memory import lifecycle as _lifecycle
 from sentient_core.memory import links as _links
 from sentient_core.memory import recall as _recall
 from sentient_core.memory import storing as _storing
+from sentient_core.memory import terms as _terms
 from sentient_core.memory.mirror import Mirror
 from sentient_core.memory.mirror import append as _append_rows
 from sentient_core.memory.mirror import load as _load_mirror
@@ -178,7 +179,7 @@ class HolographicMemory:
                 counters.row_count,
                 str(self._store.path),
                 self._lexical,
-                _lexical.counts_for(txn, recs),
+                _terms.for_records(txn, recs),
             )
             self._next_id = counters.next_id
             return self._m.n - before

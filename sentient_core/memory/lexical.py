@@ -45,10 +45,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kernels import bm25
+from kernels import bm25, unchecked
 from kernels.lexical import TermCounts
 from kernels.segments import Packed, Segment, build_segment_unchecked, merge_unchecked, pack
 from sentient_core.errors import ArgumentError
+from sentient_core.memory import terms as mem_terms
 from sentient_core.store import terms as store_terms
 from sentient_core.store import traces
 from sentient_core.store.errors import CorruptRecordError
@@ -149,9 +150,9 @@ def append(m: Mirror, index: LexicalIndex, counts: TermCounts, rows: np.ndarray)
 def load(txn: Txn, m: Mirror) -> LexicalIndex:
     """Build the index of every trace of the mirror from one snapshot.
 
-    Reads the stored terms when every trace has them (from this tokenisation);
-    otherwise (a store written before terms existed, opened read-only)
-    tokenises the texts in RAM.
+    Reads the stored terms, chunk by chunk in trace-id order; a chunk in which
+    some trace has no terms of this tokenisation (a store from before terms,
+    not yet backfilled, e.g. opened read-only) is tokenised from its texts.
     """
     index = LexicalIndex()
     n = m.n
@@ -159,65 +160,42 @@ def load(txn: Txn, m: Mirror) -> LexicalIndex:
     if n == 0:
         return index
     row_id = m.row_id[:n]
-    complete = store_terms.usable(txn) and txn.entries(store_terms.DB) >= txn.counters().trace_count
-    if complete:
-        by_id = np.argsort(row_id, kind="stable")  # rows in trace-id order
-        ids_sorted = row_id[by_id]
-        # The inversion (a nogil kernel) of one chunk runs on a worker thread
-        # while this thread reads and decodes the next one from LMDB.
-        with ThreadPoolExecutor(1, thread_name_prefix="lexical-load") as pool:
-            pending = []
-            for ids, counts in store_terms.iter_chunks(txn):
-                pos = np.searchsorted(ids_sorted, ids)
-                bad = (pos >= n) | (ids_sorted[np.minimum(pos, n - 1)] != ids)
-                if bad.any():
-                    raise CorruptRecordError(
-                        f"the store at {txn.store.path} has terms for trace"
-                        f" {int(ids[np.argmax(bad)])}, which owns no code row; run check_integrity"
-                    )
-                rows = by_id[pos].astype(np.int64)
-                if rows.size > 1 and (rows[1:] <= rows[:-1]).any():
-                    order = np.argsort(rows, kind="stable")
-                    rows, counts = rows[order], _reorder(counts, order)
-                lengths = np.minimum(counts.lengths, _INT32_MAX)
-                m.doc_len[rows] = lengths
-                keep = m.valid[rows] != 0
-                m.lex_total += int(lengths[keep].sum())
-                pending.append(pool.submit(_build, counts, rows, np.flatnonzero(keep)))
-            for job in pending:
-                index.add_segment(job.result(), merge=False)
-        return index
-    records = traces.iter_range(txn)
-    while True:
-        batch = [r for _, r in zip(range(store_terms.CHUNK), records, strict=False)]
-        if not batch:
-            return index
-        rows = np.fromiter((r.row for r in batch), dtype=np.int64, count=len(batch))
-        _add(m, index, store_terms.count([r.text for r in batch]), rows, merge=False)
-
-
-def _reorder(counts: TermCounts, order: np.ndarray) -> TermCounts:
-    """The texts of ``counts`` in the order ``order``."""
-    lo = counts.offsets[order]
-    sizes = counts.offsets[order + 1] - lo
-    offsets = np.zeros(order.size + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    take = np.arange(int(offsets[-1]), dtype=np.int64) - np.repeat(offsets[:-1] - lo, sizes)
-    return TermCounts(offsets, counts.terms[take], counts.tfs[take], counts.lengths[order])
-
-
-def counts_for(txn: Txn, recs: list) -> TermCounts:
-    """Terms of freshly read records: stored ones when all are there, else tokenised."""
-    if recs and store_terms.usable(txn):
-        ids, counts = store_terms.read_from(txn, recs[0].id)
-        if ids.size == len(recs) and ids.tolist() == [r.id for r in recs]:
-            return counts
-    return store_terms.count([r.text for r in recs])
+    by_id = np.argsort(row_id, kind="stable")  # rows in trace-id order
+    ids_sorted = row_id[by_id]
+    if ids_sorted[0] < 0:
+        raise CorruptRecordError(
+            f"the store at {txn.store.path} has code rows that belong to no trace;"
+            " run check_integrity"
+        )
+    stored = mem_terms.usable(txn)
+    # The inversion (a nogil kernel) of one chunk runs on a worker thread
+    # while this thread reads and decodes the next one from LMDB.
+    with ThreadPoolExecutor(1, thread_name_prefix="lexical-load") as pool:
+        pending = []
+        for a in range(0, n, store_terms.CHUNK):
+            ids = ids_sorted[a : a + store_terms.CHUNK]
+            lo, hi = int(ids[0]), int(ids[-1]) + 1
+            got, counts = store_terms.read_from(txn, lo, hi) if stored else (None, None)
+            if got is None or got.size != ids.size or (got != ids).any():
+                recs = list(traces.iter_range(txn, lo, hi))
+                counts = mem_terms.count([r.text for r in recs])
+            rows = by_id[a : a + store_terms.CHUNK].astype(np.int64)
+            if rows.size > 1 and (rows[1:] <= rows[:-1]).any():
+                order = np.argsort(rows, kind="stable")
+                rows, counts = rows[order], mem_terms.select(counts, order)
+            lengths = np.minimum(counts.lengths, _INT32_MAX)
+            m.doc_len[rows] = lengths
+            keep = m.valid[rows] != 0
+            m.lex_total += int(lengths[keep].sum())
+            pending.append(pool.submit(_build, counts, rows, np.flatnonzero(keep)))
+        for job in pending:
+            index.add_segment(job.result(), merge=False)
+    return index
 
 
 def query_terms(text: str) -> tuple[np.ndarray, np.ndarray]:
     """Distinct term hashes of a query (ascending) and their counts as weights."""
-    counts = store_terms.count([text])
+    counts = mem_terms.count([text])
     return counts.terms, counts.tfs.astype(np.float64)
 
 
@@ -305,7 +283,7 @@ def rank_rows(
     acc, touched, seen = _SCRATCH.get(n)
     idf = np.empty(terms.shape[0])
     has_mask = valid is not None
-    nt = bm25._accumulate(
+    nt = unchecked.bm25_accumulate(
         packed.terms,
         packed.starts,
         packed.rows,
@@ -328,7 +306,7 @@ def rank_rows(
     if rank == "bm25" or code is None or codes is None:
         rows = np.empty(min(k, nt), dtype=np.int64)
         raw = np.empty(rows.shape[0])
-        bm25._select(acc, touched, nt, k, rows, raw)
+        unchecked.bm25_select(acc, touched, nt, k, rows, raw)
         rel = raw / ceil if ceil > 0 else raw
         return rows, rel, rel, None
     return bm25.finish_hybrid(

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kernels.postings import bucket_rows
 from kernels.lexical import TermCounts
+from kernels.postings import bucket_rows
 from sentient_core.memory import lexical
 from sentient_core.store import codes as store_codes
 from sentient_core.store.columns import TraceColumns, iter_chunks

@@ -16,9 +16,10 @@ import msgspec
 import numpy as np
 
 from kernels import holographic
+from kernels.lexical import TermCounts
 from sentient_core.encoder import TextEncoder
 from sentient_core.errors import ArgumentError
-from sentient_core.memory import lexical
+from sentient_core.memory import terms as mem_terms
 from sentient_core.memory.mirror import Mirror
 from sentient_core.memory.mirror import append as append_rows
 from sentient_core.memory.types import (
@@ -45,10 +46,11 @@ __all__ = ["store_batch", "store_unique"]
 
 
 class _Prepared(msgspec.Struct, frozen=True):
-    """Records and unit codes ready to store, and the encoder stamp to write (if any)."""
+    """Records, unit codes and terms ready to store, and the encoder stamp to write (if any)."""
 
     records: list[TraceRecord]
     codes: np.ndarray
+    terms: TermCounts
     stamp: TextEncoder | None
 
 
@@ -104,7 +106,7 @@ def _prepare(mem: HolographicMemory, items: list[NewTrace]) -> _Prepared:
         )
         for i, it in enumerate(items)
     ]
-    return _Prepared(records, codes, stamp)
+    return _Prepared(records, codes, mem_terms.count([it.text for it in items]), stamp)
 
 
 AlsoWrite = Callable[[Txn, list[TraceRecord], list[int]], None]
@@ -142,9 +144,9 @@ def _commit(
         stored = traces.append(txn, records, prepared.codes[keep]) if records else []
         if also is not None:
             also(txn, stored, known(extra))
-        # The terms traces.append just wrote, for the lexical index (cheaper
-        # to read back than to tokenise again).
-        counts = lexical.counts_for(txn, stored) if stored else None
+        # Their terms, in the same transaction (the lexical index is built from them).
+        counts = mem_terms.select(prepared.terms, keep)
+        mem_terms.write(txn, [r.id for r in stored], counts)
         return stored, keep, state, extra, counts
 
     def mirror_it(m: Mirror, result: tuple[list[TraceRecord], list[int], Any, Any, Any]) -> None:

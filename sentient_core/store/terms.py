@@ -2,33 +2,23 @@
 
 ``terms`` maps a trace id (8-byte big-endian, as ``traces``) to the trace's
 serialised terms (:func:`kernels.lexical.pack_terms`: term hashes ascending,
-their frequencies, the text's length in tokens). The terms are the token
-encoder's content tokens (:func:`count`): lowercased word tokens of 2–40
-characters, stop words dropped, hashed with
-:func:`sentient_core.encoder.token_hash`. :func:`sentient_core.store.traces.append`
-writes them in the same transaction as the trace; they never change
-afterwards (retired traces keep theirs, like their records).
-
-The tokenisation that made them is stamped in ``state`` under
-:data:`FINGERPRINT_KEY`. A store written before terms existed (or by another
-tokenisation) is brought up to date by :func:`backfill` on the first writable
-open (:class:`sentient_core.core.Core`); a read-only reader of such a store
-tokenises the texts in RAM instead (:func:`usable` says whether the stored
-terms may be read). Functions over a :class:`~sentient_core.store.txn.Txn`.
+their frequencies, the text's length in tokens). What the terms are, and the
+writing of them in the same transaction as their trace, belong to the memory
+(:mod:`sentient_core.memory.terms`); this module only stores and reads them.
+They never change once written (retired traces keep theirs, like their
+records). The tokenisation that made them is stamped in ``state`` under
+:data:`STAMP_KEY`. Functions over a :class:`~sentient_core.store.txn.Txn`.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kernels.lexical import TermCounts, count_terms, pack_terms, unpack_terms
-from sentient_core.encoder import _STOP_TABLE, _WORD_TABLE
-from sentient_core.ingest.keywords import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, STOP_WORDS
+from kernels.lexical import TermCounts, pack_terms, unpack_terms
 from sentient_core.store.errors import CorruptRecordError, StoreUsageError
 from sentient_core.store.records import u64_key
 
@@ -36,62 +26,39 @@ if TYPE_CHECKING:
     from sentient_core.store.txn import Txn
 
 __all__ = [
+    "CHUNK",
     "DB",
-    "FINGERPRINT",
-    "FINGERPRINT_KEY",
-    "backfill",
-    "count",
+    "STAMP_KEY",
+    "concat",
+    "entries",
     "iter_chunks",
-    "missing",
     "put",
     "read_from",
-    "usable",
+    "set_stamp",
+    "stamp",
 ]
 
 DB = "terms"
 CHUNK = 65536
 """Trace terms decoded per step (bounds the transient memory of a load)."""
 
-FINGERPRINT_KEY = b"terms/tokenizer"
+STAMP_KEY = b"terms/tokenizer"
 """Key in ``state`` of the fingerprint of the tokenisation the stored terms come from."""
 
-FORMAT_VERSION = 2
-FINGERPRINT: bytes = hashlib.blake2b(
-    repr(
-        (
-            "terms",
-            FORMAT_VERSION,
-            "fnv1a64+splitmix",
-            sorted(STOP_WORDS),
-            MIN_TOKEN_CHARS,
-            MAX_TOKEN_CHARS,
-        )
-    ).encode("utf-8"),
-    digest_size=16,
-).digest()
-"""Changes whenever the terms of the same text could change."""
+
+def stamp(txn: Txn) -> bytes | None:
+    """The stored tokenisation fingerprint, or None (no terms written yet)."""
+    raw = txn.get("state", STAMP_KEY)
+    return None if raw is None else bytes(raw)
 
 
-def count(texts: Sequence[str]) -> TermCounts:
-    """The terms of each text: the token encoder's content tokens, hashed and counted."""
-    parts = [t.lower().encode("utf-8", "surrogatepass") for t in texts]
-    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum([len(p) for p in parts], out=offsets[1:])
-    buf = np.frombuffer(b"".join(parts), dtype=np.uint8)
-    astral = bool(buf.size) and bool((buf >= 0xF0).any())  # 4-byte UTF-8 lead bytes
-    return count_terms(
-        buf, offsets, _WORD_TABLE.get(astral), _STOP_TABLE, MIN_TOKEN_CHARS, MAX_TOKEN_CHARS
-    )
+def set_stamp(txn: Txn, fingerprint: bytes) -> None:
+    txn.put("state", STAMP_KEY, fingerprint)
 
 
-def usable(txn: Txn) -> bool:
-    """Whether the stored terms were made by this tokenisation (and can be read)."""
-    if not txn.store.has_db(DB):
-        return False
-    stamp = txn.get("state", FINGERPRINT_KEY)
-    if stamp is None:
-        return txn.entries(DB) == 0
-    return bytes(stamp) == FINGERPRINT
+def entries(txn: Txn) -> int:
+    """Number of traces with stored terms (0 for an older store without the sub-database)."""
+    return txn.entries(DB) if txn.store.has_db(DB) else 0
 
 
 def put(txn: Txn, ids: Sequence[int], counts: TermCounts) -> None:
@@ -103,8 +70,6 @@ def put(txn: Txn, ids: Sequence[int], counts: TermCounts) -> None:
         )
     if not ids:
         return
-    if txn.get("state", FINGERPRINT_KEY) is None:
-        txn.put("state", FINGERPRINT_KEY, FINGERPRINT)
     buf, starts = pack_terms(counts)
     raw = buf.tobytes()
     db = txn.db(DB)
@@ -136,12 +101,11 @@ def _decode(
 
 
 def iter_chunks(
-    txn: Txn, start: int = 0, chunk: int = CHUNK
+    txn: Txn, start: int = 0, stop: int | None = None, chunk: int = CHUNK
 ) -> Iterator[tuple[np.ndarray, TermCounts]]:
-    """Stored terms of the traces with id >= ``start``, in id order, ``chunk`` traces at a time.
+    """Stored terms of the traces with ``start <= id < stop``, in id order, ``chunk`` at a time.
 
     Yields ``(ids, counts)``: the trace ids that have terms and their terms.
-    Check :func:`usable` first.
     """
     if not txn.store.has_db(DB):
         return
@@ -153,23 +117,26 @@ def iter_chunks(
         return
     keys_it = key_cursor.iternext(values=False)
     values_it = value_cursor.iternext(keys=False)
+    end = None if stop is None else u64_key(stop)
     while keys := list(islice(keys_it, chunk)):
         values = list(islice(values_it, len(keys)))
+        if end is not None and keys[-1] >= end:
+            cut = next(i for i, k in enumerate(keys) if k >= end)
+            if cut:
+                yield _decode(keys[:cut], values[:cut], where)
+            return
         yield _decode(keys, values, where)
 
 
-def read_from(txn: Txn, start: int) -> tuple[np.ndarray, TermCounts]:
-    """All stored terms of traces with id >= ``start`` (one piece; for small refreshes)."""
+def read_from(txn: Txn, start: int, stop: int | None = None) -> tuple[np.ndarray, TermCounts]:
+    """All stored terms of traces with ``start <= id < stop`` (one piece)."""
     ids: list[np.ndarray] = []
     parts: list[TermCounts] = []
-    for got in iter_chunks(txn, start):
+    for got in iter_chunks(txn, start, stop):
         ids.append(got[0])
         parts.append(got[1])
     if not parts:
-        empty = np.zeros(0, np.int64)
-        return empty, TermCounts(
-            np.zeros(1, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.uint16), empty
-        )
+        return np.zeros(0, np.int64), concat([])
     if len(parts) == 1:
         return ids[0], parts[0]
     return np.concatenate(ids), concat(parts)
@@ -184,38 +151,7 @@ def concat(parts: Sequence[TermCounts]) -> TermCounts:
         base += int(p.offsets[-1])
     return TermCounts(
         np.concatenate(offsets),
-        np.concatenate([p.terms for p in parts]),
-        np.concatenate([p.tfs for p in parts]),
-        np.concatenate([p.lengths for p in parts]),
+        np.concatenate([p.terms for p in parts]) if parts else np.zeros(0, np.uint64),
+        np.concatenate([p.tfs for p in parts]) if parts else np.zeros(0, np.uint16),
+        np.concatenate([p.lengths for p in parts]) if parts else np.zeros(0, np.int64),
     )
-
-
-def missing(txn: Txn) -> bool:
-    """Whether some trace lacks stored terms, or they come from another tokenisation."""
-    if txn.counters().trace_count == 0:
-        return False
-    if not txn.store.has_db(DB) or not usable(txn):
-        return True
-    return txn.entries(DB) < txn.counters().trace_count
-
-
-def backfill(txn: Txn) -> int:
-    """Store the terms of every trace that has none (all of them after a tokenisation change).
-
-    For stores written before terms existed: one pass over the traces, in the
-    caller's write transaction. Returns how many traces got terms.
-    """
-    from sentient_core.store import traces  # traces imports this module
-
-    redo = not usable(txn)
-    have = txn.raw.get
-    db = txn.db(DB)
-    added = 0
-    records = traces.iter_range(txn)
-    while chunk := list(islice(records, CHUNK)):
-        batch = [r for r in chunk if redo or have(u64_key(r.id), db=db) is None]
-        if batch:
-            put(txn, [r.id for r in batch], count([r.text for r in batch]))
-            added += len(batch)
-    txn.put("state", FINGERPRINT_KEY, FINGERPRINT)
-    return added

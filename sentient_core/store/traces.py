@@ -2,11 +2,10 @@
 
 Traces live in the ``traces`` sub-database under 8-byte big-endian ids,
 msgspec-encoded (:data:`~sentient_core.store.records.TRACES`). Each owns one
-code row (:mod:`sentient_core.store.codes`), its lexical terms
-(:mod:`sentient_core.store.terms`) and, if it is the first to hold its text,
-that text's content digest (:mod:`sentient_core.store.content`); :func:`append`
-adds all of them in the caller's transaction and updates the store counters,
-so a batch commits together or not at all.
+code row (:mod:`sentient_core.store.codes`) and, if it is the first to hold its
+text, that text's content digest (:mod:`sentient_core.store.content`);
+:func:`append` adds all of them in the caller's transaction and updates the
+store counters, so a batch commits together or not at all.
 
 Like :mod:`~sentient_core.store.codes` and :mod:`~sentient_core.store.links`,
 every function takes the transaction first; reading functions work in read
@@ -22,7 +21,7 @@ import msgspec
 import numpy as np
 
 from sentient_core.errors import NotFoundError
-from sentient_core.store import codes, content, terms
+from sentient_core.store import codes, content
 from sentient_core.store.errors import CorruptRecordError, StoreUsageError
 from sentient_core.store.records import TRACES, Counters, TraceRecord, key_u64, u64_key
 
@@ -35,7 +34,7 @@ DB = "traces"
 
 
 def append(txn: Txn, records: Sequence[TraceRecord], rows: np.ndarray) -> list[TraceRecord]:
-    """Add traces, their code rows and their terms, and update the counters.
+    """Add traces and their code rows, and update the counters.
 
     Ids and rows are assigned here (``next_id + i`` and ``row_count + i``);
     the ``id``/``row`` of the given records are ignored.
@@ -77,7 +76,6 @@ def append(txn: Txn, records: Sequence[TraceRecord], rows: np.ndarray) -> list[T
             content.put(txn, content.digest(rec.text), rec.id)
         stored.append(rec)
     n = len(stored)
-    terms.put(txn, [r.id for r in stored], terms.count([r.text for r in stored]))
     txn.set_counters(
         Counters(next_id=next_id + n, trace_count=before.trace_count + n, row_count=first_row + n)
     )
