@@ -38,6 +38,8 @@ ANSWER = (
 class InstantChaperone:
     """Answers every request at once with a grounded passage (no network, no LLM)."""
 
+    llm = None  # no model: the learner charges what each response reports
+
     def __init__(self) -> None:
         self.n = 0
 
