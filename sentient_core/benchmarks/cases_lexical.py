@@ -11,11 +11,13 @@ words from the same law. bm25s indexes the very same token ids
 Rows (one query per timed call, the same 64 queries in the same order on both
 sides, so the medians are per-query latencies):
 
-* ``memory.recall[hybrid]``, ``[bm25]``, ``[cosine]`` (text query, k = 10,
-  ``touch=False``) against bm25s ``retrieve`` (k = 10, one thread);
-  the bm25 row checks first that both pick rows of equal BM25 score.
-* ``memory.open[lexical]``: opening the memory (mirror and lexical index from
-  the stored terms) against ``bm25s.BM25.load`` of its saved index.
+* ``lexical.recall[hybrid]``, ``[bm25]``, ``[cosine]``: ``memory.recall(q, 10,
+  touch=False, rank=...)`` of a text query against bm25s ``retrieve`` (k = 10,
+  one thread); the bm25 row checks first that both pick rows of equal BM25
+  score.
+* ``lexical.open``: opening the memory (``HolographicMemory(store)``: mirror
+  and lexical index from the stored terms) against ``bm25s.BM25.load`` of its
+  saved index.
 
 :func:`latency` times the same queries interleaved (ours in every rank, then
 bm25s) and gives median and p95 per side, for the report.
@@ -180,7 +182,7 @@ def _size_cases(rows: int) -> list[Case]:
 
         out.append(
             Case(
-                kernel=f"memory.recall[{rank}]",
+                kernel=f"lexical.recall[{rank}]",
                 size=label,
                 ours=cycling(ours),
                 peer=peer_fn(),
@@ -203,7 +205,7 @@ def _size_cases(rows: int) -> list[Case]:
 
     out.append(
         Case(
-            kernel="memory.open[lexical]",
+            kernel="lexical.open",
             size=f"{rows / 1e6:g}M traces",
             ours=ours_open,
             peer=peer_open if retriever is not None else None,
