@@ -254,3 +254,22 @@ def test_traces_stored_without_terms_are_tokenised_then_backfilled(tmp_path):
         with core.store.read() as txn:
             assert not terms.missing(txn) and store_terms.entries(txn) == 32
         assert {q: bm25_hits(core.memory, q) for q in want} == want
+
+
+def test_counting_a_batch_equals_counting_each_text():
+    texts = [
+        *texts_of(20, seed=13),
+        "",
+        "ΟΔΥΣΣΕΥΣ and Σ",
+        "nul\x00inside the text",
+        "Straße İstanbul",
+    ]
+    batch = terms.count(texts)
+    for i, t in enumerate(texts):
+        one = terms.count([t])
+        lo, hi = batch.offsets[i], batch.offsets[i + 1]
+        assert batch.terms[lo:hi].tolist() == one.terms.tolist()
+        assert batch.tfs[lo:hi].tolist() == one.tfs.tolist()
+        assert batch.lengths[i] == one.lengths[0]
+    no_nul = terms.count(texts[:-2])
+    np.testing.assert_array_equal(no_nul.lengths, batch.lengths[:-2])

@@ -65,6 +65,8 @@ FINGERPRINT: bytes = hashlib.blake2b(
 
 def count(texts: Sequence[str]) -> TermCounts:
     """The terms of each text: the token encoder's content tokens, hashed and counted."""
+    # Each text on its own: lower() of an ASCII text is a fast path that one
+    # long joined text loses as soon as any text holds a non-ASCII character.
     parts = [t.lower().encode("utf-8", "surrogatepass") for t in texts]
     offsets = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum([len(p) for p in parts], out=offsets[1:])
@@ -109,7 +111,7 @@ def write(txn: Txn, ids: Sequence[int], counts: TermCounts) -> None:
         return
     if store_terms.stamp(txn) is None and store_terms.entries(txn) == 0:
         store_terms.set_stamp(txn, FINGERPRINT)
-    store_terms.put(txn, ids, counts)
+    store_terms.put(txn, ids, counts, append=True)
 
 
 def backfill(txn: Txn) -> int:

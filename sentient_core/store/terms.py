@@ -61,8 +61,12 @@ def entries(txn: Txn) -> int:
     return txn.entries(DB) if txn.store.has_db(DB) else 0
 
 
-def put(txn: Txn, ids: Sequence[int], counts: TermCounts) -> None:
-    """Store the terms of traces ``ids`` (``counts`` holds one text per id)."""
+def put(txn: Txn, ids: Sequence[int], counts: TermCounts, *, append: bool = False) -> None:
+    """Store the terms of traces ``ids`` (``counts`` holds one text per id).
+
+    ``append=True``: the ids ascend and lie above every id stored so far (new
+    traces), so LMDB appends at the end of the tree and fills its pages.
+    """
     if len(ids) != counts.offsets.shape[0] - 1:
         raise StoreUsageError(
             f"terms.put needs one text of terms per trace id: {len(ids)} ids,"
@@ -76,7 +80,11 @@ def put(txn: Txn, ids: Sequence[int], counts: TermCounts) -> None:
     put_raw = txn.raw.put
     bounds = starts.tolist()
     for i, tid in enumerate(ids):
-        put_raw(u64_key(tid), raw[bounds[i] : bounds[i + 1]], db=db)
+        if not put_raw(u64_key(tid), raw[bounds[i] : bounds[i + 1]], db=db, append=append):
+            raise CorruptRecordError(
+                f"the terms of trace {tid} are not above those already in the store at"
+                f" {txn.store.path}; run check_integrity"
+            )
 
 
 def _decode(
