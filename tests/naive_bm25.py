@@ -12,7 +12,7 @@ from collections import Counter
 
 import numpy as np
 
-from sentient_core.encoder import _tokens, token_hash
+from sentient_core.encoder.hashing import _tokens, token_hash
 
 TF_MAX = 65535
 

@@ -11,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernels import bm25, lexical, segments
-from sentient_core.encoder import _STOP_TABLE, _WORD_TABLE, _tokens
+from sentient_core.encoder.hashing import STOP_TABLE as _STOP_TABLE
+from sentient_core.encoder.hashing import WORD_TABLE as _WORD_TABLE
+from sentient_core.encoder.hashing import _tokens
 from sentient_core.ingest.keywords import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS
 from tests.naive import bm25 as naive
 

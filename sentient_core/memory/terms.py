@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kernels.lexical import TermCounts, count_terms
-from sentient_core.encoder import _STOP_TABLE, _WORD_TABLE
+from sentient_core.encoder.hashing import STOP_TABLE, WORD_TABLE
 from sentient_core.ingest.keywords import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, STOP_WORDS
 from sentient_core.store import terms as store_terms
 from sentient_core.store import traces
@@ -73,7 +73,7 @@ def count(texts: Sequence[str]) -> TermCounts:
     buf = np.frombuffer(b"".join(parts), dtype=np.uint8)
     astral = bool(buf.size) and bool((buf >= 0xF0).any())  # 4-byte UTF-8 lead bytes
     return count_terms(
-        buf, offsets, _WORD_TABLE.get(astral), _STOP_TABLE, MIN_TOKEN_CHARS, MAX_TOKEN_CHARS
+        buf, offsets, WORD_TABLE.get(astral), STOP_TABLE, MIN_TOKEN_CHARS, MAX_TOKEN_CHARS
     )
 
 
