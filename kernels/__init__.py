@@ -10,6 +10,9 @@ scorer       Bounded learned recall scorer (score, rank, SGD on judged outcomes)
 credit       Memory credit with hysteresis (strength changes from surprise events).
 tick         Fused observer tick: PRSC step + SMF update per step, in one call.
 text         Tokenise/hash/count UTF-8 text into hashed codes and keyword ranks.
+lexical      Hashed terms per text (the encoder's tokens), counted, and their storage form.
+segments     Inverted-index segments over rows (build, merge).
+bm25         Exact BM25 top-k over posting segments, and a BM25 + cosine hybrid.
 msgpack      Decode many small msgpack arrays of unsigned ints in one pass.
 postings     Group row numbers by key (posting lists) in one counting-sort pass.
 unchecked    The raw kernels behind the wrappers, without checks, for hot paths
@@ -25,15 +28,18 @@ on-disk cache) every kernel.
 """
 
 from kernels import (
+    bm25,
     checks,
     config,
     credit,
     holographic,
+    lexical,
     msgpack,
     postings,
     prsc,
     scorer,
     sedenion,
+    segments,
     smf,
     text,
     tick,
@@ -41,15 +47,18 @@ from kernels import (
 )
 
 __all__ = [
+    "bm25",
     "checks",
     "config",
     "credit",
     "holographic",
+    "lexical",
     "msgpack",
     "postings",
     "prsc",
     "scorer",
     "sedenion",
+    "segments",
     "smf",
     "text",
     "tick",

@@ -115,15 +115,35 @@ text_dominant_order(amounts, primes, k) -> int64 array
     As :func:`kernels.text.dominant_order`; ``primes`` at least as long as
     ``amounts`` (undefined otherwise). NaN amounts give an unspecified order.
 
+BM25 (segments as :func:`kernels.segments.pack` lists them; see :mod:`kernels.bm25`)
+-----------------------------------------------------------------------------------
+bm25_accumulate(seg_terms, seg_starts, seg_rows, seg_tfs, qterms, qweights, n, has_mask, valid, doc_len, n_docs, avgdl, k1, b, acc, touched, idf_out) -> int
+    Adds each query term's BM25 contribution to ``acc[row]`` for the rows
+    below ``n`` (and with ``valid[row] != 0`` if ``has_mask``) and returns how
+    many rows it touched, listed in ``touched`` (int64) in first-touch order;
+    ``idf_out`` (Q,) receives each term's idf. ``qterms`` uint64 distinct,
+    ``qweights`` float64 > 0 (Q,); ``valid`` uint8 and ``doc_len`` int32
+    covering every row below ``n``; ``acc`` float64 and ``touched`` int64 of at
+    least ``n`` entries, **``acc`` all zero on entry** (a touched row is
+    recognised by ``acc[row] == 0``). Segments as :func:`kernels.segments.build_segment`
+    makes them, rows disjoint between segments (undefined otherwise).
+bm25_select(acc, touched, nt, k, out_rows, out_scores) -> int
+    The top ``k`` of the ``nt`` touched rows by ``acc`` (ties to the lower
+    row) into ``out_rows`` int64 / ``out_scores`` float64 (at least
+    ``min(k, nt)`` each); returns how many. **Resets** ``acc`` of the touched
+    rows to zero, so the buffers can serve the next query.
+
 Also njit-callable: :func:`kernels.checks.count_finite` (number of finite
 values of a 1-D float64 array), to check inputs inside your own kernel.
 """
 
 from __future__ import annotations
 
-from kernels import prsc, sedenion, smf, text, tick
+from kernels import bm25, prsc, sedenion, smf, text, tick
 
 __all__ = [
+    "bm25_accumulate",
+    "bm25_select",
     "prsc_coherence",
     "prsc_excite",
     "prsc_prime_state",
@@ -162,3 +182,6 @@ text_encode = text._encode_kernel
 text_keywords = text._keyword_kernel
 text_excitation_csr = text._excitation_csr
 text_dominant_order = text._dominant_order
+
+bm25_accumulate = bm25._accumulate
+bm25_select = bm25._select

@@ -28,6 +28,9 @@ MODULES = (
     "text",
     "msgpack",
     "postings",
+    "lexical",
+    "segments",
+    "bm25",
 )
 
 

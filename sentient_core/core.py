@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.memory import HolographicMemory
+from sentient_core.memory import terms as memory_terms
 from sentient_core.observer import Observer
 from sentient_core.store import Store, content, default_data_dir
 
@@ -58,11 +59,15 @@ class Core:
             # come from the same tokenisation and prime bank.
             self.encoder: TextEncoder = get_encoder("token", code_dim=CODE_DIM)
             if not readonly:
-                # A store written before content digests existed gets them once.
+                # A store written before content digests (or lexical terms)
+                # existed gets them once.
                 with self.store.read() as txn:
                     backfill = content.missing(txn)
+                    backfill_terms = memory_terms.missing(txn)
                 if backfill:
                     self.store.write(content.backfill)
+                if backfill_terms:
+                    self.store.write(memory_terms.backfill)
             self.observer = Observer.load(self.store, encoder=self.encoder)
             self.memory = HolographicMemory(self.store, encoder=self.encoder)
         except BaseException:

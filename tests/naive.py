@@ -8,6 +8,7 @@ names such as ``mul`` or ``normalize`` do not collide; this module is the index:
     sedenion.mul(a, b)          # recursive Cayley–Dickson, never the sign table
 """
 
+from tests import naive_bm25 as bm25
 from tests import naive_credit as credit
 from tests import naive_holographic as holographic
 from tests import naive_msgpack as msgpack
@@ -20,6 +21,7 @@ from tests import naive_text as text
 from tests import naive_tick as tick
 
 __all__ = [
+    "bm25",
     "credit",
     "holographic",
     "msgpack",

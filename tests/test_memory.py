@@ -677,7 +677,8 @@ while time.monotonic() < deadline:
     for rec in mem.recent(3):
         hits = mem.recall(rec.text, k=1, touch=False)
         checks += 1
-        if not hits or hits[0].record.id != rec.id or hits[0].score < 0.999:
+        # (hybrid recall: the score mixes in BM25; the code itself must match)
+        if not hits or hits[0].record.id != rec.id or hits[0].cosine < 0.999:
             errors.append([rec.id, [(h.record.id, h.score) for h in hits]])
     rounds += 1
     if mem.total >= expected and mem.generation >= 1:

@@ -3,6 +3,7 @@ incoming dir, refresh, threshold, determinism, passages and extractive summaries
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ from sentient_core.encoder import get_encoder
 from sentient_core.learning.offline import (
     PASSAGE_CHARS,
     CorpusAnswerer,
+    passage_spans,
     split_passages,
     split_sentences,
     summarize_extractive,
@@ -242,3 +244,64 @@ def test_extractive_summary_keeps_on_topic_sentences_in_order():
     assert summarize_extractive("", 3) == ""
     with pytest.raises(ValueError):
         summarize_extractive(text, 0)
+
+
+# ------------------------------------------------------------------ spans and ranks
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet="abc xyz.!?\n\t", max_size=300),
+            st.text(alphabet="q", min_size=1, max_size=900),
+        ),
+        max_size=8,
+    ),
+    st.sampled_from(["\n\n", "\n \n", "\n\t\n\n"]),
+    st.integers(min_value=20, max_value=700),
+)
+def test_passage_spans_are_exact_ordered_slices(parts, sep, max_chars):
+    text = sep.join(parts)
+    spans = passage_spans(text, max_chars)
+    assert split_passages(text, max_chars) == [text[a:b] for a, b in spans]
+    for a, b in spans:
+        assert 0 <= a < b <= len(text) and b - a <= max_chars
+        assert not text[a].isspace() and not text[b - 1].isspace()
+    assert all(b <= a2 for (_, b), (a2, _) in itertools.pairwise(spans))
+    # Nothing but whitespace is left out.
+    covered = set()
+    for a, b in spans:
+        covered.update(range(a, b))
+    assert all(text[i].isspace() for i in range(len(text)) if i not in covered)
+
+
+def test_each_passage_is_its_documents_text_at_its_span(tmp_path, docs_answerer):
+    from sentient_core.ingest import extract_bytes
+
+    (tmp_path / "a.md").write_text(QUOKKA + "\n\n\n   The quokkaflux hums.  Twice!\n")
+    (tmp_path / "b.html").write_text("<p>The quokkaflux resonator&nbsp;glows   blue.</p>")
+    ans = CorpusAnswerer([tmp_path], include_python_docs=False, passage_chars=90)
+    got = ans.answer("quokkaflux resonator", k=5, min_score=0.0)
+    assert len(got.passages) == len(got.sources) == len(got.scores) == len(got.spans) >= 3
+    for passage, source, (start, end) in zip(got.passages, got.sources, got.spans, strict=True):
+        path = source.ref
+        with open(path, "rb") as f:
+            document = extract_bytes(path, f.read())
+        assert document[start:end] == passage
+    docs = {f"pydoc:{d.ref.split(':', 1)[1]}": d.text for d in pydoc_documents()}
+    ans = docs_answerer.answer("How does the with statement use a context manager?", k=5)
+    assert ans.spans
+    for passage, source, (start, end) in zip(ans.passages, ans.sources, ans.spans, strict=True):
+        assert docs[source.ref][start:end] == passage
+
+
+def test_both_ranks_answer_and_a_bad_rank_is_refused(tmp_path):
+    (tmp_path / "q.txt").write_text(QUOKKA)
+    for rank in ("bm25", "hybrid"):
+        ans = CorpusAnswerer([tmp_path], include_python_docs=False, rank=rank)
+        got = ans.answer(QUOKKA_Q)
+        assert "quokkaflux resonator" in got.passages[0]
+        assert all(0.0 < s <= 1.0 for s in got.scores)
+    with pytest.raises(ValueError, match="rank"):
+        CorpusAnswerer([tmp_path], include_python_docs=False, rank="cosine")

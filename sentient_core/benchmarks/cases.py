@@ -35,6 +35,7 @@ MODULES = (
     "credit",
     "observer",
     "memory",
+    "lexical",
     "integration",
     "learner",
     "single",

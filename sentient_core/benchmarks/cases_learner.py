@@ -19,10 +19,13 @@ import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
+import msgspec
+
 from sentient_core.autonomy.budget import BudgetCaps
 from sentient_core.benchmarks.cases import Case
 from sentient_core.benchmarks.cases_memory import build_store
 from sentient_core.learning.learner import LearnerConfig
+from sentient_core.learning.questions import QuestionBook
 from sentient_core.learning.session import LearnerSettings, build_learner
 from sentient_core.memory import HolographicMemory
 from sentient_core.observer import Observer
@@ -37,6 +40,8 @@ ANSWER = (
 
 class InstantChaperone:
     """Answers every request at once with a grounded passage (no network, no LLM)."""
+
+    llm = None  # no model: the learner charges what each response reports
 
     def __init__(self) -> None:
         self.n = 0
@@ -83,9 +88,15 @@ def cases(scale: float) -> list[Case]:
         env={},
     )
     learner.chaperone = InstantChaperone()
+    # Every timed step must find SMF gaps: no axis cooldown (with the default
+    # 5 and two axes a step, one step in six had none ready and did nothing).
+    learner.curiosity.config = msgspec.structs.replace(learner.curiosity.config, axis_cooldown=0)
     query = "Why do ocean tides follow the moon?"
 
     def typical() -> None:
+        # A fresh question book each time: an axis question, once asked, is
+        # settled or backing off, so one book runs out of gaps.
+        learner.curiosity.book = QuestionBook()
         report = learner.step()
         if report.initiatives == 0:
             raise AssertionError("the iteration did no work")

@@ -33,6 +33,7 @@ PEERS: dict[str, Peer] = {
     "faiss": Peer("faiss", "faiss-cpu", BENCH_EXTRA),
     "river": Peer("river", "river", BENCH_EXTRA),
     "sklearn": Peer("sklearn", "scikit-learn", BENCH_EXTRA),
+    "bm25s": Peer("bm25s", "bm25s", BENCH_EXTRA),
 }
 
 

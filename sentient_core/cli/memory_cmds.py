@@ -83,13 +83,15 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 def _cmd_recall(args: argparse.Namespace) -> int:
     with open_core(args, readonly=args.no_touch) as core:
         hits = core.memory.recall(
-            args.query, k=args.k, threshold=args.threshold, touch=not args.no_touch
+            args.query, k=args.k, threshold=args.threshold, touch=not args.no_touch, rank=args.rank
         )
     rows = [
         {
             "rank": i + 1,
             "id": h.record.id,
             "score": h.score,
+            "lexical": h.lexical,
+            "cosine": h.cosine,
             "source": h.record.source,
             "topic": h.record.topic,
             "snippet": _snippet(h.record.text),
@@ -189,11 +191,17 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     ing.set_defaults(func=_cmd_ingest)
 
     rec = sub.add_parser(
-        "recall", parents=[common], help="recall the traces most similar to a query"
+        "recall", parents=[common], help="recall the traces most relevant to a query"
     )
     rec.add_argument("query", help="query text")
     rec.add_argument("-k", type=positive_int, default=10, help="number of traces (default 10)")
-    rec.add_argument("--threshold", type=float, default=0.0, help="minimum cosine score")
+    rec.add_argument(
+        "--rank",
+        choices=("hybrid", "bm25", "cosine"),
+        default="hybrid",
+        help="hybrid (BM25 + code cosine, default), bm25, or cosine of the codes",
+    )
+    rec.add_argument("--threshold", type=float, default=0.0, help="minimum score")
     rec.add_argument(
         "--no-touch",
         action="store_true",

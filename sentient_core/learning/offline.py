@@ -21,17 +21,24 @@ Corpus
 Passages
     Paragraphs (blank-line separated) packed up to ``passage_chars`` (600)
     characters; a longer paragraph is cut at sentence ends, a longer sentence at
-    a space. Each passage keeps its source: ``Source("corpus",
-    "pydoc:topic:<name>")`` / ``"pydoc:module:<name>"`` for the shipped docs,
-    ``Source("local", <path>)`` for a file.
+    a space (:mod:`sentient_core.learning.splitting`). Each passage is an exact
+    slice of its document's text: the **document text** is what
+    :func:`sentient_core.ingest.extract_bytes` returns for a file's bytes (for
+    the shipped docs, :attr:`sentient_core.pydocs.PyDoc.text`), with no further
+    normalisation, and ``passages[i] == document_text[start:end]`` for
+    ``(start, end) = spans[i]``. Each passage keeps its own source:
+    ``Source("corpus", "pydoc:topic:<name>")`` / ``"pydoc:module:<name>"`` for
+    the shipped docs, ``Source("local", <path>)`` for a file.
 
 Ranking
-    Passage codes come from the token encoder (``code_dim`` 1024 by default:
-    with hashed features, more dimensions mean fewer chance collisions between
-    unrelated words, which matters for an absolute ``min_score``); a question is
-    ranked by exact cosine with :func:`kernels.holographic.topk_cosine`. A
-    candidate must also share at least one content word with the question, so
-    a score made only of hash collisions never counts as an answer.
+    By the memory's lexical ranking (:func:`sentient_core.memory.lexical.rank_rows`)
+    over an inverted index of the passages' terms: ``rank="bm25"`` scores BM25
+    divided by the question's ceiling (the idf-weighted share of the question
+    a passage covers, in [0, 1]); ``rank="hybrid"`` (the default, as for
+    :meth:`HolographicMemory.recall`; chosen on the pydoc Q/A set, see
+    ``bench/offline_answers.py``) mixes in the cosine of the token encoder's
+    codes (``code_dim`` 1024). Only passages sharing at least one content word
+    with the question are answers.
 
 Everything is deterministic: files in walk order, stable tie-breaking (lower
 row first), no randomness.
@@ -42,7 +49,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import threading
 import time
 from collections.abc import Sequence
@@ -52,12 +58,23 @@ import msgspec
 import numpy as np
 
 from kernels.holographic import topk_cosine
+from kernels.lexical import TermCounts
+from kernels.segments import Packed, build_segment_unchecked, pack
 from sentient_core.confine import ConfinedDir, ConfinementError
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.errors import ArgumentError
-from sentient_core.ingest import STOP_WORDS, IngestError, extract_bytes, iter_files, tokenize
+from sentient_core.ingest import IngestError, extract_bytes, iter_files
+from sentient_core.learning.splitting import (
+    PASSAGE_CHARS,
+    passage_spans,
+    split_passages,
+    split_sentences,
+)
+from sentient_core.memory import lexical
+from sentient_core.memory import terms as memory_terms
 from sentient_core.pydocs import documents as pydoc_documents
 from sentient_core.safetext import safe_path_text
+from sentient_core.store import terms as store_terms
 from sentient_core.vocab import Source
 
 __all__ = [
@@ -66,16 +83,16 @@ __all__ = [
     "CorpusAnswerer",
     "CorpusStats",
     "OfflineAnswer",
+    "passage_spans",
     "split_passages",
     "split_sentences",
     "summarize_extractive",
 ]
 
-PASSAGE_CHARS = 600
 DEFAULT_CODE_DIM = 1024
 DEFAULT_MAX_FILE_BYTES = 16 << 20
 DEFAULT_MAX_PASSAGES = 200_000
-_CANDIDATE_FACTOR = 8  # candidates ranked per answer slot before the word-overlap check
+_CANDIDATE_FACTOR = 8  # candidates ranked per answer slot before dropping verbatim repeats
 
 #: Never read for docstrings (no doc value, or an interpreter/IDE internal).
 
@@ -83,15 +100,18 @@ _CANDIDATE_FACTOR = 8  # candidates ranked per answer slot before the word-overl
 class OfflineAnswer(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """An extractive answer.
 
-    ``passages[i]`` came from ``sources[i]`` with cosine ``scores[i]``, best
-    first; ``text`` is the passages joined by blank lines. Empty when nothing
-    scored above the threshold.
+    ``passages[i]`` came from ``sources[i]``, where it is the slice
+    ``spans[i] = (start, end)`` of the document text (see the module
+    docstring), ranked with score ``scores[i]`` (see :class:`CorpusAnswerer`),
+    best first; ``text`` is the passages joined by blank lines. Empty when
+    nothing scored above the threshold.
     """
 
     text: str
     sources: tuple[Source, ...] = ()
     scores: tuple[float, ...] = ()
     passages: tuple[str, ...] = ()
+    spans: tuple[tuple[int, int], ...] = ()
 
 
 class CorpusStats(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -106,99 +126,17 @@ class CorpusStats(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     refresh_s: Annotated[float, msgspec.Meta(ge=0.0)]
 
 
-# --------------------------------------------------------------------------- text splitting
-
-_PARAGRAPH = re.compile(r"\n[ \t]*\n")
-# A sentence ends at . ! ? (optionally closed by a quote/bracket) before whitespace.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (paragraph breaks also end a sentence), stripped, non-empty."""
-    out: list[str] = []
-    for para in _PARAGRAPH.split(text):
-        start = 0
-        for m in _SENTENCE_END.finditer(para):
-            piece = para[start : m.start() + len(m.group(0).rstrip())].strip()
-            if piece:
-                out.append(piece)
-            start = m.end()
-        tail = para[start:].strip()
-        if tail:
-            out.append(tail)
-    return out
-
-
-def _hard_split(text: str, max_chars: int) -> list[str]:
-    out: list[str] = []
-    while len(text) > max_chars:
-        cut = text.rfind(" ", 0, max_chars + 1)
-        if cut <= max_chars // 2:  # no usable space: cut mid-word rather than emit a sliver
-            cut = max_chars
-        out.append(text[:cut].rstrip())
-        text = text[cut:].lstrip()
-    if text:
-        out.append(text)
-    return out
-
-
-def split_passages(text: str, max_chars: int = PASSAGE_CHARS) -> list[str]:
-    """Cut ``text`` into passages of at most ``max_chars`` characters.
-
-    Paragraphs are kept whole when they fit and consecutive short ones are
-    packed together; a long paragraph is cut at sentence ends, a long sentence
-    at a space.
-    """
-    if max_chars < 20:
-        raise ArgumentError(f"max_chars must be >= 20, got {max_chars}")
-    pieces: list[str] = []
-    for para in _PARAGRAPH.split(text):
-        para = para.strip()
-        if not para:
-            continue
-        if len(para) <= max_chars:
-            pieces.append(para)
-            continue
-        sentences: list[str] = []
-        for s in split_sentences(para):
-            sentences.extend(_hard_split(s, max_chars))
-        buf = ""
-        for s in sentences:
-            if buf and len(buf) + 1 + len(s) <= max_chars:
-                buf += " " + s
-            else:
-                if buf:
-                    pieces.append(buf)
-                buf = s
-        if buf:
-            pieces.append(buf)
-    out: list[str] = []
-    buf = ""
-    for p in pieces:
-        if buf and len(buf) + 2 + len(p) <= max_chars:
-            buf += "\n\n" + p
-        else:
-            if buf:
-                out.append(buf)
-            buf = p
-    if buf:
-        out.append(buf)
-    return out
-
-
-def _content_words(text: str) -> set[str]:
-    return {t for t in tokenize(text) if t not in STOP_WORDS}
-
-
 # --------------------------------------------------------------------------- shipped docs
 
 
 class _Block(msgspec.Struct, frozen=True):
-    """Passages of one document or file with their codes (rows unit-norm or zero)."""
+    """Passages of one document or file: their spans, codes (unit or zero rows) and terms."""
 
     source: Source
     passages: tuple[str, ...]
+    spans: tuple[tuple[int, int], ...]
     codes: np.ndarray
+    terms: TermCounts
     # (dev, inode, mtime_ns, size) of a file, to skip unchanged ones.
     stamp: tuple[int, ...] = ()
 
@@ -207,15 +145,34 @@ def _encode_blocks(
     encoder: TextEncoder, docs: Sequence[tuple[Source, str]], max_chars: int
 ) -> list[_Block]:
     texts: list[str] = []
-    spans: list[tuple[Source, int, int]] = []
+    spans: list[tuple[int, int]] = []
+    ranges: list[tuple[Source, int, int]] = []
     for source, text in docs:
-        ps = split_passages(text, max_chars)
-        spans.append((source, len(texts), len(texts) + len(ps)))
-        texts.extend(ps)
+        cut = passage_spans(text, max_chars)
+        ranges.append((source, len(texts), len(texts) + len(cut)))
+        texts.extend(text[a:b] for a, b in cut)
+        spans.extend(cut)
     codes = (
         encoder.encode_batch(texts) if texts else np.zeros((0, encoder.code_dim), dtype=np.float32)  # type: ignore[attr-defined]
     )
-    return [_Block(source=src, passages=tuple(texts[a:b]), codes=codes[a:b]) for src, a, b in spans]
+    counts = memory_terms.count(texts)
+    return [
+        _Block(
+            source=src,
+            passages=tuple(texts[a:b]),
+            spans=tuple(spans[a:b]),
+            codes=codes[a:b],
+            terms=_slice_terms(counts, a, b),
+        )
+        for src, a, b in ranges
+    ]
+
+
+def _slice_terms(counts: TermCounts, a: int, b: int) -> TermCounts:
+    lo, hi = int(counts.offsets[a]), int(counts.offsets[b])
+    return TermCounts(
+        counts.offsets[a : b + 1] - lo, counts.terms[lo:hi], counts.tfs[lo:hi], counts.lengths[a:b]
+    )
 
 
 @functools.cache
@@ -239,7 +196,11 @@ class _Index(msgspec.Struct, frozen=True):
 
     passages: tuple[str, ...]
     sources: tuple[Source, ...]
+    spans: tuple[tuple[int, int], ...]
     codes: np.ndarray
+    packed: Packed
+    doc_len: np.ndarray
+    avgdl: float
 
 
 def summarize_extractive(
@@ -294,6 +255,11 @@ class CorpusAnswerer:
         Index files that have more than one name (off by default: a hard link
         may name a file outside the folder; wire it to
         ``SafetyPolicy.allow_hardlinks``).
+    rank : {"bm25", "hybrid"}
+        How passages are ranked (see the module docstring). The score of a
+        passage (``OfflineAnswer.scores``, and what ``min_score`` cuts) is
+        its normalised BM25 in [0, 1] (``"bm25"``), or
+        ``(bm25 + α·cosine)/(1 + α)`` (``"hybrid"``, α as the memory's).
     """
 
     def __init__(
@@ -306,7 +272,11 @@ class CorpusAnswerer:
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         max_passages: int = DEFAULT_MAX_PASSAGES,
         allow_hardlinks: bool = False,
+        rank: str = "hybrid",
     ):
+        if rank not in ("bm25", "hybrid"):
+            raise ArgumentError(f"rank must be 'bm25' or 'hybrid', got {rank!r}")
+        self.rank = rank
         if isinstance(dirs, (str, os.PathLike)):
             dirs = [dirs]
         self.dirs = tuple(os.fspath(d) for d in dirs)
@@ -327,7 +297,7 @@ class CorpusAnswerer:
         self._file_blocks: dict[str, _Block] = {}
         self.skipped: list[tuple[str, str]] = []
         self._refresh_s = 0.0
-        self._index = _Index(passages=(), sources=(), codes=np.zeros((0, 1), np.float32))
+        self._index = self._assemble(())
         self.refresh()
 
     @property
@@ -465,19 +435,43 @@ class CorpusAnswerer:
     def _assemble(self, blocks: Sequence[_Block]) -> _Index:
         passages: list[str] = []
         sources: list[Source] = []
+        spans: list[tuple[int, int]] = []
         for b in blocks:
             passages.extend(b.passages)
             sources.extend([b.source] * len(b.passages))
+            spans.extend(b.spans)
         dim = self.code_dim
         codes = (
             np.ascontiguousarray(np.concatenate([b.codes for b in blocks]), dtype=np.float32)
             if blocks
             else np.zeros((0, dim), dtype=np.float32)
         )
-        return _Index(passages=tuple(passages), sources=tuple(sources), codes=codes)
+        counts = store_terms.concat([b.terms for b in blocks]) if blocks else None
+        if counts is None or not passages:
+            packed, doc_len, avgdl = pack([], check=False), np.zeros(0, np.int32), 0.0
+        else:
+            seg = build_segment_unchecked(
+                counts.offsets[:-1],
+                counts.offsets[1:],
+                counts.terms,
+                counts.tfs,
+                np.arange(len(passages), dtype=np.int64),
+            )
+            packed = pack([seg], check=False)
+            doc_len = np.minimum(counts.lengths, 2**31 - 1).astype(np.int32)
+            avgdl = float(doc_len.mean())
+        return _Index(
+            passages=tuple(passages),
+            sources=tuple(sources),
+            spans=tuple(spans),
+            codes=codes,
+            packed=packed,
+            doc_len=doc_len,
+            avgdl=avgdl,
+        )
 
     def answer(self, question: str, k: int = 3, min_score: float = 0.12) -> OfflineAnswer:
-        """Up to ``k`` passages most similar to ``question`` above ``min_score``.
+        """Up to ``k`` passages most relevant to ``question`` scoring at least ``min_score``.
 
         Passages repeated verbatim (the same text in two places) are given once.
         A passage sharing no content word with the question is never returned.
@@ -485,20 +479,35 @@ class CorpusAnswerer:
         if k < 1:
             raise ArgumentError(f"k must be >= 1, got {k}")
         index = self._index
-        q = self._encoder.encode_batch([question])[0]
-        words = _content_words(question)
-        if not index.passages or not q.any() or not words:
+        terms, weights = lexical.query_terms(question)
+        n = len(index.passages)
+        if n == 0 or terms.size == 0:
             return OfflineAnswer(text="")
-        n_cand = min(len(index.passages), k * _CANDIDATE_FACTOR)
-        idx, scores = topk_cosine(index.codes, q, n_cand, normalized=True)
+        code = None
+        if self.rank == "hybrid":
+            code = self._encoder.encode_batch([question])[0]
+        rows, scores, rel, _ = lexical.rank_rows(
+            index.packed,
+            n,
+            None,
+            index.doc_len,
+            float(n),
+            index.avgdl,
+            terms,
+            weights,
+            min(n, k * _CANDIDATE_FACTOR),
+            self.rank,
+            index.codes,
+            code,
+        )
         picked: list[int] = []
         picked_scores: list[float] = []
         seen: set[str] = set()
-        for i, s in zip(idx.tolist(), scores.tolist(), strict=True):
+        for i, s, r in zip(rows.tolist(), scores.tolist(), rel.tolist(), strict=True):
             if s < min_score or len(picked) == k:
                 break  # scores are sorted best first
             text = index.passages[i]
-            if text in seen or not (words & _content_words(text)):
+            if text in seen or r <= 0.0:
                 continue
             seen.add(text)
             picked.append(i)
@@ -508,6 +517,7 @@ class CorpusAnswerer:
             sources=tuple(index.sources[i] for i in picked),
             scores=tuple(picked_scores),
             passages=tuple(index.passages[i] for i in picked),
+            spans=tuple(index.spans[i] for i in picked),
         )
 
     def summarize(self, text: str, max_sentences: int = 3) -> str:

@@ -4,7 +4,8 @@ Modules
 -------
 types        records (NewTrace, Hit, PrunePolicy, MemoryState), constants, errors
 mirror       the RAM mirror (arrays by code row) and the prime index
-recall       exact top-k by code, by SMF orientation, by primes; recent traces
+lexical      the inverted index of the traces' terms: BM25 and the BM25 + cosine hybrid
+recall       exact top-k by relevance (hybrid, BM25, cosine), by SMF, by primes; recent traces
 links        links between traces, spreading activation
 lifecycle    update, retire, prune, decay
 holographic  :class:`HolographicMemory`, the public face of all of the above

@@ -2,9 +2,11 @@
 
 Every trace is a :class:`~sentient_core.store.TraceRecord` plus one float32 code
 row (its hologram, stored L2-normalised) in the store. :class:`HolographicMemory`
-keeps a mirror of what recall needs in RAM (:mod:`~sentient_core.memory.mirror`),
-ranks by exact cosine over it (:mod:`~sentient_core.memory.recall`), then reads
-the winners' records from the store, so returned records are always current.
+keeps a mirror of what recall needs in RAM (:mod:`~sentient_core.memory.mirror`)
+and an inverted index of the traces' terms (:mod:`~sentient_core.memory.lexical`),
+ranks exactly over them (:mod:`~sentient_core.memory.recall`: BM25 plus the code
+cosine by default, BM25 or cosine alone on request), then reads the winners'
+records from the store, so returned records are always current.
 Links live in :mod:`~sentient_core.memory.links`; update, retire, prune and
 decay in :mod:`~sentient_core.memory.lifecycle`.
 
@@ -50,10 +52,12 @@ from typing import TypeVar
 import numpy as np
 
 from sentient_core.encoder import TextEncoder, get_encoder
+from sentient_core.memory import lexical as _lexical
 from sentient_core.memory import lifecycle as _lifecycle
 from sentient_core.memory import links as _links
 from sentient_core.memory import recall as _recall
 from sentient_core.memory import storing as _storing
+from sentient_core.memory import terms as _terms
 from sentient_core.memory.mirror import Mirror
 from sentient_core.memory.mirror import append as _append_rows
 from sentient_core.memory.mirror import load as _load_mirror
@@ -130,8 +134,10 @@ class HolographicMemory:
     # -- the mirror ------------------------------------------------------------------------
 
     def _load(self, txn: Txn) -> None:
-        """(Re)build the whole mirror and the prime index from one snapshot."""
-        self._m, self._prime_index = _load_mirror(txn, self._store.code_dim)
+        """(Re)build the whole mirror, the prime index and the lexical index from one snapshot."""
+        m, prime_index = _load_mirror(txn, self._store.code_dim)
+        lexicon = _lexical.load(txn, m)
+        self._m, self._prime_index, self._lexical = m, prime_index, lexicon
         self._next_id = txn.counters().next_id
         self._state = read_state(txn)
 
@@ -172,6 +178,8 @@ class HolographicMemory:
                 new_codes,
                 counters.row_count,
                 str(self._store.path),
+                self._lexical,
+                _terms.for_records(txn, recs),
             )
             self._next_id = counters.next_id
             return self._m.n - before
@@ -332,19 +340,26 @@ class HolographicMemory:
         *,
         threshold: float = 0.0,
         touch: bool = True,
+        rank: str | None = None,
     ) -> list[Hit]:
-        """The ``k`` active traces most similar to ``query`` (exact cosine), best first.
+        """The ``k`` active traces most relevant to ``query``, best first (exact).
 
         Parameters
         ----------
         query : str or ndarray (code_dim,)
-            A text (encoded with the memory's encoder) or a code.
+            A text (its terms and its code from the memory's encoder) or a code.
         k : int
         threshold : float
             Hits scoring below it are dropped.
         touch : bool
             Bump ``use_count`` and ``last_access`` of the returned traces (one
             write transaction). Needs a writable store.
+        rank : {"hybrid", "bm25", "cosine"}, optional
+            How to rank (see :class:`Hit` for each score's scale). Default:
+            ``"hybrid"`` for a text (BM25 over the traces sharing a query term,
+            plus the code cosine), ``"cosine"`` for a code (the only rank a code
+            query allows). ``"bm25"`` and ``"hybrid"`` return only traces
+            sharing a content word with the query.
 
         Returns
         -------
@@ -352,7 +367,7 @@ class HolographicMemory:
             Ties are broken by the lower row (older trace). A text without
             content words recalls nothing.
         """
-        return _recall.recall(self, query, k, threshold, touch)
+        return _recall.recall(self, query, k, threshold, touch, rank)
 
     def recall_batch(
         self,
@@ -361,13 +376,14 @@ class HolographicMemory:
         *,
         threshold: float = 0.0,
         touch: bool = True,
+        rank: str | None = None,
     ) -> list[list[Hit]]:
-        """:meth:`recall` for several queries in one pass over the codes.
+        """:meth:`recall` for several queries (cosine: one pass over the codes).
 
         Parameters
         ----------
         queries : sequence of str, or ndarray (Q, code_dim)
-        k, threshold, touch
+        k, threshold, touch, rank
             As in :meth:`recall`; ``touch`` bumps once per query a trace is
             returned for, all in one write transaction.
 
@@ -376,7 +392,7 @@ class HolographicMemory:
         list of list of Hit
             One list per query.
         """
-        return _recall.recall_batch(self, queries, k, threshold, touch)
+        return _recall.recall_batch(self, queries, k, threshold, touch, rank)
 
     def recall_by_smf(
         self, s: np.ndarray | Sequence[float], k: int = 10, *, touch: bool = True

@@ -3,7 +3,9 @@
 :class:`Mirror` holds what recall needs, indexed by code row: the code matrix
 (one contiguous float32 array, capacity grows ×1.5), a ``valid`` mask (uint8;
 0 for retired traces and rows without a trace), row → trace id, and per row the
-SMF orientation, ``created``, ``last_access``, ``strength`` and ``importance``.
+SMF orientation, ``created``, ``last_access``, ``strength``, ``importance`` and
+the length in tokens (``doc_len``, for BM25; ``lex_total`` sums it over the
+active rows).
 :class:`PrimeIndex` maps each prime to the ascending rows of the traces whose
 dominant primes include it (retired rows stay; lookups filter with the mask).
 
@@ -20,7 +22,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kernels.lexical import TermCounts
 from kernels.postings import bucket_rows
+from sentient_core.memory import lexical
 from sentient_core.store import codes as store_codes
 from sentient_core.store.columns import TraceColumns, iter_chunks
 from sentient_core.store.errors import CorruptRecordError
@@ -41,8 +45,10 @@ class Mirror:
         "active",
         "codes",
         "created",
+        "doc_len",
         "importance",
         "last_access",
+        "lex_total",
         "n",
         "row_id",
         "smf",
@@ -61,6 +67,8 @@ class Mirror:
         self.last_access = np.zeros(capacity, dtype=np.float64)
         self.strength = np.zeros(capacity, dtype=np.float64)
         self.importance = np.zeros(capacity, dtype=np.float64)
+        self.doc_len = np.zeros(capacity, dtype=np.int32)
+        self.lex_total = 0
 
     @property
     def capacity(self) -> int:
@@ -75,7 +83,8 @@ class Mirror:
         for name in ("codes", "valid", "row_id", "smf", "created", "last_access", "strength"):
             getattr(grown, name)[:n] = getattr(self, name)[:n]
         grown.importance[:n] = self.importance[:n]
-        grown.n, grown.active = n, self.active
+        grown.doc_len[:n] = self.doc_len[:n]
+        grown.n, grown.active, grown.lex_total = n, self.active, self.lex_total
         return grown
 
     @property
@@ -88,6 +97,7 @@ class Mirror:
             if self.valid[row]:
                 self.valid[row] = 0
                 self.active -= 1
+                self.lex_total -= int(self.doc_len[row])
 
     def put(self, f: TraceColumns, n_rows: int, where: str) -> None:
         """Write the fields of traces whose rows are below ``n_rows`` (rows not yet published)."""
@@ -219,12 +229,15 @@ def append(
     new_codes: np.ndarray,
     n_rows: int,
     where: str,
+    lexicon: lexical.LexicalIndex,
+    counts: TermCounts,
 ) -> Mirror:
     """Add rows ``[mirror.n, n_rows)`` and the traces that own them.
 
-    Returns the mirror to publish: ``mirror`` itself with its new ``n`` when
-    the rows fit, else a grown copy (readers holding the old one keep a
-    consistent view). The caller holds the memory's write lock.
+    ``counts`` holds the terms of the traces of ``cols`` (same order), which
+    go into ``lexicon``. Returns the mirror to publish: ``mirror`` itself with
+    its new ``n`` when the rows fit, else a grown copy (readers holding the
+    old one keep a consistent view). The caller holds the memory's write lock.
     """
     start = mirror.n
     grown = mirror.with_room(n_rows)
@@ -232,5 +245,6 @@ def append(
     grown.put(cols, n_rows, where)
     if cols.primes.size:
         index.add(np.repeat(cols.rows, cols.prime_counts), cols.primes)
+    lexical.append(grown, lexicon, counts, cols.rows)
     grown.n = n_rows  # publish: readers see the new rows only from here on
     return grown

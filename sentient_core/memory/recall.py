@@ -1,5 +1,9 @@
 """Recall: exact top-k over the mirror, then the winners' records read from the store.
 
+Text queries rank by relevance (:mod:`sentient_core.memory.lexical`: the
+BM25 + cosine hybrid by default, or BM25 or the cosine alone); code queries
+by cosine.
+
 Functions over a :class:`~sentient_core.memory.holographic.HolographicMemory`
 (whose public methods call them; they use its mirror, store, lock and clock,
 which are private to this package). Reads take no lock: they take one reference
@@ -21,6 +25,7 @@ import numpy as np
 from kernels import holographic
 from kernels import smf as smf_kernels
 from sentient_core.errors import ArgumentError, ArgumentTypeError
+from sentient_core.memory import lexical
 from sentient_core.memory.mirror import Mirror
 from sentient_core.memory.types import (
     Hit,
@@ -59,12 +64,21 @@ def query_code(mem: HolographicMemory, query: str | np.ndarray) -> np.ndarray | 
 
 
 def recall(
-    mem: HolographicMemory, query: str | np.ndarray, k: int, threshold: float, touch: bool
+    mem: HolographicMemory,
+    query: str | np.ndarray,
+    k: int,
+    threshold: float,
+    touch: bool,
+    rank: str | None = None,
 ) -> list[Hit]:
     """See :meth:`HolographicMemory.recall`."""
     k = check_k("k", k)
     threshold = check_threshold(threshold)
     check_touch(mem, touch)
+    rank = lexical.check_rank(rank, isinstance(query, str))
+    if rank != "cosine":
+        hits = _ranked_text(mem, query, k, threshold, rank)  # type: ignore[arg-type]
+        return touch_hits(mem, [hits])[0] if touch and hits else hits
     code = query_code(mem, query)
     if code is None:
         return []
@@ -76,10 +90,29 @@ def recall(
         rows, scores = holographic.topk_cosine(
             m.codes[:n], code, k, normalized=True, valid=m.valid[:n]
         )
-        hits = read_hits(mem, m, rows, scores, threshold)
+        hits = read_hits(mem, m, rows, scores, threshold, cosine=scores)
         if hits is not None:
             break
     return touch_hits(mem, [hits])[0] if touch else hits
+
+
+def _ranked_text(
+    mem: HolographicMemory, text: str, k: int, threshold: float, rank: str
+) -> list[Hit]:
+    """Recall of a text by BM25 or the hybrid (see :mod:`sentient_core.memory.lexical`)."""
+    terms, weights = lexical.query_terms(text)
+    if terms.size == 0:
+        return []
+    code = checked_encoder(mem).encode(text).code if rank == "hybrid" else None
+    while True:
+        m = mem._m
+        n = m.n
+        if n == 0:
+            return []
+        rows, scores, rel, cos = lexical.search(mem._lexical, m, n, terms, weights, k, rank, code)
+        hits = read_hits(mem, m, rows, scores, threshold, lexical=rel, cosine=cos)
+        if hits is not None:
+            return hits
 
 
 def recall_batch(
@@ -88,6 +121,7 @@ def recall_batch(
     k: int,
     threshold: float,
     touch: bool,
+    rank: str | None = None,
 ) -> list[list[Hit]]:
     """See :meth:`HolographicMemory.recall_batch`."""
     k = check_k("k", k)
@@ -95,6 +129,7 @@ def recall_batch(
     check_touch(mem, touch)
     dim = mem._store.code_dim
     if isinstance(queries, np.ndarray):
+        rank = lexical.check_rank(rank, False)
         if queries.ndim != 2 or queries.shape[1] != dim:
             raise ArgumentError(f"queries must have shape (Q, {dim}), got {queries.shape}")
         qcodes = np.ascontiguousarray(queries, dtype=np.float32)
@@ -109,6 +144,10 @@ def recall_batch(
         texts = list(queries)
         if not all(isinstance(t, str) for t in texts):
             raise ArgumentTypeError("queries must be a sequence of str or a 2-d float array")
+        rank = lexical.check_rank(rank, True)
+        if rank != "cosine":
+            out = [_ranked_text(mem, t, k, threshold, rank) for t in texts]
+            return touch_hits(mem, out) if touch else out
         qcodes = (
             checked_encoder(mem).encode_batch(texts) if texts else np.zeros((0, dim), np.float32)
         )
@@ -127,7 +166,10 @@ def recall_batch(
             normalized=True,
             valid=m.valid[:n],
         )
-        results = [read_hits(mem, m, rows[j], scores[j], threshold) for j in range(rows.shape[0])]
+        results = [
+            read_hits(mem, m, rows[j], scores[j], threshold, cosine=scores[j])
+            for j in range(rows.shape[0])
+        ]
         if all(r is not None for r in results):
             for j, q in enumerate(live_idx):
                 out[q] = results[j]
@@ -211,21 +253,35 @@ def recent(mem: HolographicMemory, n: int) -> list[TraceRecord]:
 
 
 def read_hits(
-    mem: HolographicMemory, m: Mirror, rows: np.ndarray, scores: np.ndarray, threshold: float
+    mem: HolographicMemory,
+    m: Mirror,
+    rows: np.ndarray,
+    scores: np.ndarray,
+    threshold: float,
+    *,
+    lexical: np.ndarray | None = None,
+    cosine: np.ndarray | None = None,
 ) -> list[Hit] | None:
-    """Read the records of ranked rows; None if some turned out retired (they get masked)."""
+    """Read the records of ranked rows; None if some turned out retired (they get masked).
+
+    ``lexical`` and ``cosine`` (aligned with ``rows``) fill the hits' score components.
+    """
     keep = scores >= threshold
     rows, scores = rows[keep], scores[keep]
+    lex = [None] * rows.size if lexical is None else lexical[keep].tolist()
+    cos = [None] * rows.size if cosine is None else cosine[keep].tolist()
     ids = m.row_id[rows]
     hits = []
     stale = []
     with mem._store.read() as txn:
-        for row, tid, score in zip(rows.tolist(), ids.tolist(), scores.tolist(), strict=True):
+        for i, (row, tid, score) in enumerate(
+            zip(rows.tolist(), ids.tolist(), scores.tolist(), strict=True)
+        ):
             rec = traces.get(txn, tid)
             if rec is None or rec.retired:
                 stale.append(row)
                 continue
-            hits.append(Hit(record=rec, score=float(score), row=row))
+            hits.append(Hit(record=rec, score=float(score), row=row, lexical=lex[i], cosine=cos[i]))
     if stale:
         # Retired by another process since our mirror was built: mask and search again.
         with mem._lock:

@@ -16,8 +16,10 @@ import msgspec
 import numpy as np
 
 from kernels import holographic
+from kernels.lexical import TermCounts
 from sentient_core.encoder import TextEncoder
 from sentient_core.errors import ArgumentError
+from sentient_core.memory import terms as mem_terms
 from sentient_core.memory.mirror import Mirror
 from sentient_core.memory.mirror import append as append_rows
 from sentient_core.memory.types import (
@@ -44,10 +46,11 @@ __all__ = ["store_batch", "store_unique"]
 
 
 class _Prepared(msgspec.Struct, frozen=True):
-    """Records and unit codes ready to store, and the encoder stamp to write (if any)."""
+    """Records, unit codes and terms ready to store, and the encoder stamp to write (if any)."""
 
     records: list[TraceRecord]
     codes: np.ndarray
+    terms: TermCounts
     stamp: TextEncoder | None
 
 
@@ -103,7 +106,7 @@ def _prepare(mem: HolographicMemory, items: list[NewTrace]) -> _Prepared:
         )
         for i, it in enumerate(items)
     ]
-    return _Prepared(records, codes, stamp)
+    return _Prepared(records, codes, mem_terms.count([it.text for it in items]), stamp)
 
 
 AlsoWrite = Callable[[Txn, list[TraceRecord], list[int]], None]
@@ -129,7 +132,7 @@ def _commit(
     stamp = prepared.stamp
     everything = list(range(len(prepared.records)))
 
-    def write(txn: Txn) -> tuple[list[TraceRecord], list[int], MemoryState | None, Any]:
+    def write(txn: Txn) -> tuple[list[TraceRecord], list[int], MemoryState | None, Any, Any]:
         keep, extra = select(txn) if select is not None else (everything, None)
         records = [prepared.records[i] for i in keep]
         state = None
@@ -141,10 +144,13 @@ def _commit(
         stored = traces.append(txn, records, prepared.codes[keep]) if records else []
         if also is not None:
             also(txn, stored, known(extra))
-        return stored, keep, state, extra
+        # Their terms, in the same transaction (the lexical index is built from them).
+        counts = mem_terms.select(prepared.terms, keep)
+        mem_terms.write(txn, [r.id for r in stored], counts)
+        return stored, keep, state, extra, counts
 
-    def mirror_it(m: Mirror, result: tuple[list[TraceRecord], list[int], Any, Any]) -> None:
-        stored, keep, state, _ = result
+    def mirror_it(m: Mirror, result: tuple[list[TraceRecord], list[int], Any, Any, Any]) -> None:
+        stored, keep, state, _, counts = result
         if state is not None:
             mem._state = state
         if not stored:
@@ -159,10 +165,12 @@ def _commit(
             prepared.codes[keep],
             stored[-1].row + 1,
             str(mem._store.path),
+            mem._lexical,
+            counts,
         )
         mem._next_id = stored[-1].id + 1
 
-    stored, keep, _, extra = mem._commit(write, mirror_it)
+    stored, keep, _, extra, _ = mem._commit(write, mirror_it)
     return stored, keep, extra
 
 

@@ -155,16 +155,37 @@ class Hit(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True)
     record : TraceRecord
         The trace as stored (after the recall's own use-count bump, if any).
     score : float
-        Cosine for :meth:`~HolographicMemory.recall` and
-        :meth:`~HolographicMemory.recall_by_smf`; fraction of the query primes
-        the trace shares for :meth:`~HolographicMemory.recall_by_primes`.
+        What the hits are ranked by. :meth:`~HolographicMemory.recall` and
+        :meth:`~HolographicMemory.recall_batch`, by ``rank``:
+
+        * ``"hybrid"`` (default for a text): ``(lexical + α·cosine) / (1 + α)``,
+          α = :data:`sentient_core.memory.lexical.HYBRID_ALPHA` (0.2); in
+          [−α/(1+α), 1]; a trace sharing no content word with the query
+          scores ``α·cosine/(1+α)`` (at most 1/6);
+        * ``"bm25"``: ``lexical``, in [0, 1];
+        * ``"cosine"`` (the only rank for a code query): ``cosine``, in [−1, 1].
+
+        :meth:`~HolographicMemory.recall_by_smf`: cosine of the SMF
+        orientations; :meth:`~HolographicMemory.recall_by_primes`: fraction of
+        the query primes the trace shares.
     row : int
         The trace's code row.
+    lexical : float or None
+        BM25 divided by the query's ceiling ``Σ_t w_t·idf(t)`` (see
+        :mod:`kernels.bm25`): the idf-weighted share of the query's terms the
+        trace covers, discounted by tf saturation and length, in [0, 1]
+        (about 0.45 for a trace of average length holding every query term
+        once). None when not computed (cosine rank, SMF, primes).
+    cosine : float or None
+        Cosine of the trace's code with the query's; None when not computed
+        (bm25 rank, SMF, primes).
     """
 
     record: TraceRecord
     score: float
     row: int
+    lexical: float | None = None
+    cosine: float | None = None
 
 
 class Stored(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

@@ -10,6 +10,7 @@ codes      float32 code rows in contiguous blocks (append_rows, read_all, read_r
 columns    the trace columns the memory mirror needs, decoded in bulk
 content    content digests → the trace holding that text (the same content is stored once)
 files      ingested files → their size, byte digest and traces (ingest is idempotent)
+terms      each trace's lexical terms (hashed tokens, counts, length), for BM25 recall
 links      directed links between traces (put, get, delete, delete_touching, iter_from)
 log        append-only logs with sequence keys (events, surprise …)
 integrity  :func:`check_integrity`
@@ -26,7 +27,7 @@ Typical use::
             matrix = codes.read_all(txn)
 """
 
-from sentient_core.store import codes, content, files, links, log, traces
+from sentient_core.store import codes, content, files, links, log, terms, traces
 from sentient_core.store.env import DB_NAMES, DEFAULT_MAP_SIZE, Store
 from sentient_core.store.errors import (
     CorruptRecordError,
@@ -81,5 +82,6 @@ __all__ = [
     "files",
     "links",
     "log",
+    "terms",
     "traces",
 ]

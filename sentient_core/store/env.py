@@ -103,10 +103,11 @@ DB_NAMES: tuple[str, ...] = (
     "events",
     "content",
     "files",
+    "terms",
 )
 """Named sub-databases every store has (SPEC §2)."""
 
-ADDED_LATER: frozenset[str] = frozenset({"content", "files"})
+ADDED_LATER: frozenset[str] = frozenset({"content", "files", "terms"})
 """Sub-databases added after schema version 1 was released: a read-only open of
 an older store works without them (readers then see them as absent)."""
 

@@ -10,6 +10,9 @@
 * every link decodes, sits under its own key, and joins existing traces,
 * every content digest names an existing active trace whose text has that digest,
 * every file record decodes, sits under its source's key, and names existing traces.
+* every stored term list decodes and belongs to an existing trace (a trace
+  without terms is allowed: a store from before terms gets them on its first
+  writable open).
 
 It never raises for a problem it finds; it lists them.
 """
@@ -114,6 +117,7 @@ def check_integrity(store: Store) -> IntegrityReport:
         links = _check_links(txn, ids, problems)
         _check_content(txn, problems)
         _check_files(txn, ids, problems)
+        _check_terms(txn, ids, problems)
         if counters is not None:
             if counters.trace_count != len(ids):
                 problems.add(f"counters say {counters.trace_count} traces; {len(ids)} stored")
@@ -245,3 +249,17 @@ def _check_files(txn: Txn, ids: set[int], problems: _Problems) -> None:
         missing = [i for i in rec.trace_ids if i not in ids]
         if missing:
             problems.add(f"file record of {rec.source!r} names missing trace(s) {missing[:5]}")
+
+
+def _check_terms(txn: Txn, ids: set[int], problems: _Problems) -> None:
+    from sentient_core.store import terms  # imports the encoder; only needed here
+
+    if not txn.store.has_db(terms.DB):
+        return  # an older store opened read-only: no terms yet
+    try:
+        for term_ids, _ in terms.iter_chunks(txn):
+            for tid in term_ids.tolist():
+                if tid not in ids:
+                    problems.add(f"terms: the terms of trace {tid} belong to no stored trace")
+    except StoreError as exc:
+        problems.add(str(exc))

@@ -1,0 +1,326 @@
+"""Lexical ranking of the memory: an inverted index over the traces' terms.
+
+:class:`LexicalIndex` holds the posting :class:`~kernels.segments.Segment`\\ s of
+the active traces (terms from :mod:`sentient_core.store.terms`: the token
+encoder's content tokens, hashed). It is exact and incremental: traces
+appended by ``store_batch``/``store_unique``/``refresh`` get a new segment at
+once (segments are merged like a binary counter, so there are O(log n) of
+them and every posting is copied O(log n) times); retired traces are excluded
+by the mirror's ``valid`` mask, in the document frequencies too. The mirror
+keeps each row's length in tokens (``doc_len``) and their sum over the
+active traces (``lex_total``), which give BM25's ``N`` and ``avgdl``.
+Opening (:func:`load`) reads the stored terms in chunks of 65536 traces and
+keeps one segment per chunk (no merging: a few large segments cost a query
+nothing noticeable), inverting each chunk on a worker thread while the next
+is read.
+
+Ranks (:data:`RANKS`)
+---------------------
+``"bm25"``
+    Score = BM25 / ceiling (:mod:`kernels.bm25`, k1 = :data:`K1`, b = :data:`B`):
+    the idf-weighted share of the query's terms a trace covers, discounted by
+    tf saturation and length, in [0, 1]. Only traces sharing a query term.
+``"hybrid"`` (the default for a text query)
+    Score = (BM25 / ceiling + α · cosine) / (1 + α), α = :data:`HYBRID_ALPHA`,
+    in [−α/(1+α), 1], over every active trace (one sharing no query term
+    scores α · cosine / (1 + α), so the best of those still come back when
+    fewer than k traces share a term).
+``"cosine"``
+    Score = cosine of the codes, over every active trace (the only rank for a
+    query given as a code).
+
+Publication: :meth:`LexicalIndex.add` builds and merges segments aside and
+publishes them as one new :class:`~kernels.segments.Packed` tuple; a reader takes
+that tuple once and ignores rows at or above the mirror's published ``n``, so
+a concurrent append never shows it a half-built segment. (Its ``N`` and
+``avgdl`` are the writer's latest, which may already count rows it does not
+see yet.)
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kernels import bm25, unchecked
+from kernels.lexical import TermCounts
+from kernels.segments import Packed, Segment, build_segment_unchecked, merge_unchecked, pack
+from sentient_core.errors import ArgumentError
+from sentient_core.memory import terms as mem_terms
+from sentient_core.store import terms as store_terms
+from sentient_core.store import traces
+from sentient_core.store.errors import CorruptRecordError
+
+if TYPE_CHECKING:
+    from sentient_core.memory.mirror import Mirror
+    from sentient_core.store.txn import Txn
+
+__all__ = ["HYBRID_ALPHA", "K1", "RANKS", "B", "LexicalIndex", "load", "query_terms", "search"]
+
+RANKS = ("hybrid", "bm25", "cosine")
+"""Ways :meth:`HolographicMemory.recall` can rank (see the module docstring)."""
+
+K1 = bm25.K1
+B = bm25.B
+HYBRID_ALPHA = 0.2
+"""Weight of the cosine in the hybrid score (chosen on the pydoc Q/A set; see the README)."""
+
+_INT32_MAX = 2**31 - 1
+
+
+class LexicalIndex:
+    """Posting segments over the memory's rows, published as one packed tuple.
+
+    Attributes
+    ----------
+    packed : kernels.segments.Packed
+        What a reader hands to the kernels (replaced whole on every change).
+    """
+
+    __slots__ = ("_segments", "packed")
+
+    def __init__(self) -> None:
+        self._segments: list[Segment] = []
+        self.packed = pack([], check=False)
+
+    @property
+    def segments(self) -> tuple[Segment, ...]:
+        return tuple(self._segments)
+
+    @property
+    def postings(self) -> int:
+        """Number of (term, row) postings held."""
+        return sum(int(s.rows.size) for s in self._segments)
+
+    def add(
+        self, counts: TermCounts, rows: np.ndarray, keep: np.ndarray, *, merge: bool = True
+    ) -> None:
+        """Index texts ``keep`` of ``counts`` at ``rows`` (ascending, above every row held).
+
+        ``merge=False`` (a bulk load in large chunks) keeps the new segment
+        apart: a few large segments cost a query nothing noticeable, merging
+        them would cost the load a copy of every posting per level. The caller
+        holds the memory's write lock.
+        """
+        docs = np.flatnonzero(keep)
+        if docs.size == 0:
+            return
+        self.add_segment(_build(counts, rows, docs), merge=merge)
+
+    def add_segment(self, seg: Segment, *, merge: bool = True) -> None:
+        """Add a built segment (rows above every row held); see :meth:`add`."""
+        if seg.rows.size == 0:
+            return
+        segments = [*self._segments, seg]
+        # Binary-counter merging: a segment is merged into its older neighbour
+        # once it is at least as large, so sizes halve from oldest to newest.
+        while merge and len(segments) > 1 and segments[-2].rows.size <= segments[-1].rows.size:
+            newer = segments.pop()
+            segments[-1] = merge_unchecked(segments[-1], newer)
+        self._segments = segments
+        self.packed = pack(segments, check=False)  # publish
+
+
+def _build(counts: TermCounts, rows: np.ndarray, docs: np.ndarray) -> Segment:
+    return build_segment_unchecked(
+        counts.offsets[docs], counts.offsets[docs + 1], counts.terms, counts.tfs, rows[docs]
+    )
+
+
+def _add(
+    m: Mirror, index: LexicalIndex, counts: TermCounts, rows: np.ndarray, merge: bool = True
+) -> None:
+    """Record lengths and index the active ones of ``rows`` (their mirror fields are set)."""
+    lengths = np.minimum(counts.lengths, _INT32_MAX)
+    m.doc_len[rows] = lengths
+    keep = m.valid[rows] != 0
+    m.lex_total += int(lengths[keep].sum())
+    index.add(counts, rows, keep, merge=merge)
+
+
+def append(m: Mirror, index: LexicalIndex, counts: TermCounts, rows: np.ndarray) -> None:
+    """Index newly appended rows (before the mirror publishes its new ``n``)."""
+    if rows.size:
+        _add(m, index, counts, rows)
+
+
+def load(txn: Txn, m: Mirror) -> LexicalIndex:
+    """Build the index of every trace of the mirror from one snapshot.
+
+    Reads the stored terms, chunk by chunk in trace-id order; a chunk in which
+    some trace has no terms of this tokenisation (a store from before terms,
+    not yet backfilled, e.g. opened read-only) is tokenised from its texts.
+    """
+    index = LexicalIndex()
+    n = m.n
+    m.lex_total = 0
+    if n == 0:
+        return index
+    row_id = m.row_id[:n]
+    by_id = np.argsort(row_id, kind="stable")  # rows in trace-id order
+    ids_sorted = row_id[by_id]
+    if ids_sorted[0] < 0:
+        raise CorruptRecordError(
+            f"the store at {txn.store.path} has code rows that belong to no trace;"
+            " run check_integrity"
+        )
+    stored = mem_terms.usable(txn)
+    # The inversion (a nogil kernel) of one chunk runs on a worker thread
+    # while this thread reads and decodes the next one from LMDB.
+    with ThreadPoolExecutor(1, thread_name_prefix="lexical-load") as pool:
+        pending = []
+        for a in range(0, n, store_terms.CHUNK):
+            ids = ids_sorted[a : a + store_terms.CHUNK]
+            lo, hi = int(ids[0]), int(ids[-1]) + 1
+            got, counts = store_terms.read_from(txn, lo, hi) if stored else (None, None)
+            if got is None or got.size != ids.size or (got != ids).any():
+                recs = list(traces.iter_range(txn, lo, hi))
+                counts = mem_terms.count([r.text for r in recs])
+            rows = by_id[a : a + store_terms.CHUNK].astype(np.int64)
+            if rows.size > 1 and (rows[1:] <= rows[:-1]).any():
+                order = np.argsort(rows, kind="stable")
+                rows, counts = rows[order], mem_terms.select(counts, order)
+            lengths = np.minimum(counts.lengths, _INT32_MAX)
+            m.doc_len[rows] = lengths
+            keep = m.valid[rows] != 0
+            m.lex_total += int(lengths[keep].sum())
+            pending.append(pool.submit(_build, counts, rows, np.flatnonzero(keep)))
+        for job in pending:
+            index.add_segment(job.result(), merge=False)
+    return index
+
+
+def query_terms(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct term hashes of a query (ascending) and their counts as weights."""
+    counts = mem_terms.count([text])
+    return counts.terms, counts.tfs.astype(np.float64)
+
+
+class _Scratch(threading.local):
+    """Per-thread query buffers; ``acc`` and ``seen`` are all zero between queries."""
+
+    def __init__(self) -> None:
+        self.acc = np.zeros(0)
+        self.touched = np.zeros(0, dtype=np.int64)
+        self.seen = np.zeros(0, dtype=np.uint8)
+
+    def get(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self.acc.shape[0] < n:
+            size = max(n, 2 * self.acc.shape[0], 1024)
+            self.acc = np.zeros(size)
+            self.touched = np.empty(size, dtype=np.int64)
+            self.seen = np.zeros(size, dtype=np.uint8)
+        return self.acc, self.touched, self.seen
+
+
+_SCRATCH = _Scratch()
+
+
+def check_rank(rank: object, text_query: bool) -> str:
+    """The rank to use: ``None`` means hybrid for a text and cosine for a code."""
+    if rank is None:
+        return "hybrid" if text_query else "cosine"
+    if rank not in RANKS:
+        raise ArgumentError(f"rank must be one of {', '.join(map(repr, RANKS))}, got {rank!r}")
+    if not text_query and rank != "cosine":
+        raise ArgumentError(f"a query given as a code can only rank by cosine, not {rank!r}")
+    return str(rank)
+
+
+def search(
+    index: LexicalIndex,
+    m: Mirror,
+    n: int,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    k: int,
+    rank: str,
+    code: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Top-k active rows below ``n`` of the mirror by ``rank`` ("bm25" or "hybrid")."""
+    active = m.active
+    return rank_rows(
+        index.packed,
+        n,
+        m.valid,
+        m.doc_len,
+        float(active),
+        m.lex_total / active if active > 0 else 0.0,
+        terms,
+        weights,
+        k,
+        rank,
+        m.codes,
+        code,
+    )
+
+
+def rank_rows(
+    packed: Packed,
+    n: int,
+    valid: np.ndarray | None,
+    doc_len: np.ndarray,
+    n_docs: float,
+    avgdl: float,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    k: int,
+    rank: str,
+    codes: np.ndarray | None,
+    code: np.ndarray | None,
+    alpha: float = HYBRID_ALPHA,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Top-k rows below ``n`` by "bm25" or "hybrid" (unchecked: inputs valid by construction).
+
+    ``valid`` (uint8, None for all rows), ``doc_len`` (int32) and ``codes``
+    (float32 unit rows) are indexed by row; ``code`` is the query's code
+    (hybrid only). Returns rows, scores, the normalised BM25 of each row and
+    (hybrid) its cosine.
+    """
+    acc, touched, seen = _SCRATCH.get(n)
+    idf = np.empty(terms.shape[0])
+    has_mask = valid is not None
+    nt = unchecked.bm25_accumulate(
+        packed.terms,
+        packed.starts,
+        packed.rows,
+        packed.tfs,
+        terms,
+        weights,
+        n,
+        has_mask,
+        valid if has_mask else _ALL,
+        doc_len,
+        n_docs,
+        avgdl,
+        K1,
+        B,
+        acc,
+        touched,
+        idf,
+    )
+    ceil = bm25.ceiling(idf, weights)
+    if rank == "bm25" or code is None or codes is None:
+        rows = np.empty(min(k, nt), dtype=np.int64)
+        raw = np.empty(rows.shape[0])
+        unchecked.bm25_select(acc, touched, nt, k, rows, raw)
+        rel = raw / ceil if ceil > 0 else raw
+        return rows, rel, rel, None
+    return bm25.finish_hybrid(
+        acc,
+        touched,
+        nt,
+        ceil,
+        codes[:n],
+        code,
+        alpha,
+        k,
+        valid[:n] if has_mask else None,
+        seen,
+    )
+
+
+_ALL = np.ones(1, dtype=np.uint8)
