@@ -176,6 +176,27 @@ def test_every_gap_type_fires(tmp_path, corpus_dir):
         )
 
 
+def test_a_request_for_a_named_source_is_never_answered_from_other_memory(tmp_path):
+    # CI once saw "Please learn https://…/notes.md" answered by a trace from
+    # another page that shared its words, so notes.md was never fetched.
+    with Core(tmp_path / "data") as core:
+        cur = Curiosity(core.observer, core.memory)
+        core.memory.store_batch(
+            [
+                NewTrace(
+                    text="Please learn the notes: localhost notes md learn please", kind="learned"
+                )
+            ]
+        )
+        named = ("Please learn https://localhost:8443/notes.md", "Please read notes.md")
+        control = "please learn localhost notes md"
+        for q in (*named, control):
+            cur.ask(q)
+        signal = cur.detect()
+        assert {a.question for a in signal.answered} == {control}
+        assert set(named) <= {g.question for g in signal.gaps}
+
+
 def test_all_four_request_types_are_produced():
     q = QueryFormulator(session="s")
     assert (

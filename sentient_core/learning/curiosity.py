@@ -41,6 +41,7 @@ import numpy as np
 
 from kernels.smf import AXES
 from sentient_core.keyphrases import key_phrases, question_about
+from sentient_core.learning.query import extract_paths, extract_urls
 from sentient_core.learning.questions import QuestionBook, QuestionRecord
 from sentient_core.relevance import relevance
 from sentient_core.vocab import GAP_PRIORITY, Gap, gap_rank
@@ -227,7 +228,11 @@ class Curiosity:
             return [], []
         # "How does X fit with what I know?" is about the latest trace itself:
         # recalling that trace does not answer it.
-        probed = [r for r in queued if r.gap_type != "coherence_drop"]
+        # "Please learn URL" / "read notes.md" asks for that source itself: text
+        # recalled from elsewhere does not answer it (the fetch is idempotent).
+        probed = [
+            r for r in queued if r.gap_type != "coherence_drop" and not _names_a_source(r.question)
+        ]
         found = dict(
             zip((r.key for r in probed), self._probe([r.question for r in probed]), strict=True)
         )
@@ -264,6 +269,9 @@ class Curiosity:
         if not waiting:
             return []
         out = []
+        for rec in [r for r in waiting if _names_a_source(r.question)]:
+            self.book.update(rec.question, memory_mark=memory_mark)
+        waiting = [r for r in waiting if not _names_a_source(r.question)]
         best = self._probe([r.question for r in waiting])
         for rec, (trace_id, score) in zip(waiting, best, strict=True):
             if trace_id >= 0 and score >= self.config.answer_threshold:
@@ -352,6 +360,11 @@ class Curiosity:
             (h[0].record.id, self.answers(q, h[0])) if h else (-1, 0.0)
             for q, h in zip(questions, hits, strict=True)
         ]
+
+
+def _names_a_source(question: str) -> bool:
+    """Whether a question asks for a named URL or local file (a fetch, not a recall)."""
+    return bool(extract_urls(question) or extract_paths(question))
 
 
 def _topic_of(question: str, words: int = 6) -> str:
