@@ -31,6 +31,7 @@ import numpy as np
 from sentient_core.evaluation.qa import load_qa, normalize
 from sentient_core.learning.chaperone import Chaperone
 from sentient_core.learning.offline import CorpusAnswerer
+from sentient_core.learning.splitting import with_heading
 from sentient_core.relevance import RELEVANT, TermStats, relevance
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -50,12 +51,11 @@ def questions_of(name: str, k: int) -> list[list[tuple[float, bool]]]:
     out = []
     for item in items:
         answers = [normalize(a) for a in item.answers]
-        passages = answerer.answer(item.q, k=k, min_score=ANSWER_MIN_SCORE).passages
+        answer = answerer.answer(item.q, k=k, min_score=ANSWER_MIN_SCORE)
+        # Each passage as the learner stores and judges it: under its section heading.
+        shown = [with_heading(h, p) for h, p in zip(answer.headings, answer.passages, strict=True)]
         out.append(
-            [
-                (relevance(item.q, p, stats), any(a in normalize(p) for a in answers))
-                for p in passages
-            ]
+            [(relevance(item.q, p, stats), any(a in normalize(p) for a in answers)) for p in shown]
         )
     return out
 

@@ -181,6 +181,9 @@ class Passage(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=T
         (-1 when the source has no document text to point into, e.g. an LLM).
     score : float
         The retrieval score that ranked it (0 when not ranked).
+    heading : str
+        The heading of the section it lies in, from the same source ("" when
+        none, or when the passage holds it): context, not part of the slice.
     """
 
     text: str
@@ -188,6 +191,12 @@ class Passage(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=T
     start: int = -1
     end: int = -1
     score: float = 0.0
+    heading: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The text as stored and judged: under its heading when it has one."""
+        return f"{self.heading}\n{self.text}" if self.heading else self.text
 
 
 class ChaperoneResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

@@ -8,13 +8,14 @@ garbage JSON, slow drip, oversize — the learner records each failure and goes 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from sentient_core.autonomy.budget import BudgetCaps
 from sentient_core.core import Core
-from sentient_core.events import ChaperoneResponseEvent, read_events
+from sentient_core.events import ChaperoneResponseEvent, QueryEvent, read_events
 from sentient_core.learning.learner import LearnerConfig
 from sentient_core.learning.llm import LLMConfig
 from sentient_core.learning.safety import DEFAULT_ALLOWED_DOMAINS, SafetyPolicy
@@ -50,7 +51,9 @@ def _close_learners():
         _OPEN.pop().close()
 
 
-def _learner(core, *, llm_url=None, content=None, caps=None, iterations=20, timeout_s=None):
+def _learner(
+    core, *, llm_url=None, content=None, caps=None, iterations=20, timeout_s=None, llm_opts=None
+):
     policy = SafetyPolicy(
         incoming_dir=str(incoming_dir(core.data_dir)),
         allowed_domains=(*DEFAULT_ALLOWED_DOMAINS, "localhost"),
@@ -68,7 +71,10 @@ def _learner(core, *, llm_url=None, content=None, caps=None, iterations=20, time
     )
     # Fast LLM failures: one retry, short backoff and timeout.
     llm = (
-        LLMConfig(base_url=llm_url, max_retries=1, backoff_s=0.01, timeout_s=1.0)
+        LLMConfig(
+            base_url=llm_url,
+            **{"max_retries": 1, "backoff_s": 0.01, "timeout_s": 1.0, **(llm_opts or {})},
+        )
         if llm_url
         else None
     )
@@ -192,6 +198,31 @@ def test_llm_faults_fall_back_and_the_loop_goes_on(tmp_path, fault):
         responses = [e for _, e in read_events(core.store) if isinstance(e, ChaperoneResponseEvent)]
         recorded = [e for e in responses if e.fallback or "LLM failed" in e.error]
         assert len(recorded) == len(responses) >= 2, "every LLM failure must be recorded"
+
+
+def test_a_slow_model_is_cut_at_the_question_deadline_not_the_call_timeout(tmp_path):
+    # Every answer would come after 0.5 s; a call may take 2 s, a question 0.25 s.
+    with OpenAIServer(ANSWERS) as llm_server, Core(tmp_path / "d") as core:
+        llm_server.fault("timeout", times=50, hang_s=0.5)
+        learner = _learner(
+            core,
+            llm_url=llm_server.base_url,
+            llm_opts={
+                "timeout_s": 2.0,
+                "question_deadline_s": 0.25,
+                "max_retries": 0,
+                "breaker_failures": 1000,
+            },
+        )
+        for q in ("What causes ocean tides?", "How do coupled oscillators behave?"):
+            learner.ask(q)
+        learner.run(2)
+        events = [e for _, e in read_events(core.store)]
+    errors = [e.error for e in events if isinstance(e, ChaperoneResponseEvent)]
+    asked = sum(isinstance(e, QueryEvent) for e in events)
+    assert asked >= 2 and len(errors) == asked
+    limits = [float(re.search(r"no response within ([0-9.e-]+) s", m).group(1)) for m in errors]
+    assert all(0.0 < x <= 0.25 for x in limits), errors
 
 
 def test_budget_stops_at_the_daily_token_cap_exactly(tmp_path):

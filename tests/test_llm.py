@@ -10,6 +10,7 @@ import httpx
 import msgspec
 import pytest
 
+from sentient_core.errors import ArgumentError
 from sentient_core.learning.llm import (
     SYSTEM_ANSWER,
     LLMBadResponse,
@@ -341,3 +342,35 @@ def test_wrong_types_in_the_body_are_a_bad_response(sleeps):
         pytest.raises(LLMBadResponse),
     ):
         llm.ask("q")
+
+
+def test_calls_for_one_question_share_one_deadline(server, sleeps):
+    # Each call alone may take timeout_s = 0.6 s; the question allows 1.0 s in all.
+    server.fault("timeout", hang_s=5.0, times=2)
+    with client_for(server.base_url, sleeps, timeout_s=0.6, max_retries=0) as llm:
+        clock = llm._monotonic
+        with llm.question(1.0) as end:
+            t0 = clock()
+            with pytest.raises(LLMUnavailable):
+                llm.ask("first")  # cut by its own timeout (0.6 s)
+            with pytest.raises(LLMUnavailable):
+                llm.summarize("second")  # only the question's 0.4 s remain
+            spent = clock() - t0
+            assert clock() >= end
+            with pytest.raises(LLMUnavailable, match="question's deadline"):
+                llm.ask("third")  # not even sent
+        usage = llm.total_usage
+    assert 1.0 <= spent < 1.5
+    assert usage.requests == 2 and usage.skipped_past_deadline == 1
+    assert len(server.requests) == 2
+    # Outside a question each call has its own deadline again.
+    with client_for(server.base_url, sleeps, timeout_s=0.6, max_retries=0) as llm:
+        assert llm.ask("with statement").text == CANNED["with statement"]
+
+
+def test_a_nested_question_keeps_the_outer_earlier_end(server, sleeps):
+    with client_for(server.base_url, sleeps) as llm:
+        with llm.question(5.0) as outer, llm.question(60.0) as inner:
+            assert inner == outer
+        with pytest.raises(ArgumentError), llm.question(0.0):
+            pass

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -41,7 +42,9 @@ def test_answers_a_python_question_from_the_shipped_docs(docs_answerer):
     ans = docs_answerer.answer("How does the with statement use a context manager?")
     assert ans.text
     assert len(ans.sources) == len(ans.scores) == len(ans.passages) <= 3
-    assert ans.text == "\n\n".join(ans.passages)
+    assert ans.text == "\n\n".join(
+        f"{h}\n{p}" if h else p for h, p in zip(ans.headings, ans.passages, strict=True)
+    )
     assert all(s.kind == "corpus" and s.ref.startswith("pydoc:") for s in ans.sources)
     assert "context manager" in ans.passages[0]
     assert "__enter__" in ans.text or "__exit__" in ans.text
@@ -305,3 +308,77 @@ def test_both_ranks_answer_and_a_bad_rank_is_refused(tmp_path):
         assert all(0.0 < s <= 1.0 for s in got.scores)
     with pytest.raises(ValueError, match="rank"):
         CorpusAnswerer([tmp_path], include_python_docs=False, rank="cosine")
+
+
+# --------------------------------------------------------------------------- section context
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "bench", "data")
+
+
+def _naive_headings(text: str, spans) -> list[str]:
+    """Line by line: the last heading line / term line seen before each passage."""
+    from sentient_core.learning.splitting import heading_spans, term_blocks
+
+    heads = heading_spans(text)
+    terms = term_blocks(text)
+    out = []
+    for start, _ in spans:
+        before = [h for h in heads if h[0] <= start]
+        lines, section = [], -1
+        if before:
+            a, b = before[-1]
+            section = a
+            if b <= start and a != start:
+                lines.append(text[a:b].strip())
+        inside = [t for t in terms if t[0] < start and t[1] <= start < t[2] and t[0] > section]
+        if inside:
+            lines.append(text[inside[-1][0] : inside[-1][1]])
+        out.append("\n".join(lines))
+    return out
+
+
+def test_changelog_passages_carry_their_entrys_version_line():
+    from sentient_core.learning.splitting import passage_headings, passage_spans
+
+    text = Path(DATA, "debian", "corpus", "curl.changelog.txt").read_text()
+    spans = passage_spans(text)
+    heads = passage_headings(text, spans)
+    assert heads == _naive_headings(text, spans)
+    for (start, end), head in zip(spans, heads, strict=True):
+        entry = text.rfind("\ncurl (", 0, start + 1)
+        owner = text[entry + 1 : text.index("\n", entry + 1)] if entry >= 0 else ""
+        if text[start:end].startswith(("curl (", "# ")):
+            assert head == ""  # the passage holds its own heading
+        else:
+            assert head == owner
+    # The passage about CVE-2024-11053 is shown under the version that fixed it.
+    ans = CorpusAnswerer(
+        [os.path.join(DATA, "debian", "corpus")], include_python_docs=False
+    ).answer("Which version of the Debian curl package fixed CVE-2024-11053?", k=1)
+    assert "CVE-2024-11053" in ans.passages[0]
+    assert ans.headings[0] == "curl (7.88.1-10+deb12u10) bookworm; urgency=medium"
+    assert ans.text.startswith(ans.headings[0] + "\n" + ans.passages[0])
+
+
+def test_reference_passages_carry_their_title_and_term():
+    from sentient_core.learning.splitting import passage_headings, passage_spans, term_blocks
+
+    text = Path(DATA, "pydoc", "corpus", "debugger.txt").read_text()
+    terms = [text[a:b] for a, b, _ in term_blocks(text)]
+    assert {"w(here)", "r(eturn)", "pdb.pm()"} <= set(terms)
+    # Sentences before a code block are not terms.
+    assert not term_blocks("The simple form is equivalent to\n\n   if x:\n      y\n")
+    assert not term_blocks("Examples:\n\n   x = 1\n")
+    spans = passage_spans(text, 200)
+    heads = passage_headings(text, spans)
+    assert heads == _naive_headings(text, spans)
+    where = text.index("Print a stack trace, with the most recent frame")
+    (i,) = [i for i, (a, b) in enumerate(spans) if a <= where < b]
+    # Either the passage holds its term line, or it is shown under it.
+    assert "w(here)" in text[spans[i][0] : spans[i][1]] or heads[i].splitlines()[-1] == "w(here)"
+    assert sum(h.splitlines()[-1] in terms for h in heads if h) >= 10
+    # Markdown and underlined titles.
+    md = "# Tides\n\nThe moon pulls the sea.\n\n## Springs\n\nSpring tides are high.\n"
+    assert passage_headings(md, passage_spans(md, 30)) == ["", "# Tides", "", "## Springs"]
+    rst = "Tides\n=====\n\nThe moon pulls.\n"
+    assert passage_headings(rst, [(14, 29)]) == ["Tides"]

@@ -118,6 +118,7 @@ class Effective(msgspec.Struct, frozen=True, kw_only=True):
                 model=ch.model,
                 timeout_s=ch.timeout_s,
                 deadline_s=ch.deadline_s,
+                question_deadline_s=ch.question_deadline_s,
             )
         return LearnerSettings(
             learner=LearnerConfig(

@@ -77,8 +77,9 @@ class ChaperoneSection(_Section):
     llm_url : str
         OpenAI-compatible base URL (``http(s)://…/v1``); "" answers offline.
     model : str
-    timeout_s, deadline_s : float
-        One HTTP request; one whole call with its retries.
+    timeout_s, deadline_s, question_deadline_s : float
+        One HTTP request; one whole call with its retries; every model call
+        made for one question (answer, summary, judge).
     corpus_dirs : tuple of str
         Extra folders the offline answerer reads (local reads may come from them).
     include_python_docs : bool
@@ -88,6 +89,7 @@ class ChaperoneSection(_Section):
     model: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] = "local-model"
     timeout_s: Seconds = 30.0
     deadline_s: Seconds = 45.0
+    question_deadline_s: Seconds = 75.0
     corpus_dirs: tuple[Text, ...] = ()
     include_python_docs: bool = True
 

@@ -26,6 +26,7 @@ from sentient_core.confine.walk import (
     CLOEXEC,
     LIST_FLAGS,
     Walker,
+    dir_barrier,
     file_kind,
     open_root,
     recheck,
@@ -200,6 +201,8 @@ class ConfinedDir:
                     )
                 if st.st_nlink > 1 and not self.allow_hardlinks:
                     raise hardlink_refused(where, st.st_nlink)
+                if not self.allow_hardlinks:
+                    dir_barrier(res.fds[-1] if res.fds else root)
                 self._walker.verify(root, res)
                 recheck(res.fd, st, where, self.allow_hardlinks)
                 rel_parts = (*res.names, res.name)

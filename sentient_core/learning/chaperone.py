@@ -509,10 +509,13 @@ class Chaperone:
             note = f"; the LLM failed too ({llm_error})" if llm_error else ""
             raise _Failed(f"no passage of the local corpus scored above {self.min_score:g}{note}")
         spans = getattr(answer, "spans", ()) or ((-1, -1),) * len(answer.passages)
+        headings = getattr(answer, "headings", ()) or ("",) * len(answer.passages)
         passages = tuple(
-            Passage(text=text, source=source, start=start, end=end, score=float(score))
-            for text, source, score, (start, end) in zip(
-                answer.passages, answer.sources, answer.scores, spans, strict=True
+            Passage(
+                text=text, source=source, start=start, end=end, score=float(score), heading=head
+            )
+            for text, source, score, (start, end), head in zip(
+                answer.passages, answer.sources, answer.scores, spans, headings, strict=True
             )
         )
         return {

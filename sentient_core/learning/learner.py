@@ -19,6 +19,7 @@ a session is deterministic.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -461,30 +462,33 @@ class Learner:
             path=req.path,
         )
         usage_before = self._model_usage()
-        t = time.perf_counter()
-        response: ChaperoneResponse = self.chaperone.handle(req, emit)
-        waited = time.perf_counter() - t
-        done = _Integrated()
-        if response.refused:
-            self.stats.refused += 1
-        elif not response.ok:
-            self.stats.failed += 1
-        elif response.content.strip():
-            done = self._integrate(req, response, emit)
-        report.ingested += done.new
-        self.stats.ingested += done.new
-        verdict = self.judge.judge(
-            IterationOutcome.from_response(
-                response,
-                integrated_chunks=done.new,
-                known_chunks=done.known,
-                known_trace=done.known_trace,
-                relevance=done.relevance,
-                question=req.question,
-                answer=done.text if done.text else None,
-            ),
-            emit,
-        )
+        llm = self.chaperone.llm
+        # One model deadline for the whole question: answer, summary and judge.
+        with llm.question() if llm is not None else contextlib.nullcontext():
+            t = time.perf_counter()
+            response: ChaperoneResponse = self.chaperone.handle(req, emit)
+            waited = time.perf_counter() - t
+            done = _Integrated()
+            if response.refused:
+                self.stats.refused += 1
+            elif not response.ok:
+                self.stats.failed += 1
+            elif response.content.strip():
+                done = self._integrate(req, response, emit)
+            report.ingested += done.new
+            self.stats.ingested += done.new
+            verdict = self.judge.judge(
+                IterationOutcome.from_response(
+                    response,
+                    integrated_chunks=done.new,
+                    known_chunks=done.known,
+                    known_trace=done.known_trace,
+                    relevance=done.relevance,
+                    question=req.question,
+                    answer=done.text if done.text else None,
+                ),
+                emit,
+            )
         report.outcomes.append(verdict.outcome)
         self.stats.outcomes[verdict.outcome] = self.stats.outcomes.get(verdict.outcome, 0) + 1
         emit.emit(
@@ -567,7 +571,7 @@ class Learner:
                 written[:] = [self.events.write_in(txn, [event]), (event,)]
 
             summary = self.integrator.ingest_texts(
-                [passage.text],
+                [passage.shown],
                 source=source,
                 tags=(req.type, req.gap_type or "gap", passage.source.kind),
                 also=also,
@@ -577,7 +581,7 @@ class Learner:
             done.known += summary.duplicates
             if summary.ids and done.first_new < 0:
                 done.first_new = summary.ids[0]
-                done.text = passage.text
+                done.text = passage.shown
             if summary.known and done.known_trace < 0:
                 done.known_trace = summary.known[0]
         return done

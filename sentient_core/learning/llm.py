@@ -53,13 +53,14 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Annotated, Any, Literal
 
 import httpx
 import msgspec
 
-from sentient_core.errors import SentientError
+from sentient_core.errors import ArgumentError, SentientError
 
 __all__ = [
     "FORMAT_MODES",
@@ -111,8 +112,12 @@ class LLMConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     timeout_s : float
         Connect/read/write timeout and the deadline for a whole response.
     deadline_s : float
-        One deadline for a whole call, across every attempt and back-off: a
-        hung or overloaded model costs a question at most this long.
+        One deadline for a whole call, across every attempt and back-off.
+    question_deadline_s : float
+        One deadline for every call made for one question (the answer, its
+        summary and the judge's check; see :meth:`LLMClient.question`): a
+        hung or overloaded model costs a question at most this long, however
+        many calls it takes. A call that would start after it is not made.
     breaker_failures, breaker_cool_down_s : int, float
         After this many failed calls in a row the chaperone stops calling the
         model for the cool-down and answers from the offline corpus at once
@@ -144,6 +149,7 @@ class LLMConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     api_key_env: str = "SENTIENT_LLM_API_KEY"
     timeout_s: Annotated[float, msgspec.Meta(gt=0.0, le=3600.0)] = 30.0
     deadline_s: Annotated[float, msgspec.Meta(gt=0.0, le=7200.0)] = 45.0
+    question_deadline_s: Annotated[float, msgspec.Meta(gt=0.0, le=7200.0)] = 75.0
     breaker_failures: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 3
     breaker_cool_down_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 60.0
     max_retries: Annotated[int, msgspec.Meta(ge=0, le=20)] = 3
@@ -198,6 +204,7 @@ class LLMUsage(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     estimated_replies: NonNeg = 0
     estimated_tokens: NonNeg = 0
     format_refusals: NonNeg = 0
+    skipped_past_deadline: NonNeg = 0
 
 
 class LLMError(SentientError):
@@ -338,8 +345,29 @@ class LLMClient:
         self._usage: dict[str, int] = dict.fromkeys(LLMUsage.__struct_fields__, 0)
         self._format: FormatMode | None = None
         self._latencies: deque[float] = deque(maxlen=LATENCY_WINDOW)
+        # Per thread: the monotonic end of the question being worked on (None: no question).
+        self._question = threading.local()
 
     # ------------------------------------------------------------------ lifecycle
+
+    @contextmanager
+    def question(self, deadline_s: float | None = None) -> Iterator[float]:
+        """Every call inside shares one deadline (``config.question_deadline_s`` by default).
+
+        Yields the monotonic end. Nested uses keep the outer, earlier end.
+        """
+        limit = self.config.question_deadline_s if deadline_s is None else float(deadline_s)
+        if not limit > 0.0:
+            raise ArgumentError(f"deadline_s must be > 0, got {deadline_s!r}")
+        outer: float | None = getattr(self._question, "end", None)
+        end = self._monotonic() + limit
+        if outer is not None:
+            end = min(end, outer)
+        self._question.end = end
+        try:
+            yield end
+        finally:
+            self._question.end = outer
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -507,9 +535,18 @@ class LLMClient:
             body["response_format"] = dict(response_format)
         payload = _ENCODE.encode(body)
         prompt_chars = sum(len(m.get("content", "")) for m in messages)
-        self._count(requests=1)
         start = self._monotonic()
         end = start + self.config.deadline_s
+        question_end: float | None = getattr(self._question, "end", None)
+        if question_end is not None and question_end < end:
+            end = question_end
+            if end - start <= 0.0:
+                self._count(skipped_past_deadline=1)
+                raise LLMUnavailable(
+                    f"{self._url}: not called: the question's deadline of"
+                    f" {self.config.question_deadline_s:g} s has passed"
+                )
+        self._count(requests=1)
         attempt = 0
         while True:
             attempt += 1

@@ -66,9 +66,11 @@ from sentient_core.errors import ArgumentError
 from sentient_core.ingest import IngestError, extract_bytes, iter_files
 from sentient_core.learning.splitting import (
     PASSAGE_CHARS,
+    passage_headings,
     passage_spans,
     split_passages,
     split_sentences,
+    with_heading,
 )
 from sentient_core.memory import lexical
 from sentient_core.memory import terms as memory_terms
@@ -103,7 +105,9 @@ class OfflineAnswer(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     ``passages[i]`` came from ``sources[i]``, where it is the slice
     ``spans[i] = (start, end)`` of the document text (see the module
     docstring), ranked with score ``scores[i]`` (see :class:`CorpusAnswerer`),
-    best first; ``text`` is the passages joined by blank lines. Empty when
+    best first; ``headings[i]`` is the heading of its section ("" when none,
+    or when the passage holds it), which is not part of the slice; ``text`` is
+    the passages, each under its heading, joined by blank lines. Empty when
     nothing scored above the threshold.
     """
 
@@ -112,6 +116,7 @@ class OfflineAnswer(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     scores: tuple[float, ...] = ()
     passages: tuple[str, ...] = ()
     spans: tuple[tuple[int, int], ...] = ()
+    headings: tuple[str, ...] = ()
 
 
 class CorpusStats(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -137,6 +142,8 @@ class _Block(msgspec.Struct, frozen=True):
     spans: tuple[tuple[int, int], ...]
     codes: np.ndarray
     terms: TermCounts
+    # The heading of each passage's section ("" for none), indexed with it.
+    headings: tuple[str, ...] = ()
     # (dev, inode, mtime_ns, size) of a file, to skip unchanged ones.
     stamp: tuple[int, ...] = ()
 
@@ -145,17 +152,24 @@ def _encode_blocks(
     encoder: TextEncoder, docs: Sequence[tuple[Source, str]], max_chars: int
 ) -> list[_Block]:
     texts: list[str] = []
+    headings: list[str] = []
     spans: list[tuple[int, int]] = []
     ranges: list[tuple[Source, int, int]] = []
     for source, text in docs:
         cut = passage_spans(text, max_chars)
         ranges.append((source, len(texts), len(texts) + len(cut)))
         texts.extend(text[a:b] for a, b in cut)
+        headings.extend(passage_headings(text, cut))
         spans.extend(cut)
+    # A passage is ranked with its section's heading (a changelog entry's version
+    # line, a page title): the words that say what the passage is about.
+    indexed = [with_heading(h, t) for h, t in zip(headings, texts, strict=True)]
     codes = (
-        encoder.encode_batch(texts) if texts else np.zeros((0, encoder.code_dim), dtype=np.float32)  # type: ignore[attr-defined]
+        encoder.encode_batch(indexed)
+        if indexed
+        else np.zeros((0, encoder.code_dim), dtype=np.float32)  # type: ignore[attr-defined]
     )
-    counts = memory_terms.count(texts)
+    counts = memory_terms.count(indexed)
     return [
         _Block(
             source=src,
@@ -163,6 +177,7 @@ def _encode_blocks(
             spans=tuple(spans[a:b]),
             codes=codes[a:b],
             terms=_slice_terms(counts, a, b),
+            headings=tuple(headings[a:b]),
         )
         for src, a, b in ranges
     ]
@@ -197,6 +212,7 @@ class _Index(msgspec.Struct, frozen=True):
     passages: tuple[str, ...]
     sources: tuple[Source, ...]
     spans: tuple[tuple[int, int], ...]
+    headings: tuple[str, ...]
     codes: np.ndarray
     packed: Packed
     doc_len: np.ndarray
@@ -436,10 +452,12 @@ class CorpusAnswerer:
         passages: list[str] = []
         sources: list[Source] = []
         spans: list[tuple[int, int]] = []
+        headings: list[str] = []
         for b in blocks:
             passages.extend(b.passages)
             sources.extend([b.source] * len(b.passages))
             spans.extend(b.spans)
+            headings.extend(b.headings or ("",) * len(b.passages))
         dim = self.code_dim
         codes = (
             np.ascontiguousarray(np.concatenate([b.codes for b in blocks]), dtype=np.float32)
@@ -464,6 +482,7 @@ class CorpusAnswerer:
             passages=tuple(passages),
             sources=tuple(sources),
             spans=tuple(spans),
+            headings=tuple(headings),
             codes=codes,
             packed=packed,
             doc_len=doc_len,
@@ -513,11 +532,12 @@ class CorpusAnswerer:
             picked.append(i)
             picked_scores.append(float(s))
         return OfflineAnswer(
-            text="\n\n".join(index.passages[i] for i in picked),
+            text="\n\n".join(with_heading(index.headings[i], index.passages[i]) for i in picked),
             sources=tuple(index.sources[i] for i in picked),
             scores=tuple(picked_scores),
             passages=tuple(index.passages[i] for i in picked),
             spans=tuple(index.spans[i] for i in picked),
+            headings=tuple(index.headings[i] for i in picked),
         )
 
     def summarize(self, text: str, max_sentences: int = 3) -> str:

@@ -56,7 +56,7 @@ def select(
     if not question.strip():
         return Selection(tuple(passages), None)
     scored = sorted(
-        ((relevance(question, p.text, stats), i, p) for i, p in enumerate(passages)),
+        ((relevance(question, p.shown, stats), i, p) for i, p in enumerate(passages)),
         key=lambda t: (-t[0], t[1]),
     )
     best = scored[0][0] if scored else 0.0
