@@ -142,15 +142,18 @@ def relevance(question: str, passage: str, stats: TermStats | None = None) -> fl
     # A word inside a URL is not the passage talking about it.
     counts = Counter(content_terms(_URL.sub(" ", passage)))
     weight = (lambda t: 1.0) if stats is None else stats.idf
-    total = sum(weight(t) for t in terms)
+    # An identifier (CVE-2024-2004, 7.88.1-10+deb12u5, __debug__) names one thing:
+    # its parts scattered over the passage do not; it must be there whole. Found
+    # whole, it weighs as much as its parts together once more.
+    folded = passage.casefold()
+    idents = set(identifiers(question))
+    if any(ident not in folded for ident in idents):
+        return 0.0
+    whole = sum(weight(t) for ident in idents for t in set(content_terms(ident)))
+    total = sum(weight(t) for t in terms) + whole
     if total <= 0.0:
         return 0.0
-    score = sum(weight(t) for t in terms if counts[t]) / total
-    # An identifier (CVE-2024-2004, 7.88.1-10+deb12u5, __debug__) names one thing:
-    # its parts scattered over the passage do not; it must be there whole.
-    folded = passage.casefold()
-    if any(ident not in folded for ident in identifiers(question)):
-        return 0.0
+    score = (sum(weight(t) for t in terms if counts[t]) + whole) / total
     if len(terms) == 1:
         # One word mentioned in passing is not a passage about it: ask for two mentions.
         (term,) = terms

@@ -64,3 +64,22 @@ def test_relevance_is_the_idf_weighted_share_of_question_terms():
     assert relevance("What is it?", "anything", stats) == 0.0  # no content terms
     assert stem("raises") == stem("raise") == stem("raised") and stem("loops") == "loop"
     assert content_terms("Which exception does it raise?") == [stem("exception"), stem("raise")]
+
+
+def test_a_named_identifier_counts_whole_or_zeroes_the_score():
+    stats = TermStats(["curl 7.88.1-10+deb12u12 entry", "the curl tool", "uploaded date"])
+    q = "On which date was version 7.88.1-10+deb12u12 of curl uploaded?"
+    held = "curl (7.88.1-10+deb12u12) bookworm\n -- Samuel  Sun, 09 Mar 2025"
+    naive_terms = set(content_terms(q))
+    parts = set(content_terms("7.88.1-10+deb12u12"))
+    w = stats.idf
+    # By hand: the identifier's parts count once as terms and once more as the whole.
+    found = {t for t in naive_terms if t in set(content_terms(held))}
+    expected = (sum(w(t) for t in found) + sum(w(t) for t in parts)) / (
+        sum(w(t) for t in naive_terms) + sum(w(t) for t in parts)
+    )
+    assert relevance(q, held, stats) == pytest.approx(expected)
+    # Without the identifier whole the words alone score nothing.
+    assert relevance(q, "curl 7.88.1 uploaded on that date, deb12u12", stats) == 0.0
+    # Found whole, it lifts a passage that lacks the question's other words.
+    assert relevance(q, held, stats) > relevance(q.replace("7.88.1-10+deb12u12", "x"), held, stats)

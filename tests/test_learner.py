@@ -197,6 +197,63 @@ def test_a_request_for_a_named_source_is_never_answered_from_other_memory(tmp_pa
         assert set(named) <= {g.question for g in signal.gaps}
 
 
+def test_user_questions_go_to_the_free_corpus_and_memory_answers_only_with_a_model(tmp_path):
+    from sentient_core.learning.curiosity import CuriosityConfig
+
+    text = CORPUS["bees.txt"]
+    with Core(tmp_path / "data") as core:
+        core.memory.store_batch([NewTrace(text=text, kind="learned")])
+        user_q = "honey bees waggle dance direction flowers sun"
+        own_q = "bees waggle dance flowers direction sun honey"
+        # Asking is free (offline corpus only): a user question is asked, never
+        # settled by a recalled trace; the core's own follow-ups still are.
+        cur = Curiosity(core.observer, core.memory, CuriosityConfig(probe_user_questions=False))
+        cur.ask(user_q)
+        cur.ask(own_q, origin="followup")
+        signal = cur.detect()
+        assert [a.question for a in signal.answered] == [own_q]
+        assert user_q in {g.question for g in signal.gaps}
+    # build_learner: probing user questions is on exactly when a model is configured.
+    for llm in (None, LLMConfig(base_url="http://127.0.0.1:9/v1")):
+        with Core(tmp_path / f"d{llm is None}") as core:
+            learner = build_learner(core, LearnerSettings(llm=llm, include_python_docs=False))
+            try:
+                assert learner.curiosity.config.probe_user_questions is (llm is not None)
+                assert learner.curiosity.config.answer_threshold == learner.judge.relevant
+            finally:
+                learner.close()
+
+
+def test_memory_answers_with_the_best_of_its_top_hits(tmp_path):
+    from sentient_core.learning.curiosity import CuriosityConfig
+
+    def answers(question, hit):
+        return 1.0 if question == q and "resonator" in hit.record.text else 0.0
+
+    q = "quokka island"
+    got = {}
+    for k in (1, 3):
+        with Core(tmp_path / f"k{k}") as core:
+            filler, answer = core.memory.store_batch(
+                [
+                    NewTrace(text="quokka quokka quokka island island", kind="learned"),
+                    NewTrace(text="The resonator of a quokka on the island hums.", kind="learned"),
+                ]
+            )
+            # The filler ranks first; only a look past it finds the answer.
+            assert core.memory.recall(q, k=1, touch=False)[0].record.id == filler.id
+            cur = Curiosity(
+                core.observer,
+                core.memory,
+                CuriosityConfig(probe_k=k, answer_threshold=0.5),
+                answers=answers,
+            )
+            cur.ask(q, origin="followup")
+            got[k] = [a.trace_id for a in cur.detect().answered if a.question == q]
+            expected_answer = answer.id
+    assert got == {1: [], 3: [expected_answer]}
+
+
 def test_all_four_request_types_are_produced():
     q = QueryFormulator(session="s")
     assert (

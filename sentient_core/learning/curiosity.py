@@ -81,6 +81,9 @@ class CuriosityConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     axis_gaps: int = 2
     axis_cooldown: int = 5
     answer_threshold: float = 0.25
+    miss_threshold: float = 0.25
+    probe_k: int = 3
+    probe_user_questions: bool = True
     coherence_drop: float = 0.05
     min_intensity: float = 0.3
     max_questions: int = 32
@@ -171,7 +174,7 @@ class Curiosity:
 
     def note_miss(self, query: str, best_score: float) -> None:
         """Record a recall elsewhere that found nothing above the threshold."""
-        if best_score < self.config.answer_threshold:
+        if best_score < self.config.miss_threshold:
             self._misses.append((" ".join(query.split()), float(best_score)))
 
     def mark_asked(self, question: str) -> None:
@@ -231,7 +234,11 @@ class Curiosity:
         # "Please learn URL" / "read notes.md" asks for that source itself: text
         # recalled from elsewhere does not answer it (the fetch is idempotent).
         probed = [
-            r for r in queued if r.gap_type != "coherence_drop" and not _names_a_source(r.question)
+            r
+            for r in queued
+            if (self.config.probe_user_questions or r.origin != "user")
+            and r.gap_type != "coherence_drop"
+            and not _names_a_source(r.question)
         ]
         found = dict(
             zip((r.key for r in probed), self._probe([r.question for r in probed]), strict=True)
@@ -269,6 +276,10 @@ class Curiosity:
         if not waiting:
             return []
         out = []
+        if not self.config.probe_user_questions:
+            for rec in [r for r in waiting if r.origin == "user"]:
+                self.book.update(rec.question, memory_mark=memory_mark)
+            waiting = [r for r in waiting if r.origin != "user"]
         for rec in [r for r in waiting if _names_a_source(r.question)]:
             self.book.update(rec.question, memory_mark=memory_mark)
         waiting = [r for r in waiting if not _names_a_source(r.question)]
@@ -355,11 +366,14 @@ class Curiosity:
         """(trace id, relevance) of each question's best recall (-1, 0.0 when none)."""
         if self.memory.count == 0:
             return [(-1, 0.0)] * len(questions)
-        hits = self.memory.recall_batch(questions, k=1, touch=False)
-        return [
-            (h[0].record.id, self.answers(q, h[0])) if h else (-1, 0.0)
-            for q, h in zip(questions, hits, strict=True)
-        ]
+        hits = self.memory.recall_batch(questions, k=self.config.probe_k, touch=False)
+        out = []
+        for q, found in zip(questions, hits, strict=True):
+            # The best answer among the top hits (the top-ranked one need not be it).
+            scored = [(self.answers(q, h), -i, h.record.id) for i, h in enumerate(found)]
+            best = max(scored, default=(0.0, 0, -1))
+            out.append((best[2], best[0]) if best[2] >= 0 else (-1, 0.0))
+        return out
 
 
 def _names_a_source(question: str) -> bool:

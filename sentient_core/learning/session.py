@@ -25,16 +25,18 @@ from sentient_core.autonomy.judge import Judge
 from sentient_core.events import EventBus
 from sentient_core.integrate import Integrator
 from sentient_core.learning.chaperone import Chaperone
-from sentient_core.learning.curiosity import Curiosity
+from sentient_core.learning.curiosity import Curiosity, CuriosityConfig
 from sentient_core.learning.fetch import Fetcher
 from sentient_core.learning.learner import Learner, LearnerConfig
 from sentient_core.learning.llm import LLMClient, LLMConfig
 from sentient_core.learning.offline import CorpusAnswerer
 from sentient_core.learning.questions import QuestionBook
 from sentient_core.learning.safety import SafetyFilter, SafetyPolicy
+from sentient_core.relevance import relevance
 
 if TYPE_CHECKING:
     from sentient_core.core import Core
+    from sentient_core.memory import Hit
 
 __all__ = ["FetcherSettings", "LearnerSettings", "build_learner", "incoming_dir"]
 
@@ -170,9 +172,24 @@ def build_learner(
         batch=LEARNED_BATCH,
         near=NEAR_DUPLICATE,
     )
+    judge = Judge(llm=llm, breaker=chaperone.breaker)
+
+    def answers(question: str, hit: Hit) -> float:
+        # The judge's own relevance check: memory answers a question only when
+        # a recalled trace would have passed it as the chaperone's answer.
+        return relevance(question, hit.record.text, chaperone.term_stats())
+
     curiosity = Curiosity(
         core.observer,
         core.memory,
+        # Whether memory answers a user's question is settled by asking when
+        # asking is free (the local corpus: its passages already in memory make
+        # the verdict "already known"); the relevance of a recalled trace alone
+        # was right for only about half the pydoc questions it settled. With a
+        # model, whose calls cost tokens, memory that passes the judge's
+        # relevance check answers instead.
+        CuriosityConfig(answer_threshold=judge.relevant, probe_user_questions=llm is not None),
+        answers=answers,
         book=QuestionBook(core.store),
         sources_mark=chaperone.sources_mark,
         topics=chaperone.topics,
@@ -183,7 +200,7 @@ def build_learner(
         integrator=integrator,
         chaperone=chaperone,
         budget=budget,
-        judge=Judge(llm=llm, breaker=chaperone.breaker),
+        judge=judge,
         drive=CuriosityDrive(),
         pursuit=Pursuit(core.store, clock=clock),
         curiosity=curiosity,
