@@ -18,6 +18,7 @@ import time
 
 from sentient_core.evaluation.qa import first_answer, load_qa
 from sentient_core.learning.offline import CorpusAnswerer
+from sentient_core.learning.splitting import with_heading
 
 
 def main() -> None:
@@ -39,7 +40,11 @@ def main() -> None:
             t0 = time.perf_counter()
             for item in items:
                 ans = answerer.answer(item.q, k=args.k, min_score=min_score)
-                found = [first_answer(p, item.answers) is not None for p in ans.passages]
+                # Each passage as the learner stores it: under its section heading.
+                shown = [
+                    with_heading(h, p) for h, p in zip(ans.headings, ans.passages, strict=True)
+                ]
+                found = [first_answer(p, item.answers) is not None for p in shown]
                 top1 += bool(found[:1] and found[0])
                 topk += any(found)
             ms = (time.perf_counter() - t0) * 1e3 / max(1, len(items))

@@ -402,3 +402,31 @@ def test_full_run_over_both_sets():
         assert learn.judge is not None and learn.iterations is not None
         assert learn.iterations <= 3 * len(items)
         assert learn.silent_drops is not None and learn.repeat_query_rate is not None
+
+
+def test_link_stats_count_pairs_sources_and_shared_terms(tmp_path):
+    from sentient_core.evaluation.audit import link_stats
+    from sentient_core.memory import NewTrace
+
+    with Core(tmp_path / "s") as core:
+        a, b, c, _d = core.memory.store_batch(
+            [
+                NewTrace(text="Ocean tides follow the moon's gravity.", source="tides.txt"),
+                NewTrace(text="Spring tides come with the full moon.", source="tides.txt"),
+                NewTrace(text="Honey bees dance to show flowers.", source="bees.txt"),
+                NewTrace(text="Volcanic magma rises through the crust.", source="rocks.txt"),
+            ]
+        )
+        core.memory.link(a.id, b.id, 0.9, directed=False)  # same source, shares "tides"/"moon"
+        core.memory.link(a.id, c.id, 0.5, directed=False)  # neither
+        core.memory.link(c.id, a.id, 0.5, directed=False)  # the same pair again
+        records = list(traces_of(core))
+        stats = link_stats(core.store, records)
+    assert stats.pairs == 2
+    assert stats.per_trace == 2 * 2 / 4 and stats.max_per_trace == 2
+    assert stats.same_source == 0.5 and stats.shared_term == 0.5
+
+
+def traces_of(core):
+    with core.store.read() as txn:
+        return list(traces.iter_range(txn))

@@ -23,17 +23,19 @@ The *stored passage* of a request is the text of its new traces, joined.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
 import msgspec
 
 from sentient_core.evaluation.qa import normalize
+from sentient_core.evaluation.report import LinkStats
 from sentient_core.events import (
     IntegrateEvent,
     JudgeEvent,
     QueryEvent,
 )
-from sentient_core.store import Store, TraceRecord, traces
+from sentient_core.store import Store, TraceRecord, links, traces
 
 __all__ = [
     "INTAKE_KINDS",
@@ -42,6 +44,7 @@ __all__ = [
     "audit_run",
     "duplicate_count",
     "link_requests",
+    "link_stats",
     "names_question",
     "query_key",
     "read_traces",
@@ -293,3 +296,35 @@ def audit_run(store: Store, events: Sequence[object]) -> RunAudit:
                 r.trace_ids = tuple(t.id for t in got)
                 r.passage = "\n\n".join(t.text for t in got)
     return RunAudit(requests=order, traces=records, events=list(events), unlinked=unlinked)
+
+
+def link_stats(store: Store, records: Sequence[TraceRecord]) -> LinkStats:
+    """:class:`LinkStats` of ``store``'s links over its traces ``records``."""
+    from sentient_core.keyphrases import key_phrases
+    from sentient_core.relevance import content_terms
+
+    by_id = {r.id: r for r in records}
+    with store.read() as txn:
+        pairs = {(min(lk.src, lk.dst), max(lk.src, lk.dst)) for lk in links.iter_from(txn)}
+    degree: Counter[int] = Counter()
+    for a, b in pairs:
+        degree[a] += 1
+        degree[b] += 1
+    salient: dict[int, set[str]] = {}
+
+    def terms(i: int) -> set[str]:
+        if i not in salient:
+            phrases = key_phrases(by_id[i].text) if i in by_id else []
+            salient[i] = {t for p in phrases for t in content_terms(p)}
+        return salient[i]
+
+    known = [(a, b) for a, b in pairs if a in by_id and b in by_id]
+    same = sum(by_id[a].source == by_id[b].source for a, b in known)
+    shared = sum(bool(terms(a) & terms(b)) for a, b in known)
+    return LinkStats(
+        pairs=len(pairs),
+        per_trace=2 * len(pairs) / len(records) if records else 0.0,
+        max_per_trace=max(degree.values(), default=0),
+        same_source=same / len(known) if known else None,
+        shared_term=shared / len(known) if known else None,
+    )

@@ -25,7 +25,13 @@ from pathlib import Path
 from sentient_core.autonomy.budget import Budget, BudgetCaps
 from sentient_core.core import Core
 from sentient_core.errors import ArgumentError
-from sentient_core.evaluation.audit import audit_run, duplicate_count, repeat_count, silent_drops
+from sentient_core.evaluation.audit import (
+    audit_run,
+    duplicate_count,
+    link_stats,
+    repeat_count,
+    silent_drops,
+)
 from sentient_core.evaluation.report import FreeRunReport, SuccessEntry
 from sentient_core.events import IterationEvent, QueryEvent, ReflectEvent, SkipEvent, read_events
 from sentient_core.learning.learner import MAX_SESSION_ITERATIONS, LearnerConfig
@@ -116,6 +122,7 @@ def run_free(
             progress(f"free run: {iterations - remaining}/{iterations} iterations")
         events = [e for _, e in read_events(core.store)]
         audit = audit_run(core.store, events)
+        graph = link_stats(core.store, audit.traces)
         book = QuestionBook(core.store)
         held = [r.question for r in book.records() if r.status in ("queued", "waiting")]
         calls = spent_tool_calls(core, days)
@@ -163,4 +170,5 @@ def run_free(
         corpus=corpus,
         stopped_by=stopped,
         seconds=time.perf_counter() - t0,
+        links=graph,
     )

@@ -47,6 +47,7 @@ __all__ = [
     "FreeRunReport",
     "JudgeReport",
     "Latency",
+    "LinkStats",
     "ModeReport",
     "QuestionResult",
     "SuccessEntry",
@@ -157,6 +158,29 @@ class SuccessEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     linked: bool
 
 
+class LinkStats(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """What the reflection graph holds (each linked pair counted once).
+
+    Attributes
+    ----------
+    pairs : int
+    per_trace : float
+        Mean links per trace (over every trace of the store).
+    max_per_trace : int
+    same_source : float or None
+        Share of pairs joining two passages of one source (file, document, URL).
+    shared_term : float or None
+        Share of pairs whose traces share a salient term (a word of their
+        top key phrases, :func:`sentient_core.keyphrases.key_phrases`).
+    """
+
+    pairs: int = 0
+    per_trace: float = 0.0
+    max_per_trace: int = 0
+    same_source: float | None = None
+    shared_term: float | None = None
+
+
 class FreeRunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The default offline learner run for N iterations on a fresh store, no questions given.
 
@@ -182,6 +206,8 @@ class FreeRunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
         What the offline answerer read.
     stopped_by : str
     seconds : float
+    links : LinkStats
+        The reflection graph at the end of the run.
     """
 
     iterations: int
@@ -200,6 +226,7 @@ class FreeRunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     corpus: tuple[str, ...]
     stopped_by: str = ""
     seconds: float = 0.0
+    links: LinkStats = LinkStats()
 
 
 class EvaluationReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -324,6 +351,9 @@ def format_free_run(fr: FreeRunReport) -> str:
         f"  tool calls                {fr.tool_calls}",
         f"  verdicts                  {outs}",
         f"  unlinked integrations     {fr.unlinked}",
+        f"  links                     {fr.links.pairs} pair(s), {fr.links.per_trace:.2f} per trace"
+        f" (max {fr.links.max_per_trace}); same source {_f(fr.links.same_source)},"
+        f" sharing a salient term {_f(fr.links.shared_term)}",
         f"  stopped by                {fr.stopped_by or 'done'}; {fr.seconds:.1f} s",
         f"  success verdicts ({len(fr.successes)}): asked → source → stored passage",
     ]
