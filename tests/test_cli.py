@@ -49,6 +49,7 @@ def test_bench_quick_json_covers_every_kernel_module(capsys):
             assert r["ratio"] is not None and r["ratio"] > 0
 
 
+@pytest.mark.slow  # ~9 s (the bench runner's peers and settling)
 def test_bench_table_prints_header_and_rows(capsys):
     assert main(["bench", "--scale", "0.002", "--repeat", "1", "--only", "sedenion.mul_batch"]) == 0
     out = capsys.readouterr().out
