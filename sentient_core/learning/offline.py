@@ -153,7 +153,7 @@ def _encode_blocks(
         texts.extend(text[a:b] for a, b in cut)
         spans.extend(cut)
     codes = (
-        encoder.encode_batch(texts) if texts else np.zeros((0, encoder.code_dim), dtype=np.float32)  # type: ignore[attr-defined]
+        encoder.encode_batch(texts) if texts else np.zeros((0, encoder.code_dim), dtype=np.float32)
     )
     counts = memory_terms.count(texts)
     return [
@@ -302,7 +302,7 @@ class CorpusAnswerer:
 
     @property
     def code_dim(self) -> int:
-        return int(self._encoder.code_dim)  # type: ignore[attr-defined]
+        return int(self._encoder.code_dim)
 
     @property
     def stats(self) -> CorpusStats:
@@ -371,7 +371,7 @@ class CorpusAnswerer:
                         roots[entry.root] = root
                     with root.open_file(entry.rel) as handle:
                         st = handle.stat
-                        stamp = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+                        stamp: tuple[int, ...] = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
                         prev = old.get(path)
                         if prev is not None and prev.stamp == stamp:
                             order.append(path)

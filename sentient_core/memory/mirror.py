@@ -111,22 +111,23 @@ class Mirror:
                 f" {n_rows} stored rows; run check_integrity"
             )
         first, last = int(rows[0]), int(rows[-1])
+        at: slice | np.ndarray = rows
         if last - first + 1 == rows.size and (np.diff(rows) == 1).all():
-            rows = slice(first, last + 1)  # the usual case: consecutive rows, no gather
-            clash = (self.row_id[rows] != -1).any()
+            at = slice(first, last + 1)  # the usual case: consecutive rows, no gather
+            clash = (self.row_id[at] != -1).any()
         else:
             clash = (self.row_id[rows] != -1).any() or np.unique(rows).size != rows.size
         if clash:
             raise CorruptRecordError(
                 f"two traces of the store at {where} claim the same code row; run check_integrity"
             )
-        self.row_id[rows] = f.ids
-        self.valid[rows] = ~f.retired
-        self.smf[rows] = f.smf
-        self.created[rows] = f.created
-        self.last_access[rows] = f.last_access
-        self.strength[rows] = f.strength
-        self.importance[rows] = f.importance
+        self.row_id[at] = f.ids
+        self.valid[at] = ~f.retired
+        self.smf[at] = f.smf
+        self.created[at] = f.created
+        self.last_access[at] = f.last_access
+        self.strength[at] = f.strength
+        self.importance[at] = f.importance
         self.active += int(f.rows.size - np.count_nonzero(f.retired))
 
 

@@ -348,6 +348,7 @@ class Store:
                     f"no sentient-core store at {self.path} (the LMDB files are empty)"
                 )
             _check_new_layout(self.path, code_dim, block_rows)
+            assert code_dim is not None  # refused by _check_new_layout
             self._init_new(code_dim, block_rows)
             return
         if "meta" not in names:
