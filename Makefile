@@ -29,12 +29,14 @@ run: $(STAMP)
 test: $(STAMP) $(BROWSER)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 # The fast lane while you work (under a minute on 2 cores): everything not marked slow.
 # `make test` (what CI runs) is still the whole suite.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -m "not slow" -q
 
 # The real-model lane: llama-cpp-python's OpenAI-compatible server (built once into a
@@ -53,10 +55,11 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .benchmarks .hypothesis .ruff_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .benchmarks .hypothesis .ruff_cache .mypy_cache *.egg-info

@@ -139,7 +139,7 @@ def _pack(offsets, terms, tfs, lengths, words, halves, out_starts):
 def _unpack(words, halves, starts, out_offsets, out_terms, out_tfs, out_lengths):
     """Parse serialised terms; returns the postings read, or -1 - t if value ``t`` is malformed."""
     n = starts.size - 1
-    k = 0
+    k = np.int64(0)
     out_offsets[0] = 0
     for t in range(n):
         if starts[t] % 8 != 0 or starts[t + 1] % 8 != 0:
@@ -160,7 +160,7 @@ def _unpack(words, halves, starts, out_offsets, out_terms, out_tfs, out_lengths)
                 return -1 - t
             out_terms[k + p] = h
         h0 = 4 * (pos + m)
-        total = 0
+        total = np.int64(0)
         for p in range(m):
             tf = halves[h0 + p]
             if tf == 0:

@@ -62,7 +62,7 @@ def _parse_uint_arrays(buf, starts, counts, out):
                 v = (np.int64(buf[i + 1]) << 8) | np.int64(buf[i + 2])
                 i += 3
             elif t == 0xCE and i + 4 < stop:
-                v = 0
+                v = np.int64(0)
                 for j in range(1, 5):
                     v = (v << 8) | np.int64(buf[i + j])
                 i += 5

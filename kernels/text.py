@@ -502,7 +502,7 @@ def _check_batch(
     # byte: a sequence cut by the end of buf, or a text starting inside a
     # character, would make it read past the end of buf.
     try:
-        codecs.utf_8_decode(buf, "surrogatepass", True)
+        codecs.utf_8_decode(buf.data, "surrogatepass", True)
     except UnicodeDecodeError as exc:
         raise ValueError(
             f"buf must be UTF-8 (surrogatepass): {exc.reason} at byte {exc.start}"

@@ -134,8 +134,11 @@ def documents() -> tuple[PyDoc, ...]:
     """The shipped documents, in a fixed order (see the module docstring)."""
     docs: list[PyDoc] = []
     seen: set[str] = set()
+    topics: dict[str, str]
     try:
-        from pydoc_data.topics import topics
+        from pydoc_data.topics import topics as shipped
+
+        topics = shipped
     except ImportError:  # some distributions split pydoc_data out
         topics = {}
     for name in sorted(topics):

@@ -89,3 +89,27 @@ def test_every_unchecked_name_is_documented_in_the_readme():
         n for n in unchecked.__all__ if f"`{n}`" not in section and not n.startswith("text_")
     ]
     assert missing == []
+
+
+def _layout_entries(tree: str, top: str) -> set[str]:
+    """Names listed one indent level under ``top`` in the layout tree."""
+    lines = tree.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(top))
+    names = set()
+    for line in lines[start + 1 :]:
+        if not line.startswith("  "):
+            break
+        if not line.startswith("   "):  # continuation lines are indented further
+            names.add(line.split()[0])
+    return names
+
+
+def test_layout_lists_every_module_and_package():
+    tree = _code_blocks(_section("What is here"), "")[0]
+    for top, skip in (("sentient_core/", set()), ("kernels/", {"__init__.py", "py.typed"})):
+        real = {
+            p.name + ("/" if p.is_dir() else "")
+            for p in (ROOT / top).iterdir()
+            if p.name != "__pycache__" and (p.suffix == ".py" or p.name == "py.typed" or p.is_dir())
+        } - skip
+        assert _layout_entries(tree, top) == real, top

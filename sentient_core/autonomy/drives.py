@@ -29,7 +29,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 import msgspec
 
@@ -64,6 +64,8 @@ MAX_GOALS = 256
 MAX_TOPIC_CHARS = 300
 
 FOCUS_PRIORITY = GAP_PRIORITY["focus"]
+
+_R = TypeVar("_R")
 """Priority of pursuit initiatives: below an explicit user question, above
 every gap curiosity finds on its own."""
 
@@ -242,7 +244,7 @@ class Pursuit:
             raw = txn.get(STATE_DB, FOCUS_KEY)
             return FocusGoals() if raw is None else FOCUS_GOALS.decode(raw, where="state/focus")
 
-    def _update(self, fn: Callable[[FocusGoals], tuple[FocusGoals, object]]) -> object:
+    def _update(self, fn: Callable[[FocusGoals], tuple[FocusGoals, _R]]) -> _R:
         """Apply ``fn(old) -> (new, result)`` in one write transaction; returns ``result``."""
         with self._lock:
             if self.store is None:
@@ -251,7 +253,7 @@ class Pursuit:
                 self._memory = new
                 return result
 
-            def write(txn) -> object:
+            def write(txn) -> _R:
                 raw = txn.get(STATE_DB, FOCUS_KEY)
                 old = FocusGoals() if raw is None else FOCUS_GOALS.decode(raw, where="state/focus")
                 new, result = fn(old)
@@ -328,7 +330,7 @@ class Pursuit:
             new = msgspec.structs.replace(old, next_id=old.next_id + 1, goals=[*old.goals, goal])
             return new, goal
 
-        return self._update(fn)  # type: ignore[return-value]
+        return self._update(fn)
 
     def _change(self, goal_id: str, change: Callable[[FocusGoal], FocusGoal]) -> FocusGoal:
         def fn(old: FocusGoals) -> tuple[FocusGoals, FocusGoal]:
@@ -339,7 +341,7 @@ class Pursuit:
                     return msgspec.structs.replace(old, goals=goals), goals[i]
             raise NotFoundError(f"no focus goal {goal_id!r}")
 
-        return self._update(fn)  # type: ignore[return-value]
+        return self._update(fn)
 
     def record_progress(self, goal_id: str) -> FocusGoal:
         """Note progress on a goal now (e.g. a judged success on its topic).
@@ -391,7 +393,7 @@ class Pursuit:
                     return msgspec.structs.replace(old, goals=goals), goal
             raise NotFoundError(f"no focus goal {goal_id!r}")
 
-        return self._update(fn)  # type: ignore[return-value]
+        return self._update(fn)
 
     # -- proposals ---------------------------------------------------------------------------
 
@@ -448,7 +450,7 @@ class Pursuit:
             return msgspec.structs.replace(old, goals=goals), due
 
         due = self._update(fn)
-        gaps = [self.initiative(g) for g in due]  # type: ignore[union-attr]
+        gaps = [self.initiative(g) for g in due]
         for gap in gaps:
             if gap.detail == "check_resolution":
                 self.proposed_check += 1

@@ -75,7 +75,8 @@ MAX_JUDGED_CHARS = 4000
 
 
 class ChatReply(Protocol):
-    text: str
+    @property
+    def text(self) -> str: ...
 
 
 class ChatModel(Protocol):

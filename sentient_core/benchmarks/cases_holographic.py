@@ -35,7 +35,7 @@ def _stream_sum(codes):
         acc = np.float32(0.0)
         for j in range(codes.shape[1]):
             acc += codes[i, j]
-        total += acc
+        total += float(acc)  # float64, as before (float32 + float64)
     return total
 
 

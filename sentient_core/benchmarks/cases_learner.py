@@ -18,6 +18,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
@@ -30,6 +31,9 @@ from sentient_core.learning.session import LearnerSettings, build_learner
 from sentient_core.memory import HolographicMemory
 from sentient_core.observer import Observer
 from sentient_core.vocab import ChaperoneResponse, Source
+
+if TYPE_CHECKING:
+    from sentient_core.core import Core
 
 TARGET_S = 0.005
 ANSWER = (
@@ -71,7 +75,10 @@ def cases(scale: float) -> list[Case]:
     tmp = Path(tempfile.mkdtemp(prefix="sentient-bench-learner-"))
     observer = Observer()
     memory = HolographicMemory(store, encoder=observer.encoder)
-    core = SimpleNamespace(data_dir=tmp, store=store, memory=memory, observer=observer)
+    # The parts of a Core that build_learner uses, over the shared bench store.
+    core = cast(
+        "Core", SimpleNamespace(data_dir=tmp, store=store, memory=memory, observer=observer)
+    )
     learner = build_learner(
         core,
         LearnerSettings(
@@ -110,7 +117,7 @@ def cases(scale: float) -> list[Case]:
     def peer() -> None:
         memory.recall(query, 10, touch=False)
 
-    common = {
+    common: dict[str, Any] = {
         "peer": peer,
         "peer_name": f"one memory.recall over {rows:,} traces",
         "items": 1,

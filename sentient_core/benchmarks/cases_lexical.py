@@ -201,6 +201,7 @@ def _size_cases(rows: int) -> list[Case]:
         return HolographicMemory(store)
 
     def peer_open():
+        assert bm25s is not None  # the peer runs only when bm25s loaded
         return bm25s.BM25.load(f"{entry['dir']}/bm25s", show_progress=False)
 
     out.append(

@@ -202,6 +202,7 @@ def main(repeat: int = 21) -> None:
     print(f"{'call':<22} {'bare µs':>8} {'wrapper µs':>11} {'overhead µs':>12}  met")
     for case in cases(1.0):
         result = measure(case, repeat=repeat)
+        assert result.peer_s is not None  # every single-call case has its bare peer
         bare_us = result.peer_s / case.items * 1e6
         ours_us = result.ours_s / case.items * 1e6
         met = "yes" if result.met else "NO"

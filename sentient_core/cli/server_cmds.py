@@ -36,6 +36,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except (LearnerBusyError, ServerError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    # Both are set once Server() returns (None only after close()).
+    assert server.host is not None and server.control is not None
     for line in server.host.unsafe:
         print(f"warning: unsafe setting {line}", file=sys.stderr, flush=True)
     print(f"data dir: {server.data_dir}", flush=True)

@@ -44,11 +44,13 @@ class ConfigError(ArgumentError):
     names the key and where the value came from)."""
 
 
+# Subclasses repeat frozen=True: msgspec inherits it, but type checkers
+# (PEP 681 dataclass_transform) would read them as non-frozen.
 class _Section(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     pass
 
 
-class LearnerSection(_Section):
+class LearnerSection(_Section, frozen=True):
     """``[learner]``: the loop.
 
     Attributes
@@ -69,7 +71,7 @@ class LearnerSection(_Section):
     reflect_every: Annotated[int, msgspec.Meta(ge=0, le=MAX_SESSION_ITERATIONS)] = 10
 
 
-class ChaperoneSection(_Section):
+class ChaperoneSection(_Section, frozen=True):
     """``[chaperone]``: who answers.
 
     Attributes
@@ -94,7 +96,7 @@ class ChaperoneSection(_Section):
     include_python_docs: bool = True
 
 
-class SafetySection(_Section):
+class SafetySection(_Section, frozen=True):
     """``[safety]``: the chaperone's checks. Plain keys may only tighten the
     built-in policy; an ``unsafe_`` key loosens one on purpose (logged at start).
 
@@ -132,7 +134,7 @@ class SafetySection(_Section):
     unsafe_allow_hardlinks: bool = False
 
 
-class BudgetSection(_Section):
+class BudgetSection(_Section, frozen=True):
     """``[budget]``: the five spend caps (0 = unlimited; see :class:`BudgetCaps`)."""
 
     daily_tokens: Cap = 20000
@@ -142,7 +144,7 @@ class BudgetSection(_Section):
     per_initiative_tokens: Cap = 2000
 
 
-class ServerSection(_Section):
+class ServerSection(_Section, frozen=True):
     """``[server]``: ``serve``.
 
     Attributes
@@ -177,7 +179,7 @@ class ServerSection(_Section):
     flush_delay_ms: Annotated[float, msgspec.Meta(ge=0.0, le=10_000.0)] = 5.0
 
 
-class Settings(_Section):
+class Settings(_Section, frozen=True):
     """A whole ``sentient.toml``: every section, each optional."""
 
     learner: LearnerSection = LearnerSection()

@@ -95,7 +95,7 @@ class CharPrimeEncoder:
             bank_idx = self._byte_to_bank[raw]
             counts[i] = np.bincount(bank_idx[bank_idx >= 0], minlength=n_bank)
         codes = np.zeros((n, self.code_dim), dtype=np.float64)
-        np.add.at(codes, (slice(None), np.arange(n_bank) % self.code_dim), counts)
+        np.add.at(codes, (slice(None), np.arange(n_bank) % self.code_dim), counts)  # type: ignore[arg-type]  # numpy's stubs reject a (slice, array) index
         norms = np.linalg.norm(codes, axis=1, keepdims=True)
         np.divide(codes, norms, out=codes, where=norms > 0)
         return batch(

@@ -48,6 +48,8 @@ class EventLogError(SentientError):
     """An audit-log entry cannot be read (a newer schema, or corrupt bytes)."""
 
 
+# Subclasses repeat frozen=True: msgspec inherits it, but type checkers
+# (PEP 681 dataclass_transform) would read them as non-frozen.
 class _Base(
     msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, tag_field="kind"
 ):
@@ -84,7 +86,7 @@ class GapSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     question: str
 
 
-class SessionEvent(_Base, tag="session"):
+class SessionEvent(_Base, frozen=True, tag="session"):
     """A session started, paused, resumed or ended (``stats`` at the end)."""
 
     state: Literal["started", "paused", "resumed", "ended"]
@@ -92,7 +94,7 @@ class SessionEvent(_Base, tag="session"):
     stats: SessionStats | None = None
 
 
-class QuestionEvent(_Base, tag="question"):
+class QuestionEvent(_Base, frozen=True, tag="question"):
     """What became of a question: every user question ends in such an event
     (and a question the core raised itself, when memory answers it).
 
@@ -111,20 +113,20 @@ class QuestionEvent(_Base, tag="question"):
     origin: str = "user"
 
 
-class CuriosityEvent(_Base, tag="curiosity"):
+class CuriosityEvent(_Base, frozen=True, tag="curiosity"):
     """The gaps curiosity (and the pursuit drive) found in one iteration."""
 
     gaps: tuple[GapSummary, ...] = ()
     intensity: float = 0.0
 
 
-class SkipEvent(_Base, tag="skip"):
+class SkipEvent(_Base, frozen=True, tag="skip"):
     """An iteration did nothing, and why."""
 
     reason: str
 
 
-class QueryEvent(_Base, tag="query"):
+class QueryEvent(_Base, frozen=True, tag="query"):
     """A request the learner is about to hand to the chaperone."""
 
     id: str
@@ -135,7 +137,7 @@ class QueryEvent(_Base, tag="query"):
     path: str = ""
 
 
-class ChaperoneRequestEvent(_Base, tag="chaperone.request"):
+class ChaperoneRequestEvent(_Base, frozen=True, tag="chaperone.request"):
     """The chaperone received a request."""
 
     id: str
@@ -148,7 +150,7 @@ class ChaperoneRequestEvent(_Base, tag="chaperone.request"):
     gap_type: str = ""
 
 
-class ChaperoneResponseEvent(_Base, tag="chaperone.response"):
+class ChaperoneResponseEvent(_Base, frozen=True, tag="chaperone.response"):
     """The chaperone's response (content shortened to ``preview``)."""
 
     id: str
@@ -170,7 +172,7 @@ class ChaperoneResponseEvent(_Base, tag="chaperone.response"):
     fallback: str = ""
 
 
-class RefusalEvent(_Base, tag="refusal"):
+class RefusalEvent(_Base, frozen=True, tag="refusal"):
     """A safety check refused a request."""
 
     id: str
@@ -181,7 +183,7 @@ class RefusalEvent(_Base, tag="refusal"):
     path: str = ""
 
 
-class ErrorEvent(_Base, tag="error"):
+class ErrorEvent(_Base, frozen=True, tag="error"):
     """Something failed; ``where`` names the stage (``loop``, ``llm``, ``chaperone`` …)."""
 
     where: str
@@ -190,7 +192,7 @@ class ErrorEvent(_Base, tag="error"):
     type: str = ""
 
 
-class ModelWaitEvent(_Base, tag="model.wait"):
+class ModelWaitEvent(_Base, frozen=True, tag="model.wait"):
     """Still waiting for the model (published every few seconds of a call)."""
 
     id: str
@@ -198,7 +200,7 @@ class ModelWaitEvent(_Base, tag="model.wait"):
     deadline_s: float
 
 
-class BreakerEvent(_Base, tag="model.breaker"):
+class BreakerEvent(_Base, frozen=True, tag="model.breaker"):
     """The model's circuit breaker moved: ``open`` (failures in a row; answers come
     from the offline corpus at once for ``cool_down_s``), ``half-open`` (a trial
     call), ``closed`` (the model answers again)."""
@@ -209,7 +211,7 @@ class BreakerEvent(_Base, tag="model.breaker"):
     reason: str = ""
 
 
-class IntegrateEvent(_Base, tag="integrate"):
+class IntegrateEvent(_Base, frozen=True, tag="integrate"):
     """A passage became traces (``chunks`` new ones; ``known`` memory already held).
 
     ``trace_ids`` are the new traces, ``known_ids`` the traces that already held
@@ -227,7 +229,7 @@ class IntegrateEvent(_Base, tag="integrate"):
     smf: dict[str, float] = msgspec.field(default_factory=dict)
 
 
-class JudgeEvent(_Base, tag="judge"):
+class JudgeEvent(_Base, frozen=True, tag="judge"):
     """The judge's verdict on one initiative."""
 
     id: str
@@ -236,7 +238,7 @@ class JudgeEvent(_Base, tag="judge"):
     reason: str
 
 
-class BudgetEvent(_Base, tag="budget"):
+class BudgetEvent(_Base, frozen=True, tag="budget"):
     """The budget refused a tick or an initiative."""
 
     allowed: bool
@@ -244,7 +246,7 @@ class BudgetEvent(_Base, tag="budget"):
     reason: str
 
 
-class LearnEvent(_Base, tag="learn"):
+class LearnEvent(_Base, frozen=True, tag="learn"):
     """The learner drew its conclusions from one initiative."""
 
     id: str
@@ -252,7 +254,7 @@ class LearnEvent(_Base, tag="learn"):
     followups: int = 0
 
 
-class ReflectEvent(_Base, tag="reflect"):
+class ReflectEvent(_Base, frozen=True, tag="reflect"):
     """A reflection: links made, insights, follow-up questions."""
 
     traces: int
@@ -262,7 +264,7 @@ class ReflectEvent(_Base, tag="reflect"):
     followups: tuple[str, ...] = ()
 
 
-class IterationEvent(_Base, tag="iteration"):
+class IterationEvent(_Base, frozen=True, tag="iteration"):
     """An iteration ended: what it did and the state after it (the SMF
     orientation by axis name, traces in memory, today's budget spend)."""
 
@@ -276,7 +278,7 @@ class IterationEvent(_Base, tag="iteration"):
     tool_calls_today: int = -1
 
 
-class UnsafeSettingEvent(_Base, tag="config.unsafe"):
+class UnsafeSettingEvent(_Base, frozen=True, tag="config.unsafe"):
     """A safety check was loosened on purpose by an ``unsafe_`` setting (logged at start)."""
 
     key: str

@@ -99,8 +99,3 @@ def _unlock(path: str | os.PathLike[str], reader: PdfReader) -> None:
         raise EncryptedFile(path, f"encrypted PDF ({exc})") from None
     if not opened:
         raise EncryptedFile(path, "encrypted PDF (password required)")
-
-
-def _no_text_reason(kind: str, pages: int) -> str:
-    if kind == "pdf":
-        return f"no extractable text in {pages} page(s) (scanned images?)"

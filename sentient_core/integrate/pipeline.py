@@ -508,7 +508,7 @@ class Integrator:
                     kind=self.kind,
                     source=pending.sources[i],
                     importance=self.importance,
-                    tags=self.tags if pending.tags[i] is None else pending.tags[i],
+                    tags=tags if (tags := pending.tags[i]) is not None else self.tags,
                     topic=topic,
                     keywords=tuple(words),
                 )

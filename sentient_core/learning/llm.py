@@ -668,8 +668,9 @@ class LLMClient:
         if status >= 500:
             if can_retry:
                 # A 503 may say when to come back; a long wait falls back to the backoff.
-                small = retry_after is not None and retry_after <= self.config.retry_after_max_s
-                return retry_after if small else self._backoff(attempt)
+                if retry_after is not None and retry_after <= self.config.retry_after_max_s:
+                    return retry_after
+                return self._backoff(attempt)
             raise LLMHTTPError(status, _excerpt(body), retry_after, note=f"{attempt} attempt(s)")
         if status >= 300:
             raise LLMHTTPError(status, _excerpt(body), retry_after)

@@ -167,7 +167,7 @@ def _encode_blocks(
     codes = (
         encoder.encode_batch(indexed)
         if indexed
-        else np.zeros((0, encoder.code_dim), dtype=np.float32)  # type: ignore[attr-defined]
+        else np.zeros((0, encoder.code_dim), dtype=np.float32)
     )
     counts = memory_terms.count(indexed)
     return [
@@ -318,7 +318,7 @@ class CorpusAnswerer:
 
     @property
     def code_dim(self) -> int:
-        return int(self._encoder.code_dim)  # type: ignore[attr-defined]
+        return int(self._encoder.code_dim)
 
     @property
     def stats(self) -> CorpusStats:
@@ -387,7 +387,7 @@ class CorpusAnswerer:
                         roots[entry.root] = root
                     with root.open_file(entry.rel) as handle:
                         st = handle.stat
-                        stamp = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+                        stamp: tuple[int, ...] = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
                         prev = old.get(path)
                         if prev is not None and prev.stamp == stamp:
                             order.append(path)

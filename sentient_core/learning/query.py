@@ -184,7 +184,7 @@ class QueryFormulator:
 
     def followups(self) -> list[ChaperoneRequest]:
         """Follow-up requests due this iteration (oldest first)."""
-        out = []
+        out: list[ChaperoneRequest] = []
         while self._pending and len(out) < self.followups_per_iteration:
             out.append(self._count(self._pending.popleft()))
         return out

@@ -52,26 +52,22 @@ from typing import TypeVar
 import numpy as np
 
 from sentient_core.encoder import TextEncoder, get_encoder
-from sentient_core.memory import lexical as _lexical
 from sentient_core.memory import lifecycle as _lifecycle
 from sentient_core.memory import links as _links
+from sentient_core.memory import mirror as _mirror
 from sentient_core.memory import recall as _recall
 from sentient_core.memory import storing as _storing
-from sentient_core.memory import terms as _terms
-from sentient_core.memory.mirror import Mirror
-from sentient_core.memory.mirror import append as _append_rows
-from sentient_core.memory.mirror import load as _load_mirror
+from sentient_core.memory.lexical import LexicalIndex
+from sentient_core.memory.mirror import Mirror, PrimeIndex
 from sentient_core.memory.types import (
     EncoderMismatchError,
     Hit,
+    MemoryState,
     NewTrace,
     PrunePolicy,
     Stored,
-    read_state,
 )
-from sentient_core.store import codes as store_codes
 from sentient_core.store import traces
-from sentient_core.store.columns import TraceColumns
 from sentient_core.store.env import Store
 from sentient_core.store.records import LinkRecord, TraceRecord
 from sentient_core.store.txn import Txn
@@ -110,6 +106,13 @@ class HolographicMemory:
     record once (without its text).
     """
 
+    # Set by mirror.rebuild (at open and on a full refresh); see the module docstring.
+    _m: Mirror
+    _prime_index: PrimeIndex
+    _lexical: LexicalIndex
+    _next_id: int
+    _state: MemoryState
+
     def __init__(
         self,
         store: Store,
@@ -129,17 +132,9 @@ class HolographicMemory:
         # buffers=False: py-lmdb makes bytes faster than memoryviews, and the trace
         # scan dominates the load; code blocks cost one extra memcpy that way.
         with store.read(buffers=False) as txn:
-            self._load(txn)
+            _mirror.rebuild(self, txn)
 
     # -- the mirror ------------------------------------------------------------------------
-
-    def _load(self, txn: Txn) -> None:
-        """(Re)build the whole mirror, the prime index and the lexical index from one snapshot."""
-        m, prime_index = _load_mirror(txn, self._store.code_dim)
-        lexicon = _lexical.load(txn, m)
-        self._m, self._prime_index, self._lexical = m, prime_index, lexicon
-        self._next_id = txn.counters().next_id
-        self._state = read_state(txn)
 
     def refresh(self, *, full: bool = False) -> int:
         """Pick up what was committed to the store since the mirror was built.
@@ -159,30 +154,7 @@ class HolographicMemory:
         int
             Number of traces the mirror gained.
         """
-        with self._lock, self._store.read(buffers=False) as txn:
-            before = self._m.n
-            state = read_state(txn)
-            if full or state.generation != self._state.generation:
-                self._load(txn)
-                return self._m.n - before
-            self._state = state
-            counters = txn.counters()
-            if counters.next_id == self._next_id:
-                return 0
-            recs = list(traces.iter_range(txn, start=self._next_id))
-            new_codes = store_codes.read_rows(txn, before, counters.row_count)
-            self._m = _append_rows(
-                self._m,
-                self._prime_index,
-                TraceColumns.of_records(recs),
-                new_codes,
-                counters.row_count,
-                str(self._store.path),
-                self._lexical,
-                _terms.for_records(txn, recs),
-            )
-            self._next_id = counters.next_id
-            return self._m.n - before
+        return _mirror.refresh(self, full)
 
     def _commit(
         self, write: Callable[[Txn], T], mirror: Callable[[Mirror, T], None] | None = None
@@ -202,8 +174,6 @@ class HolographicMemory:
         if self._encoder is None:
             self._encoder = get_encoder("token", code_dim=self._store.code_dim)
         return self._encoder
-
-    # -- storing -----------------------------------------------------------------------------
 
     # -- storing -----------------------------------------------------------------------------
 
@@ -332,7 +302,8 @@ class HolographicMemory:
         """The retirement generation the mirror reflects (see :class:`MemoryState`)."""
         return self._state.generation
 
-    # -- links -------------------------------------------------------------------------------
+    # -- recall ------------------------------------------------------------------------------
+
     def recall(
         self,
         query: str | np.ndarray,
@@ -440,6 +411,8 @@ class HolographicMemory:
         """The ``n`` newest active traces (highest ids first)."""
         return _recall.recent(self, n)
 
+    # -- links -------------------------------------------------------------------------------
+
     def link(
         self, a: int, b: int, weight: float = 1.0, *, directed: bool = False
     ) -> list[LinkRecord]:
@@ -514,6 +487,8 @@ class HolographicMemory:
             A seed is not a trace.
         """
         return _links.spread(self, seed_ids, hops, decay, limit)
+
+    # -- lifecycle ---------------------------------------------------------------------------
 
     def update(self, records: Sequence[TraceRecord]) -> None:
         """Replace trace records in one write transaction, keeping the mirror in step.

@@ -176,7 +176,7 @@ def load(txn: Txn, m: Mirror) -> LexicalIndex:
             ids = ids_sorted[a : a + store_terms.CHUNK]
             lo, hi = int(ids[0]), int(ids[-1]) + 1
             got, counts = store_terms.read_from(txn, lo, hi) if stored else (None, None)
-            if got is None or got.size != ids.size or (got != ids).any():
+            if got is None or counts is None or got.size != ids.size or (got != ids).any():
                 recs = list(traces.iter_range(txn, lo, hi))
                 counts = mem_terms.count([r.text for r in recs])
             rows = by_id[a : a + store_terms.CHUNK].astype(np.int64)
@@ -318,7 +318,7 @@ def rank_rows(
         code,
         alpha,
         k,
-        valid[:n] if has_mask else None,
+        valid[:n] if valid is not None else None,
         seen,
     )
 

@@ -11,7 +11,9 @@ dominant primes include it (retired rows stay; lookups filter with the mask).
 
 :func:`load` builds both from one read transaction (the code blocks in one copy
 each, the trace columns decoded in bulk by :mod:`sentient_core.store.columns`);
-:func:`append` adds rows that were committed since. Rows ``[0, n)`` of a mirror
+:func:`append` adds rows that were committed since; :func:`rebuild` and
+:func:`refresh` apply them to a :class:`~sentient_core.memory.HolographicMemory`
+(its :meth:`~sentient_core.memory.HolographicMemory.refresh`). Rows ``[0, n)`` of a mirror
 are published: appends write rows beyond ``n`` first and publish the new ``n``
 last (or return a grown copy), so a concurrent reader never sees a half-written row.
 """
@@ -25,12 +27,16 @@ import numpy as np
 from kernels.lexical import TermCounts
 from kernels.postings import bucket_rows
 from sentient_core.memory import lexical
+from sentient_core.memory import terms as mem_terms
+from sentient_core.memory.types import read_state
 from sentient_core.store import codes as store_codes
+from sentient_core.store import traces
 from sentient_core.store.columns import TraceColumns, iter_chunks
 from sentient_core.store.errors import CorruptRecordError
 from sentient_core.store.records import SMF_AXES
 
 if TYPE_CHECKING:
+    from sentient_core.memory.holographic import HolographicMemory
     from sentient_core.store.txn import Txn
 
 __all__ = ["Mirror", "Postings", "PrimeIndex", "load"]
@@ -111,22 +117,23 @@ class Mirror:
                 f" {n_rows} stored rows; run check_integrity"
             )
         first, last = int(rows[0]), int(rows[-1])
+        at: slice | np.ndarray = rows
         if last - first + 1 == rows.size and (np.diff(rows) == 1).all():
-            rows = slice(first, last + 1)  # the usual case: consecutive rows, no gather
-            clash = (self.row_id[rows] != -1).any()
+            at = slice(first, last + 1)  # the usual case: consecutive rows, no gather
+            clash = (self.row_id[at] != -1).any()
         else:
             clash = (self.row_id[rows] != -1).any() or np.unique(rows).size != rows.size
         if clash:
             raise CorruptRecordError(
                 f"two traces of the store at {where} claim the same code row; run check_integrity"
             )
-        self.row_id[rows] = f.ids
-        self.valid[rows] = ~f.retired
-        self.smf[rows] = f.smf
-        self.created[rows] = f.created
-        self.last_access[rows] = f.last_access
-        self.strength[rows] = f.strength
-        self.importance[rows] = f.importance
+        self.row_id[at] = f.ids
+        self.valid[at] = ~f.retired
+        self.smf[at] = f.smf
+        self.created[at] = f.created
+        self.last_access[at] = f.last_access
+        self.strength[at] = f.strength
+        self.importance[at] = f.importance
         self.active += int(f.rows.size - np.count_nonzero(f.retired))
 
 
@@ -248,3 +255,40 @@ def append(
     lexical.append(grown, lexicon, counts, cols.rows)
     grown.n = n_rows  # publish: readers see the new rows only from here on
     return grown
+
+
+def rebuild(mem: HolographicMemory, txn: Txn) -> None:
+    """(Re)build the memory's mirror, prime index and lexical index from one snapshot."""
+    m, prime_index = load(txn, mem._store.code_dim)
+    lexicon = lexical.load(txn, m)
+    mem._m, mem._prime_index, mem._lexical = m, prime_index, lexicon
+    mem._next_id = txn.counters().next_id
+    mem._state = read_state(txn)
+
+
+def refresh(mem: HolographicMemory, full: bool) -> int:
+    """See :meth:`HolographicMemory.refresh`."""
+    with mem._lock, mem._store.read(buffers=False) as txn:
+        before = mem._m.n
+        state = read_state(txn)
+        if full or state.generation != mem._state.generation:
+            rebuild(mem, txn)
+            return mem._m.n - before
+        mem._state = state
+        counters = txn.counters()
+        if counters.next_id == mem._next_id:
+            return 0
+        recs = list(traces.iter_range(txn, start=mem._next_id))
+        new_codes = store_codes.read_rows(txn, before, counters.row_count)
+        mem._m = append(
+            mem._m,
+            mem._prime_index,
+            TraceColumns.of_records(recs),
+            new_codes,
+            counters.row_count,
+            str(mem._store.path),
+            mem._lexical,
+            mem_terms.for_records(txn, recs),
+        )
+        mem._next_id = counters.next_id
+        return mem._m.n - before

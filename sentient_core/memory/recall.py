@@ -77,8 +77,8 @@ def recall(
     check_touch(mem, touch)
     rank = lexical.check_rank(rank, isinstance(query, str))
     if rank != "cosine":
-        hits = _ranked_text(mem, query, k, threshold, rank)  # type: ignore[arg-type]
-        return touch_hits(mem, [hits])[0] if touch and hits else hits
+        ranked = _ranked_text(mem, query, k, threshold, rank)  # type: ignore[arg-type]
+        return touch_hits(mem, [ranked])[0] if touch and ranked else ranked
     code = query_code(mem, query)
     if code is None:
         return []
@@ -92,8 +92,7 @@ def recall(
         )
         hits = read_hits(mem, m, rows, scores, threshold, cosine=scores)
         if hits is not None:
-            break
-    return touch_hits(mem, [hits])[0] if touch else hits
+            return touch_hits(mem, [hits])[0] if touch else hits
 
 
 def _ranked_text(
@@ -146,8 +145,8 @@ def recall_batch(
             raise ArgumentTypeError("queries must be a sequence of str or a 2-d float array")
         rank = lexical.check_rank(rank, True)
         if rank != "cosine":
-            out = [_ranked_text(mem, t, k, threshold, rank) for t in texts]
-            return touch_hits(mem, out) if touch else out
+            ranked = [_ranked_text(mem, t, k, threshold, rank) for t in texts]
+            return touch_hits(mem, ranked) if touch else ranked
         qcodes = (
             checked_encoder(mem).encode_batch(texts) if texts else np.zeros((0, dim), np.float32)
         )
@@ -170,9 +169,10 @@ def recall_batch(
             read_hits(mem, m, rows[j], scores[j], threshold, cosine=scores[j])
             for j in range(rows.shape[0])
         ]
-        if all(r is not None for r in results):
+        done = [r for r in results if r is not None]
+        if len(done) == len(results):
             for j, q in enumerate(live_idx):
-                out[q] = results[j]
+                out[q] = done[j]
             break
     return touch_hits(mem, out) if touch else out
 

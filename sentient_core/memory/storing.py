@@ -224,7 +224,7 @@ def store_unique(
             if tid is None and i in close:
                 tid, cos = close[i]
                 why = f"near-duplicate of trace {tid} (code cosine {cos:.3f})"
-            rec = holders.get(tid) or (traces.get(txn, tid) if tid is not None else None)
+            rec = None if tid is None else (holders.get(tid) or traces.get(txn, tid))
             if rec is not None and not rec.retired:
                 plan.append((rec.id, why))
                 holders[rec.id] = rec

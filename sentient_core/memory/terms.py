@@ -77,7 +77,7 @@ def count(texts: Sequence[str]) -> TermCounts:
     )
 
 
-def select(counts: TermCounts, positions: Sequence[int]) -> TermCounts:
+def select(counts: TermCounts, positions: Sequence[int] | np.ndarray) -> TermCounts:
     """The texts ``positions`` of ``counts``, in that order."""
     pos = np.asarray(positions, dtype=np.int64)
     if pos.size == counts.lengths.shape[0] and (pos == np.arange(pos.size)).all():

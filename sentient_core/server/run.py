@@ -27,6 +27,7 @@ from sentient_core.errors import SentientError
 from sentient_core.server.app import create_app
 from sentient_core.server.host import LearnerHost
 from sentient_core.server.security import plan
+from sentient_core.server.stream import EventFeed
 
 __all__ = ["Server", "ServerError"]
 
@@ -39,7 +40,7 @@ class _Uvicorn(uvicorn.Server):
     """uvicorn that ends the live streams first when asked to exit, and returns
     (instead of re-raising SIGINT/SIGTERM) so the learner and the store close cleanly."""
 
-    feed = None
+    feed: EventFeed | None = None
     signal: int | None = None
 
     def handle_exit(self, sig, frame) -> None:
@@ -142,12 +143,14 @@ class Server:
     def run(self) -> None:
         """Serve in this thread until SIGINT/SIGTERM, then close everything."""
         try:
+            assert self.sock is not None  # bound by __init__, None only after close()
             self.server.run(sockets=[self.sock])
         finally:
             self.close()
 
     def start(self, timeout: float = 30.0) -> Server:
         """Serve from a background thread; returns once it accepts connections."""
+        assert self.sock is not None  # bound by __init__, None only after close()
         self._thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
         )
@@ -162,7 +165,8 @@ class Server:
     def stop(self) -> None:
         """End the streams, stop uvicorn's thread and close everything."""
         if self._thread is not None:
-            self.app.feed.shutdown()
+            if self.app.feed is not None:
+                self.app.feed.shutdown()
             self.server.should_exit = True
             self._thread.join(15.0)
             self._thread = None

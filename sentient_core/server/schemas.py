@@ -35,10 +35,15 @@ MAX_QUESTION_CHARS = 1000
 MAX_TOPIC_CHARS = 200
 
 
-def _text(max_chars: int):
-    return Annotated[str, msgspec.Meta(min_length=1, max_length=max_chars, pattern=r"\S")]
+# Non-blank text of bounded length (type aliases, so that type checkers read them).
+_QuestionText = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=r"\S")
+]
+_TopicText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOPIC_CHARS, pattern=r"\S")]
 
 
+# Subclasses repeat frozen=True: msgspec inherits it, but type checkers
+# (PEP 681 dataclass_transform) would read them as non-frozen.
 class _Request(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     pass
 
@@ -47,35 +52,35 @@ class _Reply(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tr
     pass
 
 
-class AskRequest(_Request):
+class AskRequest(_Request, frozen=True):
     """``POST /ask``: a question for the learner."""
 
-    question: _text(MAX_QUESTION_CHARS)
+    question: _QuestionText
 
 
-class FocusRequest(_Request):
+class FocusRequest(_Request, frozen=True):
     """``POST /focus``: a topic the pursuit drive keeps working on."""
 
-    topic: _text(MAX_TOPIC_CHARS)
+    topic: _TopicText
 
 
-class RecallRequest(_Request):
+class RecallRequest(_Request, frozen=True):
     """``GET /recall?q=…&k=…&explain=…``."""
 
-    q: _text(MAX_QUESTION_CHARS)
+    q: _QuestionText
     k: Annotated[int, msgspec.Meta(ge=1, le=100)] = 5
     threshold: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = 0.0
     explain: bool = False
 
 
-class ErrorReply(_Reply):
+class ErrorReply(_Reply, frozen=True):
     """Every 4xx/5xx body: what was wrong, in words."""
 
     error: str
     detail: str = ""
 
 
-class CommandReply(_Reply):
+class CommandReply(_Reply, frozen=True):
     """What a control verb did (``ok`` false: nothing to do, with the reason)."""
 
     ok: bool
@@ -83,7 +88,7 @@ class CommandReply(_Reply):
     message: str
 
 
-class QuestionReply(_Reply):
+class QuestionReply(_Reply, frozen=True):
     """What became of an asked question (an event says it on the stream too)."""
 
     question: str
@@ -92,7 +97,7 @@ class QuestionReply(_Reply):
     session: str = ""
 
 
-class FocusReply(_Reply):
+class FocusReply(_Reply, frozen=True):
     """The focus goal declared (an existing goal for the same topic is returned)."""
 
     id: str
@@ -100,7 +105,7 @@ class FocusReply(_Reply):
     status: str
 
 
-class RecallExplain(_Reply):
+class RecallExplain(_Reply, frozen=True):
     """Why a trace was recalled: the ranking cosine and the evidence beside it."""
 
     cosine: float
@@ -112,7 +117,7 @@ class RecallExplain(_Reply):
     age_s: float
 
 
-class RecallHit(_Reply):
+class RecallHit(_Reply, frozen=True):
     """One recalled trace (text clipped to 2000 characters)."""
 
     rank: int
@@ -125,7 +130,7 @@ class RecallHit(_Reply):
     explain: RecallExplain | None = None
 
 
-class RecallReply(_Reply):
+class RecallReply(_Reply, frozen=True):
     """``GET /recall``."""
 
     query: str
@@ -133,7 +138,7 @@ class RecallReply(_Reply):
     hits: list[RecallHit]
 
 
-class IngestReply(_Reply):
+class IngestReply(_Reply, frozen=True):
     """``POST /ingest``: what ingesting the upload did (as ``cli.py ingest`` reports it)."""
 
     name: str
@@ -166,19 +171,19 @@ class StatusReply(LearnerStatus, frozen=True, forbid_unknown_fields=True, kw_onl
     version: str = ""
 
 
-class LogsReply(_Reply):
+class LogsReply(_Reply, frozen=True):
     """``GET /learning/logs``: the chaperone's interaction log, oldest first."""
 
     entries: list[dict[str, Any]]
 
 
-class SessionReply(_Reply):
+class SessionReply(_Reply, frozen=True):
     """``GET /panel/session``: the CSRF token the panel echoes (the cookie is set too)."""
 
     csrf: str
 
 
-class HealthReply(_Reply):
+class HealthReply(_Reply, frozen=True):
     """``GET /health``."""
 
     ok: bool

@@ -26,9 +26,13 @@ import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 import msgspec
+
+if TYPE_CHECKING:
+    from sentient_core.server.stream import EventFeed
 
 __all__ = ["TOKEN_ENV", "TOKEN_FILE", "Guard", "SecurityPolicy", "is_loopback", "plan"]
 
@@ -195,7 +199,7 @@ class Guard:
         self.app = app
         self.policy = policy
         self.refused: dict[str, int] = {}
-        self.feed = None  # the live stream's EventFeed, set by create_app
+        self.feed: EventFeed | None = None  # the live stream's, set by create_app
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":

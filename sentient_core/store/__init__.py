@@ -2,7 +2,8 @@
 
 Modules
 -------
-env        :class:`Store`: the LMDB environment, read/write transactions, map growth
+env        :class:`Store`: the LMDB environment, opening/creating it, its sub-databases
+transactions  read/write transactions and map growth (the base class of :class:`Store`)
 txn        :class:`Txn`, the transaction handle every domain function takes
 records    versioned msgspec records (:class:`TraceRecord`, :class:`LinkRecord`, ...)
 traces     trace records (append, get, update, iter_range), functions over a Txn

@@ -105,11 +105,11 @@ def append_rows(txn: Txn, rows: np.ndarray) -> int:
         merged = np.empty((offset + done, dim), dtype=_F32)
         merged[:offset] = old
         merged[offset:] = rows[:done]
-        put(key, merged, db=db)
+        put(key, merged.data, db=db)
         block += 1
     while done < n:
         # Row slices of a C-contiguous array are contiguous: handed to LMDB as-is.
-        if not put(u64_key(block), rows[done : done + per_block], db=db, append=True):
+        if not put(u64_key(block), rows[done : done + per_block].data, db=db, append=True):
             raise CorruptRecordError(
                 f"code block {block} already exists although the counters end before it;"
                 " run check_integrity"
@@ -232,4 +232,4 @@ def set_row(txn: Txn, row: int, vec: np.ndarray) -> None:
     key = u64_key(block)
     rows = _block_array(txn.raw.get(key, db=db), dim, block, txn).copy()
     rows[offset] = vec2[0]
-    txn.raw.put(key, rows, db=db)
+    txn.raw.put(key, rows.data, db=db)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -126,8 +126,10 @@ def iter_chunks(
     keys_it = key_cursor.iternext(values=False)
     values_it = value_cursor.iternext(keys=False)
     end = None if stop is None else u64_key(stop)
-    while keys := list(islice(keys_it, chunk)):
-        values = list(islice(values_it, len(keys)))
+    # Typed as bytes: memoryviews (a buffers=True transaction) join the same way,
+    # and comparing keys with ``end`` needs a buffers=False one (as read_from's callers use).
+    while keys := cast("list[bytes]", list(islice(keys_it, chunk))):
+        values = cast("list[bytes]", list(islice(values_it, len(keys))))
         if end is not None and keys[-1] >= end:
             cut = next(i for i, k in enumerate(keys) if k >= end)
             if cut:

@@ -85,8 +85,8 @@ class LocalReads:
                     subject,
                     "",
                 )
-        for root in self.dirs:
-            rel = root.relative_parts(parts)
+        for allowed in self.dirs:
+            rel = allowed.relative_parts(parts)
             if rel is not None:
-                return root, rel
+                return allowed, rel
         return None
