@@ -13,7 +13,9 @@ valid rows; ``w_t`` is the query weight of ``t`` (its count in the query, as
 bm25s sums a repeated query token once per occurrence). Defaults ``k1 = 1.2``,
 ``b = 0.75``.
 
-The **ceiling** of a query is ``Σ_t w_t · idf(t)``, an upper bound of every
+The **ceiling** of a query is ``Σ_t w_t · idf(t)`` over the query terms some
+row holds (a term no row holds can raise no score; its idf is reported as 0),
+an upper bound of every
 document's score (each tf factor is at most 1, below 1 when ``k1 > 0``).
 ``bm25 / ceiling``, in [0, 1], is the normalised score the memory reports:
 the idf-weighted share of the query a document covers, discounted by tf
@@ -97,7 +99,7 @@ def _accumulate(
 
     ``acc`` (>= n,) must be zero on entry; the touched rows are listed in
     ``touched`` in first-touch order. Postings of rows >= n or masked out are
-    skipped. ``idf_out[j]`` receives the idf of query term ``j``.
+    skipped. ``idf_out[j]`` receives the idf of query term ``j`` (0 when no row holds it).
     """
     nq = qterms.size
     ns = len(seg_terms)
@@ -121,7 +123,8 @@ def _accumulate(
                     if has_mask and valid[r] == 0:
                         continue
                     df += 1
-        idf_out[j] = _idf(n_docs, df)
+        # A term no row holds scores nothing and leaves the ceiling (idf 0).
+        idf_out[j] = _idf(n_docs, df) if df > 0 else 0.0
     nt = 0
     for j in range(nq):
         weight = qweights[j] * idf_out[j]

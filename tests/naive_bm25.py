@@ -55,7 +55,8 @@ def scores(
         n_docs = float(len(live))
     if avgdl is None:
         avgdl = float(np.mean([doc_len[i] for i in live])) if live else 0.0
-    idfs = [idf(n_docs, sum(1 for i in live if h in docs[i])) for h, _ in query]
+    dfs = [sum(1 for i in live if h in docs[i]) for h, _ in query]
+    idfs = [idf(n_docs, df) if df > 0 else 0.0 for df in dfs]  # a term no row holds: 0
     out = np.zeros(n)
     for i in live:
         acc = 0.0

@@ -382,3 +382,17 @@ def test_reference_passages_carry_their_title_and_term():
     assert passage_headings(md, passage_spans(md, 30)) == ["", "# Tides", "", "## Springs"]
     rst = "Tides\n=====\n\nThe moon pulls.\n"
     assert passage_headings(rst, [(14, 29)]) == ["Tides"]
+
+
+def test_query_words_no_passage_holds_do_not_lower_the_score(tmp_path):
+    # A one-file corpus and a request padded with words it never uses: those
+    # words can raise no passage's score, so they leave the normalisation too.
+    (tmp_path / "python.txt").write_text(
+        "Python was created by Guido van Rossum and first released in 1991. "
+        "The history of the Python language began at CWI in the Netherlands."
+    )
+    ans = CorpusAnswerer([tmp_path], include_python_docs=False, rank="bm25")
+    padded = ans.answer("Write a detailed essay of 400 words on the history of the Python language")
+    plain = ans.answer("the history of the Python language")
+    assert padded.passages and padded.passages == plain.passages
+    assert padded.scores == pytest.approx(plain.scores)

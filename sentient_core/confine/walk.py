@@ -74,7 +74,7 @@ def same(a: os.stat_result, b: os.stat_result) -> bool:
 class Resolved:
     """Directories opened on the way down from the root, and the final object."""
 
-    __slots__ = ("fd", "fds", "name", "names", "stat", "stats")
+    __slots__ = ("_stat", "fd", "fds", "name", "names", "stats")
 
     def __init__(self) -> None:
         self.fds: list[int] = []
@@ -82,7 +82,18 @@ class Resolved:
         self.stats: list[os.stat_result] = []
         self.fd = -1
         self.name = ""
-        self.stat: os.stat_result | None = None  # type: ignore[assignment]
+        self._stat: os.stat_result | None = None
+
+    @property
+    def stat(self) -> os.stat_result:
+        """The final object's stat (set by :meth:`Walker.resolve` before it returns)."""
+        if self._stat is None:
+            raise RuntimeError("Resolved.stat read before the walk set it")
+        return self._stat
+
+    @stat.setter
+    def stat(self, st: os.stat_result) -> None:
+        self._stat = st
 
     def push(self, fd: int, name: str, st: os.stat_result) -> None:
         self.fds.append(fd)

@@ -48,6 +48,7 @@ from sentient_core.vocab import GAP_PRIORITY, Gap, gap_rank
 
 if TYPE_CHECKING:
     from sentient_core.learning.chaperone import CorpusTopic
+    from sentient_core.memory import Hit
 
 __all__ = ["AXIS_QUESTIONS", "Answered", "Curiosity", "CuriosityConfig", "CuriositySignal"]
 
@@ -108,12 +109,12 @@ class CuriositySignal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     answered: tuple[Answered, ...] = ()
 
 
-AnswerCheck = Callable[[str, object], float]
+AnswerCheck = Callable[[str, "Hit"], float]
 """``(question, hit) -> relevance``: how well a recalled trace answers a question."""
 
 
-def _cosine(question: str, hit: object) -> float:
-    return float(hit.score)  # type: ignore[attr-defined]
+def _cosine(question: str, hit: Hit) -> float:
+    return float(hit.score)
 
 
 class Curiosity:
