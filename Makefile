@@ -32,12 +32,13 @@ test: $(STAMP) $(BROWSER)
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
-# The fast lane while you work (under a minute on 2 cores): everything not marked slow.
-# `make test` (what CI runs) is still the whole suite.
+# The fast lane while you work (under a minute on 2 cores): everything not marked slow,
+# on two worker processes (pytest-xdist). `make test` (what CI runs) is still the whole
+# suite, in one process.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -m "not slow" -q
+	$(BIN)/python -m pytest -m "not slow" -q -n 2
 
 # The real-model lane: llama-cpp-python's OpenAI-compatible server (built once into a
 # cached venv keyed on its version, ~4 min on 2 cores) with SmolLM2-135M from PyPI.
