@@ -98,7 +98,8 @@ class MetaMemory:
         check_event(event)
         with self._store.read() as txn:
             planned = msgspec.structs.replace(event, id=store_surprise.next_id(txn))
-        done: dict[str, object] = {}
+        done: list[tuple[SurpriseEvent, list[SourceDecision], WisdomRecord | None, WisdomRecord]]
+        done = []
 
         def also(txn: Txn) -> None:
             stored = self.surprises.record_in(txn, event)
@@ -106,14 +107,12 @@ class MetaMemory:
                 raise CreditConflictError(
                     f"surprise log moved while observing (id {stored.id}, planned {planned.id})"
                 )
-            done["event"] = stored
-            done["sources"] = self.sources.observe_in(txn, stored)
-            done["wisdom"] = self.wisdom.observe_in(txn, stored)
+            decided = self.sources.observe_in(txn, stored)
+            old, new = self.wisdom.observe_in(txn, stored)
+            done[:] = [(stored, decided, old, new)]
 
         result = self.credit.apply(signals_of([planned]), also=also)
-        stored: SurpriseEvent = done["event"]  # type: ignore[assignment]
-        decisions: list[SourceDecision] = done["sources"]  # type: ignore[assignment]
-        before, cluster = done["wisdom"]  # type: ignore[misc]
+        stored, decisions, before, cluster = done[0]
         self.surprises.noted([stored])
         self.sources.noted(decisions)
         self.wisdom.noted(before, cluster)

@@ -330,7 +330,12 @@ class WisdomBook:
         return self.transition(wisdom_id, target, "gates met", cited_debts=cited_debts)
 
     def _moved(self, rec: WisdomRecord, target: str, reason: str, now: float) -> WisdomRecord:
-        step = WisdomTransition(source=rec.state, target=target, reason=reason[:2000], time=now)
+        step = WisdomTransition(
+            source=rec.state,
+            target=target,  # type: ignore[arg-type]
+            reason=reason[:2000],
+            time=now,
+        )
         return msgspec.structs.replace(
             rec,
             state=target,  # type: ignore[arg-type]
