@@ -28,6 +28,7 @@ from sentient_core.metamemory import (
     ScorerModel,
     SurpriseBasis,
     base_priority,
+    batches_of,
     factor_matrix,
     make_event,
     replay,
@@ -446,6 +447,8 @@ def test_scorer_snapshots_replay_to_identical_weights(store):
         snaps = list(store_scorer.iter_snapshots(txn))
     assert [s.model_version for s in snaps] == [1, 2, 3, 4, 5]
     again = replay(snaps, batches)  # re-trained from zero: every snapshot reproduced
+    from_store = replay(snaps, batches_of(snaps))  # the batches the snapshots recorded
+    assert from_store.delta.tobytes() == model.delta.tobytes()
     assert again.delta.tobytes() == model.delta.tobytes()
     assert ScorerModel.load(store).weights.tobytes() == model.weights.tobytes()
     assert np.all(np.abs(model.delta) <= 0.5)

@@ -86,6 +86,14 @@ class LearnerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
         Extra folders the offline answerer reads (and local reads may come from).
     include_python_docs : bool
         Let the offline answerer use the documentation that ships with Python.
+    relevance_answers : bool
+        Curiosity counts a question as answered by memory only when the best
+        recalled trace also passes the judge's relevance check (default: its
+        recall score alone).
+    metamemory : bool
+        Learn from error (:mod:`sentient_core.metamemory`): surprise, credit,
+        source weights, debts, wisdom, the scorer. False is the ablation
+        (``--no-metamemory``).
     """
 
     learner: LearnerConfig = LearnerConfig()
@@ -95,6 +103,26 @@ class LearnerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     fetcher: FetcherSettings = FetcherSettings()
     corpus_dirs: tuple[str, ...] = ()
     include_python_docs: bool = True
+    relevance_answers: bool = False
+    metamemory: bool = True
+
+
+def _answer_check(relevant: bool, threshold: float, chaperone: Chaperone, meta) -> dict:
+    """Curiosity's ``answers``: the recall score, gated by the judge's relevance check
+    when ``relevant``, and by meta-memory's judged outcomes when it is on."""
+    if not relevant and meta is None:
+        return {}
+    from sentient_core.relevance import relevance
+
+    def answers(question: str, hit) -> float:
+        rec = hit.record
+        if meta is not None and not meta.answers(question, hit):
+            return 0.0
+        if relevant and relevance(question, rec.text, chaperone.term_stats()) < threshold:
+            return 0.0
+        return float(hit.score)
+
+    return {"answers": answers}
 
 
 def incoming_dir(data_dir: str | os.PathLike[str]) -> Path:
@@ -170,12 +198,29 @@ def build_learner(
         batch=LEARNED_BATCH,
         near=NEAR_DUPLICATE,
     )
+    judge = Judge(llm=llm, breaker=chaperone.breaker)
+    meta = None
+    if s.metamemory and not getattr(core, "readonly", False):
+        from sentient_core.metamemory import MetaMemory
+        from sentient_core.metamemory.loop import LoopMeta
+
+        meta = LoopMeta(
+            MetaMemory(core.memory, emit=events.emitter(session=s.learner.session), clock=clock),
+            core.memory,
+            chaperone,
+            threshold=judge.relevant,
+            session=s.learner.session,
+            clock=clock,
+        )
+        chaperone.source_weight = meta.weight
     curiosity = Curiosity(
         core.observer,
         core.memory,
         book=QuestionBook(core.store),
         sources_mark=chaperone.sources_mark,
         topics=chaperone.topics,
+        debts=meta.gaps if meta is not None else tuple,
+        **_answer_check(s.relevance_answers, judge.relevant, chaperone, meta),
     )
     return Learner(
         memory=core.memory,
@@ -183,12 +228,13 @@ def build_learner(
         integrator=integrator,
         chaperone=chaperone,
         budget=budget,
-        judge=Judge(llm=llm, breaker=chaperone.breaker),
+        judge=judge,
         drive=CuriosityDrive(),
         pursuit=Pursuit(core.store, clock=clock),
         curiosity=curiosity,
         events=events,
         config=s.learner,
+        metamemory=meta,
         clock=clock,
         sleep=sleep,
     )

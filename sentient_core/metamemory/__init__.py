@@ -16,7 +16,7 @@ core          :class:`MetaMemory`: every component on one memory, one-transactio
 
 Persistence is in :mod:`sentient_core.store` (``surprise``, ``credit``,
 ``sources``, ``debts``, ``wisdom``, ``scorer``), one record type per module.
-This package is not wired into the learner yet.
+The learner feeds it through :mod:`sentient_core.metamemory.loop`.
 """
 
 from sentient_core.metamemory.base import (
@@ -49,7 +49,7 @@ from sentient_core.metamemory.factors import (
     context_for,
     factor_matrix,
 )
-from sentient_core.metamemory.scorer import JudgedOutcome, ScorerModel, replay
+from sentient_core.metamemory.scorer import JudgedOutcome, ScorerModel, batches_of, replay
 from sentient_core.metamemory.sources import RULES, SourceDecision, SourceRules, SourceWeights
 from sentient_core.metamemory.surprise import (
     SurpriseLog,
@@ -105,6 +105,7 @@ __all__ = [
     "WisdomRecord",
     "WisdomRules",
     "base_priority",
+    "batches_of",
     "check_event",
     "context_for",
     "detect_disagreement",

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from sentient_core.events import Emitter
     from sentient_core.store.env import Store
 
-__all__ = ["DAY", "JudgedOutcome", "ScorerModel", "batch_arrays", "replay"]
+__all__ = ["DAY", "JudgedOutcome", "ScorerModel", "batch_arrays", "batches_of", "replay"]
 
 DAY = 86400.0
 LR = 0.01
@@ -222,6 +222,9 @@ class ScorerModel:
             half_life_days=self.half_life_days,
             grad_clip=self.grad_clip,
             batch_digest=_digest(features, labels, ages),
+            batch_features=tuple(tuple(float(x) for x in o.features) for o in outcomes),
+            batch_labels=tuple(bool(o.label) for o in outcomes),
+            batch_times=tuple(float(o.time) for o in outcomes),
         )
         self._adopt(snap)
         return snap
@@ -320,6 +323,30 @@ def replay(
         else:
             model._adopt(snap)
     return model
+
+
+def batches_of(snapshots: Sequence[ScorerSnapshot]) -> list[list[JudgedOutcome]]:
+    """The training batch each snapshot recorded, for :func:`replay` from the store alone.
+
+    Raises
+    ------
+    ReplayError
+        A snapshot does not hold its whole batch.
+    """
+    out = []
+    for snap in snapshots:
+        n = snap.outcome_count
+        if not (len(snap.batch_features) == len(snap.batch_labels) == len(snap.batch_times) == n):
+            raise ReplayError(f"snapshot {snap.model_version} does not hold its batch")
+        out.append(
+            [
+                JudgedOutcome(features=f, label=y, time=t)
+                for f, y, t in zip(
+                    snap.batch_features, snap.batch_labels, snap.batch_times, strict=True
+                )
+            ]
+        )
+    return out
 
 
 def _check_link(model: ScorerModel, snap: ScorerSnapshot, version: int) -> None:

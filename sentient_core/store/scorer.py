@@ -70,6 +70,9 @@ class ScorerSnapshot(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     batch_digest : str
         BLAKE2b-128 hex digest of the batch (features, labels, ages), so a replay
         from the batches can check it is fed the same data.
+    batch_features, batch_labels, batch_times : tuple
+        The batch itself (one row of factor values, one label and one judging
+        time per outcome), so the store alone can re-train every snapshot.
     """
 
     v: int = 1
@@ -85,6 +88,9 @@ class ScorerSnapshot(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     half_life_days: Annotated[float, msgspec.Meta(gt=0.0)]
     grad_clip: Annotated[float, msgspec.Meta(gt=0.0)]
     batch_digest: Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{32}$")]
+    batch_features: tuple[tuple[float, ...], ...] = ()
+    batch_labels: tuple[bool, ...] = ()
+    batch_times: tuple[float, ...] = ()
 
     @property
     def weights(self) -> tuple[float, ...]:
