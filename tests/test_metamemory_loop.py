@@ -185,3 +185,72 @@ def test_closed_loop_lying_source_experiment():
 def test_evaluate_rejects_an_unknown_scenario(bad, capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", *bad])
+
+
+def _offline(core: Core):
+    return build_learner(
+        core,
+        LearnerSettings(
+            learner=LearnerConfig(interval_s=0, session="off", max_iterations=100),
+            caps=BudgetCaps(daily_tool_calls=0, daily_tokens=0),
+            corpus_dirs=(str(CORPUS),),
+            include_python_docs=False,
+        ),
+        env={},
+    )
+
+
+def test_memorys_wrong_answer_is_contradicted_and_the_question_reopened(tmp_path):
+    with Core(tmp_path / "d") as core:
+        wrong = core.memory.store(
+            f"The Debian curl package fixed CVE-2025-0167 in version {WRONG}.",
+            source="llm:127.0.0.1:9/m",
+        ).id
+        learner = _offline(core)
+        learner.ask(CVE_Q.q)
+        for _ in range(3):
+            learner.step()
+        learner.close()
+        events = [e for _, e in read_events(core.store)]
+        said = [
+            (e.status, e.trace_id) for e in events if e.kind == "question" and e.question == CVE_Q.q
+        ]
+        assert ("answered", wrong) in said  # curiosity: memory answers it ...
+        assert any(s == "queued" for s, _ in said[said.index(("answered", wrong)) :])  # ... not
+        mm = MetaMemory(core.memory)
+        (ev,) = [e for e in mm.surprises.events() if e.cause == "disagreement"]
+        assert (ev.source_memory, ev.source, ev.expected, ev.actual) == (
+            wrong,
+            "llm:127.0.0.1:9/m",
+            WRONG,
+            RIGHT,
+        )
+        rec = core.memory.get(wrong)
+        assert rec.failure_count == 1 and rec.strength == 1.0
+        # The reopened question was asked and answered from the corpus this time.
+        asked = [e for e in events if e.kind == "query" and e.question == CVE_Q.q]
+        assert asked and mm.sources.weight("curl", "llm:127.0.0.1:9/m") < 1.0
+        assert any(RIGHT in core.memory.get(t).text for t in (ev.correcting_memory,))
+
+
+def test_an_irrelevant_grounded_answer_is_a_weak_surprise(tmp_path):
+    qs = [
+        "Which version of the Debian curl package fixed CVE-1999-0001?",
+        "Which version of the Debian curl package fixed CVE-1999-0002?",
+    ]
+    with Core(tmp_path / "d") as core:
+        learner = _offline(core)
+        for q in qs:
+            learner.ask(q)
+            learner.step()
+        learner.close()
+        mm = MetaMemory(core.memory)
+        events = [e for e in mm.surprises.events() if e.cause == "irrelevant"]
+        assert [e.context for e in events] == qs
+        for e in events:
+            r, thr = float(e.basis.inputs["relevance"]), float(e.basis.inputs["threshold"])
+            assert e.magnitude == pytest.approx(0.5 * (thr - r) / thr) and e.magnitude < 0.55
+        src = events[0].source
+        rec = mm.sources.record("curl", src)
+        # 0.25 <= s < 0.55: noted on the first failure, punished on the second.
+        assert rec is not None and rec.failures == 2 and rec.punished == 1

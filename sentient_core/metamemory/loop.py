@@ -60,7 +60,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from sentient_core.metamemory.credit import CreditSignal
-from sentient_core.metamemory.debts import evidence_support
 from sentient_core.metamemory.disagreement import Disagreement, detect_disagreement
 from sentient_core.metamemory.domain import domain_of
 from sentient_core.metamemory.factors import context_for, factor_matrix
@@ -570,8 +569,3 @@ class LoopMeta:
             "strength_after": after,
             "credit": meta.credit.state(trace.id)[0],
         }
-
-
-def debt_support(debt: DebtRecord) -> float:
-    """The counted evidence of a debt's best hypothesis (for reports)."""
-    return evidence_support(debt)[0]
