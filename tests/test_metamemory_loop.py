@@ -122,7 +122,6 @@ def test_a_lie_contradicted_by_the_corpus_runs_through_every_stage(tmp_path):
     assert {r["source"].split(":")[0] for r in rows} == {"llm", "local"}
     assert [d["status"] for d in _cli(data, "debts")] == ["resolved"]
     assert _cli(data, "wisdom")[0]["state"] == "candidate"
-    assert _cli(data, "scorer")["model_version"] >= 0
 
     # The user says the wrong trace is wrong: a second consistent signal moves it.
     first = _cli(data, "feedback", str(ev.source_memory), "--wrong", "--note", "not a version")
@@ -210,6 +209,7 @@ def test_memorys_wrong_answer_is_contradicted_and_the_question_reopened(tmp_path
         learner.ask(CVE_Q.q)
         for _ in range(3):
             learner.step()
+        learner.run(0)  # the session's end trains the scorer on its judged outcomes
         learner.close()
         events = [e for _, e in read_events(core.store)]
         said = [
@@ -230,7 +230,16 @@ def test_memorys_wrong_answer_is_contradicted_and_the_question_reopened(tmp_path
         # The reopened question was asked and answered from the corpus this time.
         asked = [e for e in events if e.kind == "query" and e.question == CVE_Q.q]
         assert asked and mm.sources.weight("curl", "llm:127.0.0.1:9/m") < 1.0
-        assert any(RIGHT in core.memory.get(t).text for t in (ev.correcting_memory,))
+        assert RIGHT in core.memory.get(ev.correcting_memory).text
+    scorer = _cli(tmp_path / "d", "scorer")
+    # The session's judged predictions (memory's contradicted answer among them, label 0)
+    # are one batch at the session's end, and the snapshots replay to identical weights.
+    assert (scorer["snapshots"], scorer["replay_identical"]) == (1, True)
+    with Core(tmp_path / "d", readonly=True) as core, core.store.read() as txn:
+        from sentient_core.store import scorer as store_scorer
+
+        (snap,) = store_scorer.iter_snapshots(txn)
+        assert False in snap.batch_labels and snap.outcome_count == scorer["outcomes"]
 
 
 def test_an_irrelevant_grounded_answer_is_a_weak_surprise(tmp_path):

@@ -21,7 +21,9 @@ Setup (``evaluate --scenario lying-source``)
 Scored (from the store, never from the learner's counters)
     * answer@1 on the held-out questions: the top recalled trace holds the
       right answer (as ``evaluate``'s learn mode), overall and for the lying
-      domain.
+      domain; the MRR (top 10) of the first trace holding it under the default
+      recall, cosine-only recall and the learned scorer's recall
+      (:class:`~sentient_core.metamemory.recall.ScoredRecall`).
     * The lying model's weight for the lying domain after the run, and after how
       many surprise events of that domain it first fell below 0.5; the corpus
       file's weight there; the model's lowest weight in any other domain.
@@ -199,6 +201,9 @@ class RunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     debts_open_without_test: int
     wisdom_promotions: int
     promotions_citing_unresolved: int
+    mrr_default: float
+    mrr_cosine: float
+    mrr_scored: float
     scorer_snapshots: int
     scorer_replay_identical: bool | None
     seconds: float
@@ -236,6 +241,38 @@ def _interleave(items: list[QAItem], by_file: dict[str, list[QAItem]]) -> list[Q
         keyed.append((rank[f], order[f], it))
         rank[f] += 1
     return [it for _, _, it in sorted(keyed, key=lambda t: (t[0], t[1]))]
+
+
+def _ranks(core: Core, held: Sequence[QAItem], k: int = 10) -> dict[str, list[int | None]]:
+    """Rank (1-based, None beyond ``k``) of the first trace holding the answer, per held-out
+    question, under the default recall, cosine-only recall and the learned scorer's."""
+    from sentient_core.metamemory import MetaMemory
+    from sentient_core.metamemory.recall import ScoredRecall
+
+    scored = ScoredRecall(core.memory, MetaMemory(core.memory))
+
+    def rank(texts: list[str], answers: Sequence[str]) -> int | None:
+        return next(
+            (i + 1 for i, t in enumerate(texts) if first_answer(t, answers) is not None), None
+        )
+
+    out: dict[str, list[int | None]] = {"default": [], "cosine": [], "scored": []}
+    for it in held:
+        out["default"].append(
+            rank([h.record.text for h in core.memory.recall(it.q, k=k, touch=False)], it.answers)
+        )
+        out["cosine"].append(
+            rank(
+                [h.record.text for h in core.memory.recall(it.q, k=k, touch=False, rank="cosine")],
+                it.answers,
+            )
+        )
+        out["scored"].append(rank([h.record.text for h in scored.recall(it.q, k)], it.answers))
+    return out
+
+
+def _mrr(ranks: Sequence[int | None]) -> float:
+    return sum(1.0 / r for r in ranks if r) / len(ranks) if ranks else 0.0
 
 
 def _answered_at_1(core: Core, item: QAItem) -> bool:
@@ -294,6 +331,7 @@ def _run(
         finally:
             learner.close()
         right = [_answered_at_1(core, it) for it in held]
+        ranks = _ranks(core, held)
         lying = [r for r, it in zip(right, held, strict=True) if it.source == lying_file]
         other = [r for r, it in zip(right, held, strict=True) if it.source != lying_file]
         return _measure(
@@ -308,6 +346,7 @@ def _run(
             lying_questions=[it.q for it in [*train, *held] if it.source == lying_file],
             llm_asked=sum(server.asked.values()) - asked_before,
             distrusted=int(distrusted),
+            ranks=ranks,
             seconds=time.perf_counter() - t0,
         )
 
@@ -410,6 +449,9 @@ def _measure(core: Core, **kw: Any) -> RunReport:
         debts_open_without_test=sum(1 for d in debts if d.status == "open" and d.test is None),
         wisdom_promotions=len(promotions),
         promotions_citing_unresolved=unresolved,
+        mrr_default=_mrr(kw["ranks"]["default"]),
+        mrr_cosine=_mrr(kw["ranks"]["cosine"]),
+        mrr_scored=_mrr(kw["ranks"]["scored"]),
         scorer_snapshots=len(snaps),
         scorer_replay_identical=identical,
         seconds=kw["seconds"],
