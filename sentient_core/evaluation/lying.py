@@ -199,6 +199,7 @@ class RunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     debts_resolved: int
     debts_open_with_test: int
     debts_open_without_test: int
+    debts_deferred: int
     wisdom_promotions: int
     promotions_citing_unresolved: int
     mrr_default: float
@@ -447,6 +448,7 @@ def _measure(core: Core, **kw: Any) -> RunReport:
         debts_resolved=sum(1 for d in debts if d.status == "resolved"),
         debts_open_with_test=sum(1 for d in debts if d.status == "open" and d.test is not None),
         debts_open_without_test=sum(1 for d in debts if d.status == "open" and d.test is None),
+        debts_deferred=sum(1 for d in debts if d.status == "deferred"),
         wisdom_promotions=len(promotions),
         promotions_citing_unresolved=unresolved,
         mrr_default=_mrr(kw["ranks"]["default"]),

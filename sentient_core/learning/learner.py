@@ -495,8 +495,10 @@ class Learner:
             self.stats.refused += 1
         elif not response.ok:
             self.stats.failed += 1
-        elif response.content.strip() and not (self.meta is not None and req.gap_type == "debt"):
-            # A debt's discriminating test is a check (meta-memory weighs its content as
+        elif response.content.strip() and not (
+            self.meta is not None and req.gap_type == "debt" and req.type != "question"
+        ):
+            # A debt's discriminating read is a check (meta-memory weighs its content as
             # evidence), not new knowledge: its content is not integrated.
             done = self._integrate(req, response, emit)
         report.ingested += done.new
@@ -542,6 +544,9 @@ class Learner:
                 self.curiosity.record_outcome(req.question, "success", answered_by=done.known_trace)
             else:
                 self.curiosity.record_outcome(req.question, verdict.outcome)
+                rec = self.curiosity.book.get(req.question)
+                if self.meta is not None and verdict.outcome == "failure" and rec is not None:
+                    self.meta.question_failing(req.question, rec.failures)
         if self.meta is not None:
             self._meta_observe(req, response, verdict, done, prediction, emit)
         self._learn(req, response, verdict.outcome, emit)

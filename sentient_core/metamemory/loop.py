@@ -31,11 +31,14 @@ The learner calls it at three points of one initiative; everything else is here.
       way (:meth:`LoopMeta.check_answer`); a conflict re-opens the question, and
       a trace judged wrong more often than right no longer answers questions
       for curiosity (:meth:`LoopMeta.answers`).
+    * **Failing questions.** A question judged a failure :data:`FAILING_AFTER`
+      times opens a debt (no answer in the sources, or one the loop misses);
+      its test is asking again, and a success verdict resolves it.
     * **Debts.** Every conflict opens an epistemic debt (the two values as
       hypotheses; the discriminating test is reading the corpus file again, or
       asking the question when the correction has no file) with the passage as
       its first evidence (confidence :data:`CORROBORATION`). Open debts are
-      curiosity's ``debt`` gaps; when the learner runs a debt's test (its
+      curiosity's ``debt`` gaps; when the learner runs a debt's test (a read's
       content is a check, not integrated as new traces), the content is evidence for the hypothesis whose value it supports
       (confidence :data:`TEST_EVIDENCE`), or a failed attempt.
     * **Judged outcomes.** Success/failure counts of the predicted or
@@ -93,6 +96,15 @@ TEST_EVIDENCE = 0.4
 
 MAX_ATTEMPTS = 3
 """Failed attempts of a debt's test before the debt is deferred."""
+
+FAILING = "failing question: "
+"""Pattern prefix of the debt a repeatedly failing question opens."""
+
+FAILING_AFTER = 2
+"""Failed verdicts on one question that open a debt about it."""
+
+FAILING_SUCCESS = 0.8
+"""Evidence confidence of a success verdict on a failing question's debt (it resolves)."""
 
 SCORER_BATCH = 8
 """Judged outcomes per scorer training batch."""
@@ -273,7 +285,7 @@ class LoopMeta:
     ) -> None:
         """Feed one judged initiative to meta-memory (see the module docstring)."""
         if req.gap_type == "debt":
-            self._debt_attempt(req, response)
+            self._debt_attempt(req, response, verdict)
         if req.type != "question" or not req.question.strip() or not response.ok:
             self._flush_scorer()
             return
@@ -446,13 +458,21 @@ class LoopMeta:
             ),
         )
 
-    def _debt_attempt(self, req: ChaperoneRequest, response: ChaperoneResponse) -> None:
-        """A debt's discriminating test ran: its content is evidence, or a failed attempt."""
+    def _debt_attempt(
+        self, req: ChaperoneRequest, response: ChaperoneResponse, verdict: Any
+    ) -> None:
+        """A debt's discriminating test ran: its content is evidence, or a failed attempt.
+
+        For a failing question's debt the evidence is the judge's verdict: a success
+        supports "the sources hold an answer" at :data:`FAILING_SUCCESS`."""
         debt = self._debt_of(req)
         if debt is None:
             return
         content = response.content if response.ok else ""
-        supports = self._supported(debt, content) if content.strip() else None
+        if debt.pattern.startswith(FAILING):
+            supports = 1 if verdict.outcome == "success" else None
+        else:
+            supports = self._supported(debt, content) if content.strip() else None
         if supports is None:
             self.meta.debts.fail_attempt(debt.id)
             return
@@ -461,7 +481,7 @@ class LoopMeta:
             debt.id,
             DebtEvidence(
                 source=source,
-                confidence=TEST_EVIDENCE,
+                confidence=FAILING_SUCCESS if debt.pattern.startswith(FAILING) else TEST_EVIDENCE,
                 supports=supports,
                 note=f"the discriminating test ({req.type}) supports {debt.hypotheses[supports]!r}",
                 attempt=True,
@@ -497,6 +517,27 @@ class LoopMeta:
             if value in content and detect_disagreement(q, claim, content) is None:
                 agree.append(i)
         return agree[0] if len(agree) == 1 else None
+
+    def question_failing(self, question: str, failures: int) -> DebtRecord | None:
+        """A question failed ``failures`` times: from :data:`FAILING_AFTER` on it is a debt
+        (once per question) — do the sources hold an answer the loop misses, or none? Its
+        test is asking it again; a success verdict on that test resolves it."""
+        q = question.strip()
+        if failures < FAILING_AFTER or not q:
+            return None
+        pattern = (FAILING + q)[:1000]
+        if any(d.pattern == pattern for d in self.meta.debts.debts()):
+            return None
+        return self.meta.debts.open(
+            pattern=pattern,
+            hypotheses=(
+                "the sources hold no answer to it",
+                "the sources hold an answer the loop does not find",
+            ),
+            domain=self.domain(q),
+            fragility=min(1.0, failures / 5.0),
+            test=DiscriminatingTest(kind="question", question=q[:1000]),
+        )
 
     # -- scorer -------------------------------------------------------------------------------
 
