@@ -289,3 +289,22 @@ def test_a_repeatedly_failing_question_is_a_debt_its_test_settles(tmp_path):
         # The hopeless one keeps failing: failed attempts, then deferred (it stops asking).
         assert hard.status in ("open", "deferred") and hard.failed_attempts >= 1
         assert hard.status == "deferred" or hard.failed_attempts < 3
+
+
+def test_the_live_view_shows_metamemory_events():
+    from sentient_core.liveview import render
+
+    line = render(
+        MetaMemoryEvent(
+            t=0.0,
+            session="s",
+            iteration=3,
+            component="sources",
+            action="punished",
+            subject="llm:127.0.0.1/m",
+            domain="curl",
+            before=1.0,
+            after=0.8,
+        )
+    )
+    assert line == "[iter 3] meta-memory sources punished: llm:127.0.0.1/m [curl] 1.000 → 0.800"

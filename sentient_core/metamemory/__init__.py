@@ -13,6 +13,8 @@ wisdom        clusters of surprise and their enforced state machine
 factors       the recall scorer's factors and the pure factor matrix
 scorer        the bounded learned scorer: training, snapshots, replay
 core          :class:`MetaMemory`: every component on one memory, one-transaction observe
+loop          :class:`~sentient_core.metamemory.loop.LoopMeta`: what the learner calls
+recall        :class:`~sentient_core.metamemory.recall.ScoredRecall`: the scorer inside the scan
 
 Persistence is in :mod:`sentient_core.store` (``surprise``, ``credit``,
 ``sources``, ``debts``, ``wisdom``, ``scorer``), one record type per module.
