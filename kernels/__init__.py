@@ -6,6 +6,7 @@ sedenion     Cayley–Dickson sedenion algebra (single and batched).
 smf          Sedenion Memory Field: 16-axis orientation, entropy, update from oscillators.
 prsc         Prime-resonance oscillator bank (mean-field Kuramoto-style ticks).
 holographic  Exact top-k cosine search over float32 code rows.
+overlay      Scored top-k: the learned scorer's overlay inside the cosine scan.
 scorer       Bounded learned recall scorer (score, rank, SGD on judged outcomes).
 credit       Memory credit with hysteresis (strength changes from surprise events).
 tick         Fused observer tick: PRSC step + SMF update per step, in one call.
@@ -35,6 +36,7 @@ from kernels import (
     holographic,
     lexical,
     msgpack,
+    overlay,
     postings,
     prsc,
     scorer,
@@ -54,6 +56,7 @@ __all__ = [
     "holographic",
     "lexical",
     "msgpack",
+    "overlay",
     "postings",
     "prsc",
     "scorer",

@@ -31,6 +31,7 @@ MODULES = (
     "lexical",
     "segments",
     "bm25",
+    "overlay",
 )
 
 

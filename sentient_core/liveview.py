@@ -17,6 +17,7 @@ from sentient_core.events import (
     JudgeEvent,
     LearnEvent,
     LegacyEvent,
+    MetaMemoryEvent,
     ModelWaitEvent,
     QueryEvent,
     QuestionEvent,
@@ -104,6 +105,10 @@ def _body(e: Event | LegacyEvent) -> str | None:
             return f"ERROR in {where}: {_clip(error, 120)}"
         case UnsafeSettingEvent(key=key, value=value, source=source):
             return f"UNSAFE setting {key} = {value} ({source})"
+        case MetaMemoryEvent(component=c, action=a, subject=subj, domain=d, before=b, after=x):
+            where = f" [{d}]" if d else ""
+            moved = f" {b:.3f} → {x:.3f}" if b != x else ""
+            return f"meta-memory {c} {a}: {_clip(subj, 80)}{where}{moved}"
         case LegacyEvent(kind=kind, data=data):
             return f"{kind}: {_clip(str(data), 100)}"
     return f"{e.kind}: {_clip(str(e), 100)}"  # pragma: no cover - every kind is matched above

@@ -36,6 +36,7 @@ RANKS: dict[str, int] = {
     "sentient_core.core": 6,
     "sentient_core.retrieval_eval": 6,
     "sentient_core.autonomy": 7,
+    "sentient_core.metamemory": 7,
     "sentient_core.learning": 8,
     "sentient_core.liveview": 9,
     "sentient_core.config": 9,

@@ -13,6 +13,7 @@ config_cmds    config show
 server_cmds    serve (the HTTP server and web panel)
 evaluate_cmds  evaluate
 store_cmds     check, backup, export, import
+meta_cmds      feedback, sources, debts, wisdom, scorer, status (learning from error)
 common         argument types, opening stores, JSON output
 """
 
@@ -31,6 +32,7 @@ from sentient_core.cli import (
     kernel_cmds,
     learn_cmds,
     memory_cmds,
+    meta_cmds,
     server_cmds,
     store_cmds,
 )
@@ -47,6 +49,7 @@ _MODULES = (
     server_cmds,
     config_cmds,
     evaluate_cmds,
+    meta_cmds,
 )
 
 

@@ -13,9 +13,52 @@ from sentient_core.cli.common import positive_int
 __all__ = ["register"]
 
 
+def _cmd_scenario(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from sentient_core.errors import ArgumentError
+    from sentient_core.evaluation.lying import format_scenario, run_lying_source
+
+    data = Path(__file__).resolve().parents[2] / "bench" / "data" / "debian"
+    qa = args.qa or str(data / "qa.json")
+    corpus = args.corpus or str(data / "corpus")
+    if not Path(qa).is_file() or not Path(corpus).is_dir():
+        print(
+            "error: the lying-source scenario needs QA.json and --corpus DIR (from a checkout"
+            " they default to bench/data/debian)",
+            file=sys.stderr,
+        )
+        return 2
+
+    def progress(line: str) -> None:
+        if not args.json:
+            print(line, file=sys.stderr, flush=True)
+
+    try:
+        report = run_lying_source(
+            qa,
+            corpus,
+            lying_file=args.lying_file,
+            iterations=args.iterations_per_question,
+            sample_size=args.sample,
+            progress=progress,
+        )
+    except ArgumentError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(msgspec.to_builtins(report), indent=2, ensure_ascii=False))
+    else:
+        print(format_scenario(report))
+    return 0
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from sentient_core.errors import ArgumentError
     from sentient_core.evaluation import evaluate, format_report
+
+    if args.scenario == "lying-source":
+        return _cmd_scenario(args)
 
     if args.qa is None and not args.free_run:
         print("error: give QA.json with --corpus DIR, or --free-run N (or both)", file=sys.stderr)
@@ -41,6 +84,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             seed=args.seed,
             free_run=args.free_run,
             progress=progress,
+            metamemory=not args.no_metamemory,
         )
     except ArgumentError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -84,6 +128,23 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         default=0,
         metavar="N",
         help="also run the default offline learner N iterations (no questions) on a fresh store",
+    )
+    ev.add_argument(
+        "--no-metamemory",
+        action="store_true",
+        help="learn mode without learning from error (the ablation)",
+    )
+    ev.add_argument(
+        "--scenario",
+        choices=("lying-source",),
+        default=None,
+        help="lying-source: a loopback model lies about one domain; meta-memory on vs off"
+        " (QA.json and --corpus default to bench/data/debian in a checkout)",
+    )
+    ev.add_argument(
+        "--lying-file",
+        default="curl.changelog.txt",
+        help="lying-source: the corpus file whose questions the model lies about",
     )
     ev.add_argument("--json", action="store_true", help="print JSON")
     ev.set_defaults(func=_cmd_evaluate)

@@ -94,6 +94,8 @@ def _cmd_learn(args: argparse.Namespace) -> int:
             return 2
         stack.enter_context(control)
         settings = effective.learner_settings(core.data_dir, session)
+        if args.no_metamemory:
+            settings = msgspec.structs.replace(settings, metamemory=False)
         if not args.json:
             print(f"data dir: {core.data_dir}  (memory: {core.memory.count} traces)", flush=True)
             if effective.path:
@@ -300,6 +302,11 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     )
     learn.add_argument(
         "--json", action="store_true", help="one JSON event per line instead of the live view"
+    )
+    learn.add_argument(
+        "--no-metamemory",
+        action="store_true",
+        help="do not learn from error (no surprise, credit, source weights, debts): an ablation",
     )
     add_config_argument(learn)
     learn.set_defaults(func=_cmd_learn)

@@ -80,7 +80,30 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     return 1 if summary.files == 0 and summary.skipped else 0
 
 
+def _cmd_recall_explained(args: argparse.Namespace) -> int:
+    """``recall --explain``: the learned scorer's rank, with each factor's contribution."""
+    from sentient_core.metamemory import MetaMemory
+    from sentient_core.metamemory.recall import ScoredRecall
+
+    with open_core(args, readonly=True) as core:
+        rows = ScoredRecall(core.memory, MetaMemory(core.memory)).explain(args.query, args.k)
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("no memory matches")
+    for i, r in enumerate(rows, 1):
+        parts = ", ".join(
+            f"{k} {v:+.3f}" for k, v in sorted(r["contributions"].items(), key=lambda t: -abs(t[1]))
+        )
+        print(f"{i:>3}. {r['score']:.3f}  #{r['id']}  {r['source']}\n     {parts}")
+        print(f"     {_snippet(r['text'])}")
+    return 0
+
+
 def _cmd_recall(args: argparse.Namespace) -> int:
+    if args.explain:
+        return _cmd_recall_explained(args)
     with open_core(args, readonly=args.no_touch) as core:
         hits = core.memory.recall(
             args.query, k=args.k, threshold=args.threshold, touch=not args.no_touch, rank=args.rank
@@ -206,6 +229,11 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         "--no-touch",
         action="store_true",
         help="read-only: do not bump use counts (safe while a learner writes)",
+    )
+    rec.add_argument(
+        "--explain",
+        action="store_true",
+        help="rank by the learned scorer (meta-memory) and show each factor's contribution",
     )
     rec.add_argument("--json", action="store_true", help="print JSON")
     rec.set_defaults(func=_cmd_recall)

@@ -70,13 +70,14 @@ def lifted_caps() -> BudgetCaps:
 
 
 def learner_settings(
-    session: str, corpus_dirs: tuple[str, ...], docs: bool, n: int
+    session: str, corpus_dirs: tuple[str, ...], docs: bool, n: int, *, metamemory: bool = True
 ) -> LearnerSettings:
     return LearnerSettings(
         learner=LearnerConfig(interval_s=0, max_iterations=n, session=session),
         caps=lifted_caps(),
         corpus_dirs=corpus_dirs,
         include_python_docs=docs,
+        metamemory=metamemory,
     )
 
 

@@ -289,8 +289,9 @@ def run_learn(
     *,
     iterations_per_question: int = 3,
     progress: Progress = _quiet,
+    metamemory: bool = True,
 ) -> ModeReport:
-    """Learn mode (see the module docstring)."""
+    """Learn mode (see the module docstring); ``metamemory`` False is the ablation."""
     if not 1 <= iterations_per_question <= MAX_SESSION_ITERATIONS:
         raise ArgumentError(
             f"iterations_per_question must be in [1, {MAX_SESSION_ITERATIONS}],"
@@ -319,6 +320,7 @@ def run_learn(
                             corpus_dirs,
                             False,
                             MAX_SESSION_ITERATIONS,
+                            metamemory=metamemory,
                         ),
                     )
                     learner.events.subscribe(watch)
@@ -401,6 +403,7 @@ def evaluate(
     free_run: int = 0,
     free_corpus: Sequence[str | os.PathLike[str]] = (),
     progress: Progress = _quiet,
+    metamemory: bool = True,
 ) -> EvaluationReport:
     """Run the requested modes (each on a fresh temporary store) and the optional free run.
 
@@ -424,6 +427,8 @@ def evaluate(
         Extra corpus dirs for the free run (besides the Python docs).
     progress : callable
         Called with a line of progress now and then.
+    metamemory : bool
+        Learn mode with learning from error (False: ``--no-metamemory``).
 
     Raises
     ------
@@ -474,6 +479,7 @@ def evaluate(
                 work / "learn",
                 iterations_per_question=iterations_per_question,
                 progress=progress,
+                metamemory=metamemory,
             )
             modes.insert(1 if mode == "both" else 0, learn)
         if free_run:

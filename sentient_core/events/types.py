@@ -28,6 +28,7 @@ __all__ = [
     "JudgeEvent",
     "LearnEvent",
     "LegacyEvent",
+    "MetaMemoryEvent",
     "ModelWaitEvent",
     "QueryEvent",
     "QuestionEvent",
@@ -286,6 +287,18 @@ class UnsafeSettingEvent(_Base, frozen=True, tag="config.unsafe"):
     source: str
 
 
+class MetaMemoryEvent(_Base, tag="metamemory"):
+    """Meta-memory changed something: ``component`` did ``action`` to ``subject``."""
+
+    component: Literal["surprise", "credit", "sources", "debts", "wisdom", "scorer"]
+    action: str
+    subject: str = ""
+    domain: str = ""
+    before: float = 0.0
+    after: float = 0.0
+    detail: str = ""
+
+
 Event = (
     SessionEvent
     | QuestionEvent
@@ -305,6 +318,7 @@ Event = (
     | ReflectEvent
     | IterationEvent
     | UnsafeSettingEvent
+    | MetaMemoryEvent
 )
 """Every event the loop emits (a tagged union on ``kind``)."""
 

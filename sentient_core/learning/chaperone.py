@@ -20,7 +20,11 @@ Request types
     the offline answer is *not* put in ``response.error`` (the judge reads an
     ok response with an error as inconsistent); it is recorded as an ``error``
     event, in the interaction log, in :attr:`Chaperone.counters` and as
-    ``fallback`` in the ``chaperone.response`` event.
+    ``fallback`` in the ``chaperone.response`` event. With meta-memory
+    (:attr:`Chaperone.source_weight` set), a model whose weight in the
+    question's domain fell below :data:`DISTRUST_BELOW` is not asked
+    (``distrusted``): the corpus answers, and its passages are ranked by score
+    times their source's weight.
 ``fetch_content``
     ``fetcher.fetch(url)`` (which runs the safety checks and saves into the
     incoming dir), then the text of the content (from the very bytes the
@@ -89,6 +93,13 @@ __all__ = ["OFFLINE_SUMMARY_REF", "Chaperone", "CorpusTopic", "Interaction", "ex
 OFFLINE_SUMMARY_REF = "offline-extractive"
 
 TOPIC_CONTEXT_CHARS = 1500
+
+CORROBORATION_CONTEXT = 1000
+"""Characters of the document kept on each side of a corroborating passage."""
+
+DISTRUST_BELOW = 0.5
+"""With meta-memory, a model whose source weight in a question's domain is below this
+is not asked that question (the offline corpus answers instead)."""
 
 
 class CorpusTopic(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -220,9 +231,13 @@ class Chaperone:
                 "offline_answers",
                 "fallbacks",
                 "breaker_skips",
+                "distrusted",
+                "corroborations",
             ),
             0,
         )
+        # Meta-memory's source weights: ``(question, source id) -> weight`` (None: off).
+        self.source_weight: Callable[[str, str], float] | None = None
         self._by_type: dict[str, int] = {}
 
     # ------------------------------------------------------------------ introspection
@@ -288,7 +303,48 @@ class Chaperone:
         """Calls ``request`` may make outside the process (LLM, web): what the budget checks."""
         if request.type == "fetch_content" or (request.type == "summarize" and request.url):
             return 1 + (self.llm is not None and request.type == "summarize")
-        return int(self.llm is not None and request.type in ("question", "summarize"))
+        if request.type == "question" and self.llm is not None:
+            return int(self._trusts_llm((request.question or request.topic).strip()))
+        return int(self.llm is not None and request.type == "summarize")
+
+    def _trusts_llm(self, question: str) -> bool:
+        """Whether the LLM is asked ``question``: always, unless meta-memory's weight of
+        the model in the question's domain fell below :data:`DISTRUST_BELOW` and the
+        offline corpus can answer instead."""
+        if self.source_weight is None or self.llm is None or self.answerer is None:
+            return True
+        return self.source_weight(question, Source("llm", self._model_ref()).id) >= DISTRUST_BELOW
+
+    def corroborate(self, question: str) -> tuple[Passage, ...]:
+        """Grounded passages of the local corpus for ``question`` (no model, no network):
+        meta-memory checks an ungrounded answer against them. Empty without an answerer."""
+        if self.answerer is None or not question.strip():
+            return ()
+        self._count("corroborations")
+        answer = self.answerer.answer(question, k=self.answer_k, min_score=self.min_score)
+        spans = getattr(answer, "spans", ()) or ((-1, -1),) * len(answer.passages)
+        return self._with_context(
+            tuple(
+                Passage(text=text, source=source, start=start, end=end, score=float(score))
+                for text, source, score, (start, end) in zip(
+                    answer.passages, answer.sources, answer.scores, spans, strict=True
+                )
+            )
+        )
+
+    def _with_context(self, passages: tuple[Passage, ...]) -> tuple[Passage, ...]:
+        """Corpus passages widened by :data:`CORROBORATION_CONTEXT` characters on each side,
+        from the neighbouring passages the offline answerer indexed of the same document
+        (no file is read again); others as they are."""
+        out = []
+        for p in passages:
+            text, source, score, start, end = p.text, p.source, p.score, p.start, p.end
+            if self.answerer is not None and start >= 0:
+                wide, a, b = self.answerer.context(source, start, end, CORROBORATION_CONTEXT)
+                if wide:
+                    text, start, end = wide, a, b
+            out.append(Passage(text=text, source=source, start=start, end=end, score=float(score)))
+        return tuple(out)
 
     def sources_mark(self) -> str:
         """A string that changes when what the chaperone can answer from changes.
@@ -481,7 +537,10 @@ class Chaperone:
         if not question:
             raise _Failed("question request without a question or topic")
         llm_error = ""
-        if self.llm is not None:
+        trusted = self._trusts_llm(question)
+        if not trusted:
+            self._count("distrusted")
+        if self.llm is not None and trusted:
             llm = self.llm
             reply, llm_error = self._ask_llm(req, emit, lambda: llm.ask(question, context=req.text))
             if reply is not None:
@@ -518,9 +577,20 @@ class Chaperone:
                 answer.passages, answer.sources, answer.scores, spans, headings, strict=True
             )
         )
+        content = answer.text
+        if not trusted:
+            # Standing in for a distrusted model: the passages with their context (the
+            # changelog entry's version line, say), as meta-memory's corroboration reads them.
+            passages = self._with_context(passages)
+            content = "\n\n".join(p.text for p in passages)
+        if self.source_weight is not None and len(passages) > 1:
+            weigh = self.source_weight
+            passages = tuple(
+                sorted(passages, key=lambda p: -p.score * weigh(question, p.source.id))
+            )
         return {
             "ok": True,
-            "content": answer.text,
+            "content": content,
             "sources": _sources(answer.sources),
             "passages": passages,
             "grounded": True,

@@ -6,6 +6,8 @@ question        an explicit user question that memory does not already answer
 memory_miss     a question the core raised itself (a reflection's follow-up)
                 that memory does not answer, or a recall elsewhere that found
                 nothing (:meth:`Curiosity.note_miss`)
+debt            an open epistemic debt of meta-memory (``debts``): its
+                discriminating test, priority from the debt formula
 coherence_drop  the observer's coherence fell ``coherence_drop`` below its recent
                 mean: ask how the latest topic fits with the rest
 smf_imbalance   an SMF axis below ``axis_fraction · |s|``, lowest axes first,
@@ -136,6 +138,8 @@ class Curiosity:
         A string that changes when the sources (corpus, models) change.
     topics : callable, optional
         What the sources can answer (the chaperone's corpus topics).
+    debts : callable, optional
+        Open epistemic debts as ``debt`` gaps (meta-memory's).
     """
 
     def __init__(
@@ -148,6 +152,7 @@ class Curiosity:
         answers: AnswerCheck = _cosine,
         sources_mark: Callable[[], str] = lambda: "",
         topics: Callable[[], Sequence[CorpusTopic]] = tuple,
+        debts: Callable[[], Sequence[Gap]] = tuple,
     ) -> None:
         self.observer = observer
         self.memory = memory
@@ -156,6 +161,7 @@ class Curiosity:
         self.answers = answers
         self.sources_mark = sources_mark
         self.topics = topics
+        self.debts = debts
         self._misses: deque[tuple[str, float]] = deque(maxlen=self.config.max_questions)
         self._axis_asked: dict[int, int] = {}
         self._iteration = 0
@@ -217,6 +223,7 @@ class Curiosity:
         gaps, answered_queued = self._queued_gaps()
         answered.extend(answered_queued)
         gaps.extend(self._miss_gaps())
+        gaps.extend(self.debts())
         gaps.sort(key=lambda g: (-g.priority, gap_rank(g.type), g.topic))
         for g in gaps:
             self.fired[g.type] += 1

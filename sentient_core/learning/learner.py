@@ -23,11 +23,11 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
-from sentient_core.errors import ArgumentError
+from sentient_core.errors import ArgumentError, SentientError
 from sentient_core.events import (
     BudgetEvent,
     CuriosityEvent,
@@ -55,8 +55,12 @@ from sentient_core.vocab import (
     ChaperoneRequest,
     ChaperoneResponse,
     IterationOutcome,
+    Passage,
     SessionStats,
 )
+
+if TYPE_CHECKING:
+    from sentient_core.metamemory.loop import LoopMeta
 
 __all__ = ["MAX_SESSION_ITERATIONS", "IterationReport", "Learner", "LearnerConfig"]
 
@@ -126,6 +130,7 @@ class _Integrated(msgspec.Struct):
     first_new: int = -1
     relevance: float | None = None
     text: str = ""
+    stored: list = msgspec.field(default_factory=list)  # (passage, trace ids) per passage
 
 
 class Learner:
@@ -143,6 +148,8 @@ class Learner:
     judge : Judge
     pursuit : Pursuit, optional
         Focus goals.
+    metamemory : LoopMeta, optional
+        Learning from error (:mod:`sentient_core.metamemory.loop`); None: off.
     drive : CuriosityDrive
         Caps proposals per tick.
     events : EventBus
@@ -164,6 +171,7 @@ class Learner:
         pursuit=None,
         curiosity: Curiosity | None = None,
         config: LearnerConfig | None = None,
+        metamemory: LoopMeta | None = None,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -178,6 +186,10 @@ class Learner:
         self.pursuit = pursuit
         self.events = events
         self.curiosity = curiosity or Curiosity(observer, memory)
+        self.meta = metamemory
+        self._meta_emit: Emitter | None = None
+        if metamemory is not None:
+            metamemory.store_passage = self._meta_store
         self.query = QueryFormulator(session=self.config.session)
         self.clock = clock
         self.sleep = sleep
@@ -330,6 +342,8 @@ class Learner:
         ):
             # Consolidate what this session learned since the last reflection.
             self._reflect(self._emit)
+        if self.meta is not None and not self.stats.stopped_by.startswith("store:"):
+            self.meta.close()  # train the scorer on the session's last judged outcomes
         self._emit.emit(SessionEvent, state="ended", stats=msgspec.structs.replace(self.stats))
         try:
             self.events.flush()
@@ -388,6 +402,7 @@ class Learner:
         )
         requests: list[ChaperoneRequest] = self.query.followups()
         proposals = self.drive.propose(gaps) if gaps else []
+        self._meta_emit = emit
         for a in signal.answered:
             emit.emit(
                 QuestionEvent,
@@ -398,6 +413,16 @@ class Learner:
                 relevance=a.relevance,
                 origin=a.origin,
             )
+            if self.meta is not None and self._meta_contradicts(a.question, a.trace_id, emit):
+                # Grounded evidence contradicts memory's answer: the question is open again.
+                self.curiosity.book.update(a.question, status="queued", answered_by=-1)
+                emit.emit(
+                    QuestionEvent,
+                    question=a.question,
+                    status="queued",
+                    reason=f"memory's answer (trace {a.trace_id}) is contradicted by the corpus",
+                    origin=a.origin,
+                )
         # Questions cut by the cap stay queued in the book for the next tick: never lost.
         for g in proposals:
             self.curiosity.mark_asked(g.question)
@@ -462,6 +487,7 @@ class Learner:
             path=req.path,
         )
         usage_before = self._model_usage()
+        prediction = self.meta.predict(req) if self.meta is not None else None
         llm = self.chaperone.llm
         # One model deadline for the whole question: answer, summary and judge.
         with llm.question() if llm is not None else contextlib.nullcontext():
@@ -473,7 +499,11 @@ class Learner:
                 self.stats.refused += 1
             elif not response.ok:
                 self.stats.failed += 1
-            elif response.content.strip():
+            elif response.content.strip() and not (
+                self.meta is not None and req.gap_type == "debt" and req.type != "question"
+            ):
+                # A debt's discriminating read is a check (meta-memory weighs its content
+                # as evidence), not new knowledge: its content is not integrated.
                 done = self._integrate(req, response, emit)
             report.ingested += done.new
             self.stats.ingested += done.new
@@ -518,8 +548,43 @@ class Learner:
                 self.curiosity.record_outcome(req.question, "success", answered_by=done.known_trace)
             else:
                 self.curiosity.record_outcome(req.question, verdict.outcome)
+                rec = self.curiosity.book.get(req.question)
+                if self.meta is not None and verdict.outcome == "failure" and rec is not None:
+                    self.meta.question_failing(req.question, rec.failures)
+        if self.meta is not None:
+            self._meta_observe(req, response, verdict, done, prediction, emit)
         self._learn(req, response, verdict.outcome, emit)
         return waited
+
+    def _meta_store(self, req: ChaperoneRequest, passage: Passage, grounded: bool) -> list[int]:
+        """Integrate a passage meta-memory found (a correction): new or known trace ids."""
+        emit = self._meta_emit or self._emit
+        summary = self._integrate_one(req, passage, grounded, None, emit)
+        return list(summary.ids) or list(summary.known)
+
+    def _meta_contradicts(self, question: str, trace_id: int, emit: Emitter) -> bool:
+        assert self.meta is not None
+        try:
+            return self.meta.check_answer(question, trace_id)
+        except SentientError as err:
+            emit.emit(ErrorEvent, where="metamemory", error=f"{type(err).__name__}: {err}")
+            return False
+
+    def _meta_observe(self, req, response, verdict, done, prediction, emit: Emitter) -> None:
+        """Feed the judged initiative to meta-memory; its failure is an error event."""
+        assert self.meta is not None
+        self._meta_emit = emit
+        try:
+            self.meta.observe(
+                req,
+                response,
+                verdict,
+                stored=done.stored,
+                prediction=prediction,
+                relevance_of_best=done.relevance,
+            )
+        except SentientError as err:
+            emit.emit(ErrorEvent, where="metamemory", error=f"{type(err).__name__}: {err}")
 
     def _model_usage(self) -> LLMUsage | None:
         llm = self.chaperone.llm
@@ -550,41 +615,56 @@ class Learner:
         )
         done = _Integrated(relevance=selection.relevance)
         for passage in selection.keep:
-            source = passage.source.id
-            # The integrate event is written in the traces' own transaction: a crash
-            # can never leave a learned trace without the event that explains it.
-            written: list = [0, ()]
-
-            def also(txn, stored, known_ids, source=source, written=written) -> None:
-                event = emit.make(
-                    IntegrateEvent,
-                    id=req.id,
-                    chunks=len(stored),
-                    known=len(known_ids),
-                    source=source,
-                    grounded=response.grounded,
-                    relevance=selection.relevance,
-                    trace_ids=tuple(r.id for r in stored),
-                    known_ids=tuple(known_ids),
-                    smf=self.observer.orientation(),
-                )
-                written[:] = [self.events.write_in(txn, [event]), (event,)]
-
-            summary = self.integrator.ingest_texts(
-                [passage.shown],
-                source=source,
-                tags=(req.type, req.gap_type or "gap", passage.source.kind),
-                also=also,
+            summary = self._integrate_one(
+                req, passage, response.grounded, selection.relevance, emit
             )
-            self.events.confirm(*written)
             done.new += summary.chunks
             done.known += summary.duplicates
+            done.stored.append((passage, list(summary.ids) or list(summary.known)))
             if summary.ids and done.first_new < 0:
                 done.first_new = summary.ids[0]
                 done.text = passage.shown
             if summary.known and done.known_trace < 0:
                 done.known_trace = summary.known[0]
         return done
+
+    def _integrate_one(
+        self,
+        req: ChaperoneRequest,
+        passage: Passage,
+        grounded: bool,
+        relevance: float | None,
+        emit: Emitter,
+    ) -> Any:
+        """Integrate one passage under its own source, with its integrate event in the
+        traces' own transaction (a crash can never leave a learned trace without the
+        event that explains it); returns the integrator's summary."""
+        source = passage.source.id
+        written: list = [0, ()]
+
+        def also(txn, stored, known_ids, source=source, written=written) -> None:
+            event = emit.make(
+                IntegrateEvent,
+                id=req.id,
+                chunks=len(stored),
+                known=len(known_ids),
+                source=source,
+                grounded=grounded,
+                relevance=relevance,
+                trace_ids=tuple(r.id for r in stored),
+                known_ids=tuple(known_ids),
+                smf=self.observer.orientation(),
+            )
+            written[:] = [self.events.write_in(txn, [event]), (event,)]
+
+        summary = self.integrator.ingest_texts(
+            [passage.shown],
+            source=source,
+            tags=(req.type, req.gap_type or "gap", passage.source.kind),
+            also=also,
+        )
+        self.events.confirm(*written)
+        return summary
 
     def _learn(
         self, req: ChaperoneRequest, response: ChaperoneResponse, outcome: str, emit: Emitter

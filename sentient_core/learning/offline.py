@@ -348,6 +348,35 @@ class CorpusAnswerer:
     def __len__(self) -> int:
         return len(self._index.passages)
 
+    def context(self, source: Source, start: int, end: int, chars: int) -> tuple[str, int, int]:
+        """The document text of ``source`` from ``start - chars`` to ``end + chars``, as far
+        as its indexed passages cover it (they are slices of the document text; the
+        whitespace between two passages comes back as newlines), with the offsets it
+        spans; ``("", start, end)`` when no passage of ``source`` covers ``[start, end)``."""
+        index = self._index
+        parts = sorted(
+            (a, b, text)
+            for text, src, (a, b) in zip(index.passages, index.sources, index.spans, strict=True)
+            if src == source and b > start - chars and a < end + chars
+        )
+        out, lo, hi = "", -1, -1
+        for a, b, text in parts:
+            if lo < 0:
+                out, lo, hi = text, a, b
+            elif a <= hi:  # overlapping: extend
+                if b > hi:
+                    out += text[hi - a :]
+                    hi = b
+            else:
+                # Passages skip the whitespace between them: fill it with as many
+                # newlines, so offsets into the result stay offsets of the document.
+                out += "\n" * (a - hi) + text
+                hi = b
+        if lo < 0 or lo > start or hi < end:
+            return "", start, end
+        a, b = max(lo, start - chars), min(hi, end + chars)
+        return out[a - lo : b - lo], a, b
+
     def refresh(self) -> int:
         """Re-scan the folders: index new or changed files, drop deleted ones.
 

@@ -25,7 +25,7 @@ from sentient_core.autonomy.judge import Judge
 from sentient_core.events import EventBus
 from sentient_core.integrate import Integrator
 from sentient_core.learning.chaperone import Chaperone
-from sentient_core.learning.curiosity import Curiosity, CuriosityConfig
+from sentient_core.learning.curiosity import AnswerCheck, Curiosity, CuriosityConfig
 from sentient_core.learning.fetch import Fetcher
 from sentient_core.learning.learner import Learner, LearnerConfig
 from sentient_core.learning.llm import LLMClient, LLMConfig
@@ -88,6 +88,10 @@ class LearnerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
         Extra folders the offline answerer reads (and local reads may come from).
     include_python_docs : bool
         Let the offline answerer use the documentation that ships with Python.
+    metamemory : bool
+        Learn from error (:mod:`sentient_core.metamemory`): surprise, credit,
+        source weights, debts, wisdom, the scorer. False is the ablation
+        (``--no-metamemory``).
     """
 
     learner: LearnerConfig = LearnerConfig()
@@ -97,6 +101,20 @@ class LearnerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     fetcher: FetcherSettings = FetcherSettings()
     corpus_dirs: tuple[str, ...] = ()
     include_python_docs: bool = True
+    metamemory: bool = True
+
+
+def _answer_check(threshold: float, chaperone: Chaperone, meta) -> AnswerCheck:
+    """Curiosity's ``answers``: the judge's own relevance check (memory answers a
+    question only when a recalled trace would have passed as the chaperone's answer),
+    and, with meta-memory on, only a trace its judged outcomes still trust."""
+
+    def answers(question: str, hit: Hit) -> float:
+        if meta is not None and not meta.answers(question, hit):
+            return 0.0
+        return relevance(question, hit.record.text, chaperone.term_stats())
+
+    return answers
 
 
 def incoming_dir(data_dir: str | os.PathLike[str]) -> Path:
@@ -173,12 +191,20 @@ def build_learner(
         near=NEAR_DUPLICATE,
     )
     judge = Judge(llm=llm, breaker=chaperone.breaker)
+    meta = None
+    if s.metamemory and not getattr(core, "readonly", False):
+        from sentient_core.metamemory import MetaMemory
+        from sentient_core.metamemory.loop import LoopMeta
 
-    def answers(question: str, hit: Hit) -> float:
-        # The judge's own relevance check: memory answers a question only when
-        # a recalled trace would have passed it as the chaperone's answer.
-        return relevance(question, hit.record.text, chaperone.term_stats())
-
+        meta = LoopMeta(
+            MetaMemory(core.memory, emit=events.emitter(session=s.learner.session), clock=clock),
+            core.memory,
+            chaperone,
+            threshold=judge.relevant,
+            session=s.learner.session,
+            clock=clock,
+        )
+        chaperone.source_weight = meta.weight
     curiosity = Curiosity(
         core.observer,
         core.memory,
@@ -189,10 +215,11 @@ def build_learner(
         # model, whose calls cost tokens, memory that passes the judge's
         # relevance check answers instead.
         CuriosityConfig(answer_threshold=judge.relevant, probe_user_questions=llm is not None),
-        answers=answers,
+        answers=_answer_check(judge.relevant, chaperone, meta),
         book=QuestionBook(core.store),
         sources_mark=chaperone.sources_mark,
         topics=chaperone.topics,
+        debts=meta.gaps if meta is not None else tuple,
     )
     return Learner(
         memory=core.memory,
@@ -206,6 +233,7 @@ def build_learner(
         curiosity=curiosity,
         events=events,
         config=s.learner,
+        metamemory=meta,
         clock=clock,
         sleep=sleep,
     )

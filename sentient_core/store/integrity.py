@@ -13,6 +13,9 @@
 * every stored term list decodes and belongs to an existing trace (a trace
   without terms is allowed: a store from before terms gets them on its first
   writable open).
+* every meta-memory record (surprise events, credit and floor records, scorer
+  snapshots, debts, wisdom, source weights) decodes, the traces it names exist,
+  the scorer snapshots chain from version 1, and wisdom cites existing debts.
 
 It never raises for a problem it finds; it lists them.
 """
@@ -118,6 +121,7 @@ def check_integrity(store: Store) -> IntegrityReport:
         _check_content(txn, problems)
         _check_files(txn, ids, problems)
         _check_terms(txn, ids, problems)
+        _check_metamemory(txn, ids, problems)
         if counters is not None:
             if counters.trace_count != len(ids):
                 problems.add(f"counters say {counters.trace_count} traces; {len(ids)} stored")
@@ -261,5 +265,39 @@ def _check_terms(txn: Txn, ids: set[int], problems: _Problems) -> None:
             for tid in term_ids.tolist():
                 if tid not in ids:
                     problems.add(f"terms: the terms of trace {tid} belong to no stored trace")
+    except StoreError as exc:
+        problems.add(str(exc))
+
+
+def _check_metamemory(txn: Txn, ids: set[int], problems: _Problems) -> None:
+    """Every meta-memory record decodes, and the traces it names exist."""
+    from sentient_core.store import credit, debts, scorer, sources, surprise, wisdom
+
+    def named(what: str, trace: int) -> None:
+        if trace >= 0 and trace not in ids:
+            problems.add(f"{what} names missing trace {trace}")
+
+    try:
+        for ev in surprise.iter_events(txn):
+            named(f"surprise event {ev.id}", ev.source_memory)
+            named(f"surprise event {ev.id}", ev.correcting_memory)
+        for rec in credit.iter_records(txn):
+            named("a credit record", rec.trace)
+        for floor in credit.iter_floors(txn):
+            named("a floor record", floor.trace)
+            named(f"the floor record of trace {floor.trace}", floor.superseded_by)
+        for version, snap in enumerate(scorer.iter_snapshots(txn), 1):
+            if snap.model_version != version:
+                problems.add(f"scorer: snapshot {version} missing (found {snap.model_version})")
+                break
+        for debt in debts.iter_debts(txn):
+            named(f"debt {debt.id}", debt.source_memory)
+        known = {d.id for d in debts.iter_debts(txn)}
+        for w in wisdom.iter_wisdom(txn):
+            missing = [d for d in w.cited_debts if d not in known]
+            if missing:
+                problems.add(f"wisdom {w.id} cites missing debt(s) {missing[:5]}")
+        for _ in sources.iter_weights(txn):
+            pass
     except StoreError as exc:
         problems.add(str(exc))

@@ -1,0 +1,251 @@
+"""Learning from error: ``feedback``, ``sources``, ``debts``, ``wisdom``, ``scorer``, ``status``.
+
+Every figure is read from the store (what meta-memory recorded), never from a
+process's counters, so they are the same in any process and after a restart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from typing import Any
+
+import msgspec
+
+from sentient_core.cli.common import open_core, open_store
+
+__all__ = ["register", "store_counts"]
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(msgspec.to_builtins(obj), indent=2, ensure_ascii=False)
+
+
+def _cmd_feedback(args: argparse.Namespace) -> int:
+    from sentient_core.metamemory import MetaMemory
+    from sentient_core.metamemory.loop import LoopMeta
+
+    with open_core(args) as core:
+        rec = core.memory.get(args.trace_id)
+        if rec is None:
+            print(f"error: no trace {args.trace_id}")
+            return 2
+        if rec.retired:
+            print(f"error: trace {args.trace_id} is retired")
+            return 2
+        meta = MetaMemory(core.memory)
+        out = LoopMeta.feedback(meta, rec, right=args.right, note=args.note or "")
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(
+            f"trace {out['trace']} marked {out['verdict']}: strength {out['strength_before']:.3f}"
+            f" → {out['strength_after']:.3f}, credit {out['credit']:+.3f}"
+            + (f", surprise event {out['surprise_event']}" if out["surprise_event"] >= 0 else "")
+            + " (strength moves only after ≥ 2 consistent signals)"
+        )
+    return 0
+
+
+def _cmd_sources(args: argparse.Namespace) -> int:
+    from sentient_core.store import sources
+
+    with open_store(args, readonly=True) as store, store.read() as txn:
+        rows = sorted(sources.iter_weights(txn), key=lambda r: (r.domain, -r.weight, r.source))
+    if args.domain:
+        rows = [r for r in rows if r.domain == args.domain]
+    if args.json:
+        print(_dump(rows))
+        return 0
+    if not rows:
+        print("no source weights yet (every source weighs 1.0 until a surprise names it)")
+    for r in rows:
+        print(
+            f"{r.domain:<20} {r.weight:6.3f}  {r.source}  (punished {r.punished}, rewarded"
+            f" {r.rewarded}, failures {r.failures}, corrections {r.corrections})"
+        )
+    return 0
+
+
+def _cmd_debts(args: argparse.Namespace) -> int:
+    from sentient_core.metamemory.debts import base_priority, evidence_support
+    from sentient_core.store import debts
+
+    with open_store(args, readonly=True) as store, store.read() as txn:
+        rows = list(debts.iter_debts(txn))
+    if args.status:
+        rows = [r for r in rows if r.status == args.status]
+    if args.json:
+        print(_dump(rows))
+        return 0
+    if not rows:
+        print("no epistemic debts")
+    import time
+
+    now = time.time()
+    for r in rows:
+        support, _ = evidence_support(r)
+        test = f"{r.test.kind}: {r.test.path or r.test.question}" if r.test else "none"
+        print(
+            f"debt {r.id} [{r.status}] {r.domain}: {' | '.join(r.hypotheses)}"
+            f"\n    pattern: {r.pattern[:100]}\n    test: {test[:120]}"
+            f"\n    evidence {len(r.evidence)} (counted support {support:.2f}), fragility"
+            f" {r.fragility:.2f}, failed attempts {r.failed_attempts}, priority"
+            f" {base_priority(r, now):.3f}"
+        )
+    return 0
+
+
+def _cmd_wisdom(args: argparse.Namespace) -> int:
+    from sentient_core.metamemory.wisdom import score
+    from sentient_core.store import wisdom
+
+    with open_store(args, readonly=True) as store, store.read() as txn:
+        rows = list(wisdom.iter_wisdom(txn))
+    if args.json:
+        print(_dump(rows))
+        return 0
+    if not rows:
+        print("no wisdom records (clusters of surprise on one domain and action)")
+    for r in rows:
+        print(
+            f"wisdom {r.id} [{r.state}] {r.domain} / {r.action}: {r.episode_count} episode(s),"
+            f" {len(r.sessions)} session(s), score {score(r):.3f}, cites debts"
+            f" {list(r.cited_debts)}"
+        )
+        for step in r.history:
+            print(f"    {step.source} → {step.target}: {step.reason[:100]}")
+    return 0
+
+
+def _cmd_scorer(args: argparse.Namespace) -> int:
+    from sentient_core.metamemory import ScorerModel, batches_of, replay
+    from sentient_core.store import scorer
+
+    with open_store(args, readonly=True) as store:
+        with store.read() as txn:
+            snaps = list(scorer.iter_snapshots(txn))
+        model = ScorerModel.load(store)
+    identical = None
+    if snaps:
+        identical = replay(snaps, batches_of(snaps)).weights.tobytes() == model.weights.tobytes()
+    factors = dict(zip(model.names, (float(w) for w in model.weights), strict=True))
+    out = {
+        "model_version": model.version,
+        "factors": factors,
+        "snapshots": len(snaps),
+        "outcomes": sum(s.outcome_count for s in snaps),
+        "last_loss": snaps[-1].mean_loss if snaps else None,
+        "replay_identical": identical,
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(
+        f"scorer model {out['model_version']}: {out['snapshots']} snapshot(s),"
+        f" {out['outcomes']} judged outcome(s), last loss {out['last_loss']},"
+        f" replay identical: {identical}"
+    )
+    for name, w in factors.items():
+        print(f"    {name:<16} {w:+.4f}")
+    return 0
+
+
+def store_counts(store: Any) -> dict[str, Any]:
+    """Meta-memory's counts in ``store``, by stage (surprise, credit, sources, debts,
+    wisdom, scorer)."""
+    from sentient_core.store import credit, debts, scorer, sources, surprise, wisdom
+
+    with store.read() as txn:
+        events = list(surprise.iter_events(txn))
+        cred = list(credit.iter_records(txn))
+        floors = list(credit.iter_floors(txn))
+        weights = list(sources.iter_weights(txn))
+        dl = list(debts.iter_debts(txn))
+        wl = list(wisdom.iter_wisdom(txn))
+        snaps = list(scorer.iter_snapshots(txn))
+    transitions = Counter(f"{s.source}->{s.target}" for r in wl for s in r.history)
+    return {
+        "surprise": {"events": len(events), "by_cause": dict(Counter(e.cause for e in events))},
+        "credit": {
+            "traces": len(cred),
+            "signals": sum(r.events for r in cred),
+            "retired_at_floor": len(floors),
+            "superseded": sum(1 for f in floors if f.superseded_by >= 0),
+        },
+        "sources": {
+            "pairs": len(weights),
+            "punished": sum(r.punished for r in weights),
+            "rewarded": sum(r.rewarded for r in weights),
+            "below_half": sum(1 for r in weights if r.weight < 0.5),
+        },
+        "debts": {
+            "opened": len(dl),
+            **Counter(d.status for d in dl),
+            "reopened": sum(d.reopened for d in dl),
+        },
+        "wisdom": {"records": len(wl), **Counter(r.state for r in wl), **transitions},
+        "scorer": {
+            "snapshots": len(snaps),
+            "outcomes": sum(s.outcome_count for s in snaps),
+            "last_loss": snaps[-1].mean_loss if snaps else None,
+        },
+    }
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    with open_store(args, readonly=True) as store:
+        with store.read() as txn:
+            c = txn.counters()
+        meta = store_counts(store)
+    out = {"path": str(store.path), "traces": c.trace_count, "metamemory": meta}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"{store.path}: {c.trace_count} traces")
+    for stage, counts in meta.items():
+        print(f"  {stage:<9} " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return 0
+
+
+def register(sub, common: argparse.ArgumentParser) -> None:
+    """Add this module's sub-commands to ``sub``."""
+    fb = sub.add_parser(
+        "feedback",
+        parents=[common],
+        help="tell meta-memory a trace is wrong or right (credit, counts, a surprise event)",
+    )
+    fb.add_argument("trace_id", type=int, metavar="TRACE_ID")
+    verdict = fb.add_mutually_exclusive_group(required=True)
+    verdict.add_argument("--wrong", action="store_true", help="the trace is wrong")
+    verdict.add_argument("--right", action="store_true", help="the trace is right")
+    fb.add_argument("--note", help="why (kept with the surprise event)")
+    fb.add_argument("--json", action="store_true", help="print JSON")
+    fb.set_defaults(func=_cmd_feedback)
+
+    src = sub.add_parser("sources", parents=[common], help="source weights per (domain, source)")
+    src.add_argument("--domain", help="only this domain")
+    src.add_argument("--json", action="store_true", help="print JSON")
+    src.set_defaults(func=_cmd_sources)
+
+    dbt = sub.add_parser("debts", parents=[common], help="epistemic debts and their evidence")
+    dbt.add_argument("--status", choices=("open", "resolved", "deferred"))
+    dbt.add_argument("--json", action="store_true", help="print JSON")
+    dbt.set_defaults(func=_cmd_debts)
+
+    wis = sub.add_parser("wisdom", parents=[common], help="wisdom records and their transitions")
+    wis.add_argument("--json", action="store_true", help="print JSON")
+    wis.set_defaults(func=_cmd_wisdom)
+
+    sc = sub.add_parser(
+        "scorer", parents=[common], help="the learned recall scorer: weights, snapshots, replay"
+    )
+    sc.add_argument("--json", action="store_true", help="print JSON")
+    sc.set_defaults(func=_cmd_scorer)
+
+    st = sub.add_parser(
+        "status", parents=[common], help="the store's traces and meta-memory's counts by stage"
+    )
+    st.add_argument("--json", action="store_true", help="print JSON")
+    st.set_defaults(func=_cmd_status)

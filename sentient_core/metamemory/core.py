@@ -1,0 +1,157 @@
+"""All meta-memory components on one memory, and the one call that feeds them a surprise.
+
+:meth:`MetaMemory.observe` records a surprise event and lets it change
+everything it should in ONE write transaction: the event itself, the credit
+(and so the strength) of the wrong and the correcting trace — retiring a trace
+at the floor —, the weights of the wrong and the correcting source, and the
+episode count of its wisdom cluster. After the commit the wisdom cluster is
+offered its next promotion, citing the domain's resolved debts (it happens
+only if every gate holds).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from sentient_core.metamemory.base import CreditConflictError
+from sentient_core.metamemory.credit import CreditBook, CreditResult, signals_of
+from sentient_core.metamemory.debts import DebtBook
+from sentient_core.metamemory.scorer import JudgedOutcome, ScorerModel
+from sentient_core.metamemory.sources import SourceDecision, SourceWeights
+from sentient_core.metamemory.surprise import SurpriseLog, check_event
+from sentient_core.metamemory.wisdom import WisdomBook
+from sentient_core.store import surprise as store_surprise
+from sentient_core.store.debts import DebtRecord
+from sentient_core.store.scorer import ScorerSnapshot
+from sentient_core.store.surprise import SurpriseEvent
+from sentient_core.store.wisdom import WisdomRecord
+
+if TYPE_CHECKING:
+    from sentient_core.events import Emitter
+    from sentient_core.memory import HolographicMemory
+    from sentient_core.store.txn import Txn
+
+__all__ = ["MetaMemory", "Observation"]
+
+
+class Observation(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """What one observed surprise event changed."""
+
+    event: SurpriseEvent
+    credit: CreditResult
+    sources: tuple[SourceDecision, ...]
+    wisdom: WisdomRecord
+
+
+class MetaMemory:
+    """Surprise log, credit, source weights, debts, wisdom and the scorer of one memory.
+
+    Parameters
+    ----------
+    memory : HolographicMemory
+        On a writable store.
+    emit : Emitter, optional
+        Every component publishes ``metamemory`` events through it.
+    clock : callable
+
+    Attributes
+    ----------
+    surprises : SurpriseLog
+    credit : CreditBook
+    sources : SourceWeights
+    debts : DebtBook
+    wisdom : WisdomBook
+    scorer : ScorerModel
+        Loaded from the store's snapshots.
+    """
+
+    def __init__(
+        self,
+        memory: HolographicMemory,
+        *,
+        emit: Emitter | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        store = memory.datastore
+        self._store = store
+        self.surprises = SurpriseLog(store, emit=emit, clock=clock)
+        self.credit = CreditBook(memory, emit=emit, clock=clock)
+        self.sources = SourceWeights(store, emit=emit, clock=clock)
+        self.debts = DebtBook(store, emit=emit, clock=clock)
+        self.wisdom = WisdomBook(store, emit=emit, clock=clock)
+        self.scorer = ScorerModel.load(store, emit=emit)
+
+    def observe(self, event: SurpriseEvent) -> Observation:
+        """Record ``event`` and apply it everywhere, in one write transaction.
+
+        Raises
+        ------
+        ArgumentError
+            The event is out of bounds.
+        CreditConflictError
+            Another writer changed a trace or the log meanwhile; nothing was written.
+        """
+        check_event(event)
+        with self._store.read() as txn:
+            planned = msgspec.structs.replace(event, id=store_surprise.next_id(txn))
+        done: list[tuple[SurpriseEvent, list[SourceDecision], WisdomRecord | None, WisdomRecord]]
+        done = []
+
+        def also(txn: Txn) -> None:
+            stored = self.surprises.record_in(txn, event)
+            if stored.id != planned.id:
+                raise CreditConflictError(
+                    f"surprise log moved while observing (id {stored.id}, planned {planned.id})"
+                )
+            decided = self.sources.observe_in(txn, stored)
+            old, new = self.wisdom.observe_in(txn, stored)
+            done[:] = [(stored, decided, old, new)]
+
+        result = self.credit.apply(signals_of([planned]), also=also)
+        stored, decisions, before, cluster = done[0]
+        self.surprises.noted([stored])
+        self.sources.noted(decisions)
+        self.wisdom.noted(before, cluster)
+        cluster = self.advance(cluster) or cluster
+        return Observation(event=stored, credit=result, sources=tuple(decisions), wisdom=cluster)
+
+    def advance(self, record: WisdomRecord) -> WisdomRecord | None:
+        """Offer a wisdom record its next promotion, citing its domain's resolved debts
+        (a provisional one keeps the debts it cited); None if a gate does not hold."""
+        if record.state == "candidate":
+            cited = [d.id for d in self.debts.debts(status="resolved", domain=record.domain)]
+            return self.wisdom.advance(record.id, cited) if cited else None
+        if record.state == "provisional":
+            return self.wisdom.advance(record.id)
+        return None
+
+    def reopen_debt(self, debt_id: int, reason: str = "") -> tuple[DebtRecord, list[WisdomRecord]]:
+        """Reopen a debt and demote the wisdom that cited it; returns both."""
+        debt = self.debts.reopen(debt_id, reason)
+        return debt, self.wisdom.debt_reopened(debt_id)
+
+    def record_outcome(self, trace_ids: Iterable[int], outcome: str) -> int:
+        """A judged outcome on the traces that produced it (see :func:`record_outcome`)."""
+        return self.credit.record_outcome(trace_ids, outcome)
+
+    def train_scorer(self, outcomes: Sequence[JudgedOutcome], now: float) -> ScorerSnapshot:
+        """One scorer batch, snapshot written (see :meth:`ScorerModel.train`)."""
+        return self.scorer.train(self._store, outcomes, now)
+
+    def counters(self) -> dict[str, float]:
+        """Every component's counters in one flat dict (``component.counter``)."""
+        out: dict[str, float] = {}
+        for name, part in (
+            ("surprise", self.surprises),
+            ("credit", self.credit),
+            ("sources", self.sources),
+            ("debts", self.debts),
+            ("wisdom", self.wisdom),
+            ("scorer", self.scorer),
+        ):
+            out.update({f"{name}.{k}": v for k, v in part.counters().items()})
+        return out

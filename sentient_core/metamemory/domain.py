@@ -1,0 +1,126 @@
+"""Knowledge domains: what a question is about, as one short stable name.
+
+Source weights, surprise windows and wisdom are kept per domain, so a domain
+must be coarse enough to collect events (every question about the Debian curl
+package is ``curl``) and fine enough to separate sources that are good at one
+thing and bad at another (``curl`` is not ``vim``).
+
+:func:`domain_of` derives it like this:
+
+1. A focus goal, when given, is the domain: ``focus:`` plus its lower-cased
+   words (``focus:coupled oscillators``).
+2. Otherwise the question's *subject terms* are its content words (stemmed;
+   stop words, question words and :data:`FRAME_WORDS` such as "version",
+   "date" or "fixed" dropped) and its *named identifiers* — identifiers that
+   start with three letters and have no ``-`` or ``:`` (``python3.11``,
+   ``libxml2``, ``__debug__``), which name a thing rather than a version or a
+   CVE. Tokens that are part of a version or an id (``1378``, ``deb12u2``) are
+   not subject terms.
+3. The domain is the subject term with the highest idf in the given
+   :class:`~sentient_core.relevance.TermStats` (the rarest, so the most
+   specific; ties: alphabetical), among terms the collection holds at most in
+   :data:`MAX_SHARE` of its documents. A named identifier beats a word (it
+   names the package or object asked about). Without stats every term weighs
+   the same and the first subject term of the question wins.
+4. A question with no subject term is in :data:`GENERAL`.
+
+Domains are stems (``generat``, ``curl``): stable across inflections.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from sentient_core.errors import ArgumentTypeError
+from sentient_core.ingest.keywords import STOP_WORDS, tokenize
+from sentient_core.keyphrases import GENERIC_WORDS
+from sentient_core.relevance import QUESTION_WORDS, stem
+
+if TYPE_CHECKING:
+    from sentient_core.relevance import TermStats
+
+__all__ = ["FRAME_WORDS", "GENERAL", "MAX_SHARE", "domain_of", "subject_terms"]
+
+GENERAL = "general"
+"""The domain of a question with no subject term."""
+
+MAX_SHARE = 0.5
+"""A term in more than this share of the collection's documents cannot be a domain."""
+
+FRAME_WORDS: frozenset[str] = frozenset(
+    stem(w)
+    for w in """
+    version versions release released date dates day year time when fixed fix fixes
+    package packages upload uploaded number many much count value values name named
+    change changed changes add added new
+    """.split()  # noqa: SIM905 - a word list reads better than quoted strings
+)
+"""Words that frame a factual question (what kind of value is asked) rather than name its
+subject: "Which *version* of the curl *package fixed* ...", "On which *date* ..."."""
+
+_IDENT = re.compile(r"[\w.+~:-]+")
+_NAMED = re.compile(r"^[a-z_]{3}[\w.]*$")
+
+
+def _named_identifiers(question: str) -> tuple[list[str], set[str]]:
+    """Named identifiers of ``question`` and every word token inside any identifier."""
+    named: list[str] = []
+    inside: set[str] = set()
+    for m in _IDENT.finditer(question.lower()):
+        token = m.group(0).strip(".:-~+")
+        if not any(c.isdigit() or c == "_" for c in token) or len(token) < 3:
+            continue
+        inside.update(tokenize(token))
+        if _NAMED.match(token) and "-" not in token and ":" not in token:
+            named.append(token)
+    return named, inside
+
+
+def subject_terms(question: str) -> list[str]:
+    """The subject terms of ``question`` in order: named identifiers first, then stems."""
+    named, inside = _named_identifiers(question)
+    words = []
+    for word in tokenize(question):
+        if word in inside or any(c.isdigit() for c in word):
+            continue
+        if word in STOP_WORDS or word in QUESTION_WORDS or word in GENERIC_WORDS:
+            continue
+        term = stem(word)
+        if term in FRAME_WORDS or len(term) < 2:
+            continue
+        words.append(term)
+    return list(dict.fromkeys([*named, *words]))
+
+
+def domain_of(question: str, focus: str | None = None, stats: TermStats | None = None) -> str:
+    """The knowledge domain of a question (see the module docstring).
+
+    Parameters
+    ----------
+    question : str
+    focus : str, optional
+        A user-declared focus goal the question serves; it is the domain.
+    stats : TermStats, optional
+        Document frequencies of the collection (the chaperone's term stats);
+        picks the most specific subject term.
+
+    Returns
+    -------
+    str
+        ``focus:…``, a subject term, or :data:`GENERAL`.
+    """
+    if not isinstance(question, str):
+        raise ArgumentTypeError(f"question must be str, got {type(question).__name__}")
+    if focus is not None and focus.strip():
+        return "focus:" + " ".join(focus.lower().split())[:190]
+    terms = subject_terms(question)
+    if not terms:
+        return GENERAL
+    named, _ = _named_identifiers(question)
+    if stats is None:
+        return (named or terms)[0][:200]
+    limit = MAX_SHARE * stats.documents
+    usable = [t for t in terms if stats.df(t) <= limit] or terms
+    best = min(usable, key=lambda t: (t not in named, -stats.idf(t), t))
+    return best[:200]

@@ -1,0 +1,222 @@
+"""The recall scorer's factors and the pure function that computes them for candidate traces.
+
+Each factor is one column of the feature matrix the learned scorer ranks with
+(:mod:`sentient_core.metamemory.scorer`). :data:`FACTORS` names them with their
+baseline weight and whether SGD may change that weight; the three *veto*
+columns (status exclusion, structural validity, safety) are never learnable,
+weigh 0 in the score, and a 1 in any of them removes the candidate whatever
+its score (SPEC §1).
+
+:func:`factor_matrix` is pure: it reads only the trace records and a
+:class:`FactorContext` holding what the other stores say (source weights of
+the domain, credit, open debts, superseded traces) and what recall measured
+(relevance, SMF similarity), so recall can call it later without this module
+touching a store. :func:`context_for` gathers such a context from a read
+transaction.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+import msgspec
+import numpy as np
+
+from sentient_core.errors import ArgumentError, ArgumentTypeError
+from sentient_core.metamemory.surprise import source_key
+from sentient_core.store import credit as store_credit
+from sentient_core.store import debts as store_debts
+from sentient_core.store import sources as store_sources
+from sentient_core.store.records import TraceRecord
+
+if TYPE_CHECKING:
+    from sentient_core.store.txn import Txn
+
+__all__ = [
+    "BASELINE_VERSION",
+    "FACTORS",
+    "FACTOR_NAMES",
+    "RECENCY_HOURS",
+    "Factor",
+    "FactorContext",
+    "context_for",
+    "factor_matrix",
+]
+
+RECENCY_HOURS = 24.0
+"""Recency is ``exp(−age / 24 h)``, age since the trace was last accessed."""
+ACCESS_SATURATION = 100
+"""``access = log1p(use_count) / log1p(100)``, capped at 1."""
+STRENGTH_CEILING = 1.5
+
+
+class Factor(NamedTuple):
+    """One scorer factor: its column name, baseline weight, learnability and veto role."""
+
+    name: str
+    baseline: float
+    learnable: bool
+    veto: bool
+    doc: str
+
+
+FACTORS: tuple[Factor, ...] = (
+    Factor("relevance", 1.0, True, False, "question-passage relevance (or recall score), [0, 1]"),
+    Factor("smf_similarity", 0.3, True, False, "SMF orientation similarity mapped to [0, 1]"),
+    Factor("recency", 0.2, True, False, "exp(-age / 24 h) since the last access"),
+    Factor("strength", 0.3, True, False, "strength / 1.5"),
+    Factor("importance", 0.2, True, False, "importance, [0, 1]"),
+    Factor("access", 0.1, True, False, "log1p(use_count) / log1p(100), capped at 1"),
+    Factor("efficacy", 0.2, True, False, "(success - failure) / (success + failure + 1)"),
+    Factor("source_weight", 0.3, True, False, "weight of the trace's source in the domain / 2"),
+    Factor("surprise", -0.3, True, False, "min(1, max(0, -credit)): evidence against the trace"),
+    Factor("open_debt", -0.1, True, False, "1 if an open epistemic debt is about the trace"),
+    Factor("bias", 0.0, True, False, "constant 1 (the intercept of the logistic model)"),
+    Factor("status_excluded", 0.0, False, True, "veto: retired or superseded"),
+    Factor("invalid", 0.0, False, True, "veto: structurally invalid (no text)"),
+    Factor("unsafe", 0.0, False, True, "veto: its source is refused by the safety policy"),
+)
+"""The factors, in column order (SPEC §1: relevance, SMF similarity, recency,
+strength, importance, access count, source weight, status, surprise, open-debt flag …)."""
+
+FACTOR_NAMES: tuple[str, ...] = tuple(f.name for f in FACTORS)
+BASELINE_VERSION = 1
+"""Version of the baseline weights above; a snapshot records which it was trained against."""
+
+_COL = {name: i for i, name in enumerate(FACTOR_NAMES)}
+
+
+class FactorContext(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """What the other stores and recall say about the candidates (all optional).
+
+    Attributes
+    ----------
+    now : float
+        Unix time the recency is measured at.
+    relevance, smf_similarity : dict of int to float
+        Per trace id, in [0, 1] (missing: 0).
+    source_weights : dict of str to float
+        Per source key (:func:`~sentient_core.metamemory.surprise.source_key`)
+        in [0, 2] (missing: 1).
+    credit : dict of int to float
+        Per trace id (missing: 0).
+    open_debt_traces : frozenset of int
+        Traces an open debt is about.
+    superseded : frozenset of int
+        Traces retired at the floor or superseded.
+    unsafe_sources : frozenset of str
+        Source keys the safety policy refuses.
+    """
+
+    now: float
+    relevance: dict[int, float] = msgspec.field(default_factory=dict)
+    smf_similarity: dict[int, float] = msgspec.field(default_factory=dict)
+    source_weights: dict[str, float] = msgspec.field(default_factory=dict)
+    credit: dict[int, float] = msgspec.field(default_factory=dict)
+    open_debt_traces: frozenset[int] = frozenset()
+    superseded: frozenset[int] = frozenset()
+    unsafe_sources: frozenset[str] = frozenset()
+
+
+def _key(source: str) -> str:
+    try:
+        return source_key(source)
+    except (ArgumentError, ArgumentTypeError):
+        return source  # a trace stored with a free-form source (a path): its own key
+
+
+def _unit(x: float) -> float:
+    return min(1.0, max(0.0, float(x))) if math.isfinite(x) else 0.0
+
+
+def factor_matrix(
+    records: Sequence[TraceRecord], context: FactorContext
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(C, F)`` factor matrix and the ``(C,)`` veto mask of candidate traces.
+
+    Parameters
+    ----------
+    records : sequence of TraceRecord
+        The candidates, in the order their rows should have.
+    context : FactorContext
+
+    Returns
+    -------
+    features : ndarray of float64, shape (C, F)
+        Columns in :data:`FACTORS` order; every value finite, in [-1, 1].
+    veto : ndarray of bool, shape (C,)
+        True where a veto column is 1.
+    """
+    if not isinstance(context, FactorContext):
+        raise ArgumentTypeError(f"context must be a FactorContext, got {type(context).__name__}")
+    out = np.zeros((len(records), len(FACTORS)), dtype=np.float64)
+    for i, rec in enumerate(records):
+        if not isinstance(rec, TraceRecord):
+            raise ArgumentTypeError(f"records[{i}] must be a TraceRecord, got {type(rec).__name__}")
+        tid = rec.id
+        age_h = max(0.0, context.now - rec.last_access) / 3600.0
+        judged = rec.success_count + rec.failure_count
+        key = _key(rec.source) if rec.source else ""
+        row = out[i]
+        row[_COL["relevance"]] = _unit(context.relevance.get(tid, 0.0))
+        row[_COL["smf_similarity"]] = _unit(context.smf_similarity.get(tid, 0.0))
+        row[_COL["recency"]] = math.exp(-age_h / RECENCY_HOURS)
+        row[_COL["strength"]] = rec.strength / STRENGTH_CEILING
+        row[_COL["importance"]] = rec.importance
+        row[_COL["access"]] = min(1.0, math.log1p(rec.use_count) / math.log1p(ACCESS_SATURATION))
+        row[_COL["efficacy"]] = (rec.success_count - rec.failure_count) / (judged + 1)
+        row[_COL["source_weight"]] = min(2.0, max(0.0, context.source_weights.get(key, 1.0))) / 2.0
+        row[_COL["surprise"]] = _unit(-context.credit.get(tid, 0.0))
+        row[_COL["open_debt"]] = float(tid in context.open_debt_traces)
+        row[_COL["bias"]] = 1.0
+        row[_COL["status_excluded"]] = float(rec.retired or tid in context.superseded)
+        row[_COL["invalid"]] = float(not rec.text.strip())
+        row[_COL["unsafe"]] = float(bool(key) and key in context.unsafe_sources)
+    vetoes = [i for i, f in enumerate(FACTORS) if f.veto]
+    veto = out[:, vetoes].any(axis=1) if len(records) else np.zeros(0, dtype=bool)
+    return out, np.ascontiguousarray(veto, dtype=np.bool_)
+
+
+def context_for(
+    txn: Txn,
+    records: Sequence[TraceRecord],
+    *,
+    domain: str,
+    now: float,
+    relevance: Mapping[int, float] | None = None,
+    smf_similarity: Mapping[int, float] | None = None,
+    credit: Mapping[int, float] | None = None,
+    unsafe_sources: frozenset[str] = frozenset(),
+) -> FactorContext:
+    """A :class:`FactorContext` for ``records`` from the stores, in one read transaction.
+
+    Source weights come from the ``sources`` records of ``domain``, credit (when
+    not given) from the credit records, open debts and floor records from
+    their stores.
+    """
+    ids = {r.id for r in records}
+    weights = {w.source: w.weight for w in store_sources.iter_weights(txn, domain)}
+    if credit is None:
+        credit = {}
+        for tid in ids:
+            rec = store_credit.get(txn, tid)
+            if rec is not None:
+                credit[tid] = rec.credit
+    debts = frozenset(
+        d.source_memory
+        for d in store_debts.iter_debts(txn)
+        if d.status == "open" and d.source_memory in ids
+    )
+    superseded = frozenset(tid for tid in ids if store_credit.get_floor(txn, tid) is not None)
+    return FactorContext(
+        now=now,
+        relevance=dict(relevance or {}),
+        smf_similarity=dict(smf_similarity or {}),
+        source_weights=weights,
+        credit=dict(credit),
+        open_debt_traces=debts,
+        superseded=superseded,
+        unsafe_sources=unsafe_sources,
+    )

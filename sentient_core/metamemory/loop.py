@@ -1,0 +1,612 @@
+"""Meta-memory in the learning loop: what the learner calls, and what each call feeds.
+
+:class:`LoopMeta` sits between the learner and :class:`~sentient_core.metamemory.MetaMemory`.
+The learner calls it at three points of one initiative; everything else is here.
+
+``predict(request)`` (before the chaperone is asked)
+    Memory's answer to a question: the best recalled trace (``touch=False``),
+    kept when its relevance to the question reaches the judge's threshold.
+
+``observe(...)`` (after the judge's verdict)
+    * **Ungrounded answer contradicted.** An LLM answer (not grounded) is
+      corroborated against the local corpus through the chaperone
+      (:meth:`~sentient_core.learning.chaperone.Chaperone.corroborate`, a
+      grounded read that costs no tokens). When the deterministic detector finds
+      conflicting values next to the question's key terms — a *strong* anchor:
+      an identifier of the question such as a CVE id or a version, never only
+      its words (measured: the loop's own vague questions, "What is known about
+      X?", otherwise find dates of different entries) —, the corpus passage is
+      integrated, and a surprise event (cause ``ungrounded_contradicted``) names
+      the LLM as the wrong source and its stored answer as the wrong memory, the
+      passage's source and trace as the correction.
+    * **Memory contradicted.** Memory's prediction against every new grounded
+      passage: a conflict is a ``disagreement`` event (the wrong source is the
+      source the predicted trace came from); no conflict and a successful
+      verdict is a judged success of the predicted trace.
+    * **Irrelevant.** A grounded answer the judge found irrelevant is an
+      ``irrelevant`` event with ``s = 0.5·(threshold − relevance)/threshold``
+      (weak evidence: below 0.55, so a source is punished only when it repeats).
+    * **Memory's answer contradicted.** When curiosity finds that memory
+      already answers a question, the answering trace is corroborated the same
+      way (:meth:`LoopMeta.check_answer`); a conflict re-opens the question, and
+      a trace judged wrong more often than right no longer answers questions
+      for curiosity (:meth:`LoopMeta.answers`).
+    * **Failing questions.** A question judged a failure :data:`FAILING_AFTER`
+      times opens a debt (no answer in the sources, or one the loop misses);
+      its test is asking again, and a success verdict resolves it.
+    * **Debts.** Every conflict opens an epistemic debt (the two values as
+      hypotheses; the discriminating test is reading the corpus file again, or
+      asking the question when the correction has no file) with the passage as
+      its first evidence (confidence :data:`CORROBORATION`). Open debts are
+      curiosity's ``debt`` gaps; when the learner runs a debt's test (a read's
+      content is a check, not integrated as new traces), the content is evidence for the hypothesis whose value it supports
+      (confidence :data:`TEST_EVIDENCE`), or a failed attempt.
+    * **Judged outcomes.** Success/failure counts of the predicted or
+      contradicted traces, and a scorer outcome (the trace's factors, the label)
+      per judged prediction; every :data:`SCORER_BATCH` outcomes one scorer
+      batch is trained and its snapshot written.
+
+``weight(question, source)`` (for the chaperone)
+    The source's weight in the question's domain.
+
+Domains: :func:`~sentient_core.metamemory.domain.domain_of` of the question with
+the chaperone's corpus term statistics (the most specific subject term), or the
+request's focus goal (``focus:…``) for focus requests.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from sentient_core.metamemory.credit import CreditSignal
+from sentient_core.metamemory.disagreement import Disagreement, detect_disagreement
+from sentient_core.metamemory.domain import domain_of
+from sentient_core.metamemory.factors import context_for, factor_matrix
+from sentient_core.metamemory.scorer import JudgedOutcome
+from sentient_core.metamemory.surprise import from_disagreement, make_event
+from sentient_core.relevance import relevance
+from sentient_core.store.debts import DebtEvidence, DebtRecord, DiscriminatingTest
+from sentient_core.store.surprise import SurpriseBasis
+from sentient_core.vocab import GROUNDING_KINDS
+
+if TYPE_CHECKING:
+    from sentient_core.metamemory.core import MetaMemory
+    from sentient_core.store.records import TraceRecord
+    from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Gap, Passage
+
+__all__ = [
+    "CORROBORATION",
+    "MAX_ATTEMPTS",
+    "SCORER_BATCH",
+    "TEST_EVIDENCE",
+    "LoopMeta",
+    "Prediction",
+]
+
+CORROBORATION = 0.4
+"""Evidence confidence of the grounded passage that revealed a conflict."""
+
+TEST_EVIDENCE = 0.4
+"""Evidence confidence of a discriminating test's content that supports one hypothesis
+(with the corroboration: 0.8 ≥ 0.70, the debt resolves)."""
+
+MAX_ATTEMPTS = 3
+"""Failed attempts of a debt's test before the debt is deferred."""
+
+FAILING = "failing question: "
+"""Pattern prefix of the debt a repeatedly failing question opens."""
+
+FAILING_AFTER = 2
+"""Failed verdicts on one question that open a debt about it."""
+
+FAILING_SUCCESS = 0.8
+"""Evidence confidence of a success verdict on a failing question's debt (it resolves)."""
+
+SCORER_BATCH = 8
+"""Judged outcomes per scorer training batch."""
+
+IRRELEVANT_SCALE = 0.5
+"""``s`` of an irrelevant answer is this times its relative shortfall."""
+
+
+class Prediction(msgspec.Struct, frozen=True):
+    """Memory's answer to a question before the chaperone was asked."""
+
+    question: str
+    trace: int
+    text: str
+    source: str
+    relevance: float
+
+
+def _source_id(source: str) -> str:
+    """A trace's source as a ``KIND:REF`` id, or ``memory:recall`` for a free-form one."""
+    from sentient_core.metamemory.surprise import check_source
+
+    try:
+        return check_source(source)
+    except Exception:  # a free-form source (a path given to ingest)
+        return "memory:recall"
+
+
+class LoopMeta:
+    """Meta-memory hooks of one learner (see the module docstring).
+
+    Parameters
+    ----------
+    meta : MetaMemory
+    memory : HolographicMemory
+    chaperone : Chaperone
+        Its term statistics pick domains; :meth:`Chaperone.corroborate` gives
+        grounded passages for ungrounded answers.
+    threshold : float
+        The judge's relevance threshold.
+    store_passage : callable
+        ``(request, passage, grounded) -> trace ids`` integrates one passage
+        (new or already-known holders' ids), given by the learner.
+    session : str
+    clock : callable
+    """
+
+    def __init__(
+        self,
+        meta: MetaMemory,
+        memory: Any,
+        chaperone: Any,
+        *,
+        threshold: float,
+        session: str = "",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.meta = meta
+        self.memory = memory
+        self.chaperone = chaperone
+        self.threshold = threshold
+        self.session = session
+        self.clock = clock
+        self.store_passage: Callable[[ChaperoneRequest, Passage, bool], Sequence[int]] | None = None
+        self._outcomes: list[JudgedOutcome] = []
+        self._checks = 0
+
+    # -- for the chaperone -----------------------------------------------------------------
+
+    def domain(self, question: str, focus: str | None = None) -> str:
+        stats = self.chaperone.term_stats() if question.strip() else None
+        return domain_of(question, focus, stats)
+
+    def weight(self, question: str, source: str) -> float:
+        """The weight of ``source`` in the domain of ``question``."""
+        return self.meta.sources.weight(self.domain(question), source)
+
+    # -- for curiosity ------------------------------------------------------------------------
+
+    def gaps(self, limit: int = 3) -> list[Gap]:
+        """Open debts as ``debt`` gaps, best first; a debt whose test failed
+        :data:`MAX_ATTEMPTS` times is deferred instead (it stops asking)."""
+        for debt in self.meta.debts.debts(status="open"):
+            if debt.failed_attempts >= MAX_ATTEMPTS:
+                self.meta.debts.defer(debt.id)
+        return self.meta.debts.gaps(limit)
+
+    @staticmethod
+    def answers(question: str, hit: Any) -> bool:
+        """Whether a recalled trace may answer a question for curiosity: not when it was
+        judged wrong more often than right (contradicted by grounded evidence, or by the
+        user), so the question is asked instead of answered by it."""
+        rec = hit.record
+        return not rec.failure_count > rec.success_count
+
+    # -- before the chaperone ----------------------------------------------------------------
+
+    def predict(self, req: ChaperoneRequest) -> Prediction | None:
+        """Memory's answer to a question request, if one passes the relevance check."""
+        q = req.question.strip()
+        if req.type != "question" or not q:
+            return None
+        hits = self.memory.recall(q, k=1, touch=False)
+        if not hits:
+            return None
+        rec = hits[0].record
+        r = relevance(q, rec.text, self.chaperone.term_stats())
+        if r < self.threshold:
+            return None
+        return Prediction(
+            question=q, trace=rec.id, text=rec.text, source=_source_id(rec.source), relevance=r
+        )
+
+    def check_answer(self, question: str, trace_id: int) -> bool:
+        """Memory answered ``question`` with trace ``trace_id`` (curiosity found it answers):
+        corroborate it against the local corpus. Returns True when grounded evidence
+        contradicts it (a ``disagreement`` event, a debt, a judged failure), so the
+        question should be asked again."""
+        from sentient_core.vocab import ChaperoneRequest
+
+        q = question.strip()
+        rec = self.memory.get(trace_id)
+        if not q or rec is None or rec.retired:
+            return False
+        self._checks += 1
+        req = ChaperoneRequest(
+            id=f"meta-{self._checks}",
+            type="question",
+            question=q,
+            gap_type="corroborate",
+            session=self.session,
+        )
+        pred = Prediction(
+            question=q,
+            trace=rec.id,
+            text=rec.text,
+            source=_source_id(rec.source),
+            relevance=relevance(q, rec.text, self.chaperone.term_stats()),
+        )
+        stats = self.chaperone.term_stats()
+        for passage in self.chaperone.corroborate(q):
+            if relevance(q, passage.text, stats) < self.threshold:
+                continue
+            found = detect_disagreement(q, rec.text, passage.text, stats)
+            if found is None or not found.strong:
+                continue
+            right = self._store(req, passage)
+            if right == rec.id:
+                continue
+            self._conflict(
+                req,
+                found,
+                domain=self.domain(q),
+                action="recall",
+                cause="disagreement",
+                wrong_source=pred.source,
+                wrong_trace=rec.id,
+                passage=passage,
+                right_trace=right,
+            )
+            self.meta.record_outcome([rec.id], "failure")
+            self._judged(pred, label=False)
+            self._flush_scorer()
+            return True
+        return False
+
+    # -- after the verdict --------------------------------------------------------------------
+
+    def observe(
+        self,
+        req: ChaperoneRequest,
+        response: ChaperoneResponse,
+        verdict: Any,
+        *,
+        stored: Sequence[tuple[Passage, Sequence[int]]],
+        prediction: Prediction | None,
+        relevance_of_best: float | None,
+    ) -> None:
+        """Feed one judged initiative to meta-memory (see the module docstring)."""
+        if req.gap_type == "debt":
+            self._debt_attempt(req, response, verdict)
+        if req.type != "question" or not req.question.strip() or not response.ok:
+            self._flush_scorer()
+            return
+        q = req.question.strip()
+        focus = req.topic if req.gap_type == "focus" else None
+        domain = self.domain(q, focus)
+        if not response.grounded:
+            self._ungrounded(req, response, stored, domain)
+        else:
+            grounded = [(p, ids) for p, ids in stored if p.source.kind in GROUNDING_KINDS and ids]
+            if prediction is not None:
+                self._check_prediction(req, prediction, grounded, verdict, domain)
+            if (
+                verdict.outcome == "failure"
+                and relevance_of_best is not None
+                and relevance_of_best < self.threshold
+                and response.sources
+            ):
+                self._irrelevant(req, response, relevance_of_best, domain)
+        self._flush_scorer()
+
+    def _ungrounded(
+        self,
+        req: ChaperoneRequest,
+        response: ChaperoneResponse,
+        stored: Sequence[tuple[Passage, Sequence[int]]],
+        domain: str,
+    ) -> None:
+        q = req.question.strip()
+        answer = response.content
+        wrong_source = response.sources[0].id if response.sources else ""
+        if not answer.strip() or not wrong_source:
+            return
+        wrong_trace = next((ids[0] for _, ids in stored if ids), -1)
+        for passage in self.chaperone.corroborate(q):
+            if relevance(q, passage.text, self.chaperone.term_stats()) < self.threshold:
+                continue
+            found = detect_disagreement(q, answer, passage.text, self.chaperone.term_stats())
+            if found is None or not found.strong:
+                continue
+            right = self._store(req, passage)
+            self._conflict(
+                req,
+                found,
+                domain=domain,
+                action="answer",
+                cause="ungrounded_contradicted",
+                wrong_source=wrong_source,
+                wrong_trace=wrong_trace,
+                passage=passage,
+                right_trace=right,
+            )
+            if wrong_trace >= 0:
+                self.meta.record_outcome([wrong_trace], "failure")
+            return
+
+    def _check_prediction(
+        self,
+        req: ChaperoneRequest,
+        pred: Prediction,
+        grounded: Sequence[tuple[Passage, Sequence[int]]],
+        verdict: Any,
+        domain: str,
+    ) -> None:
+        q = req.question.strip()
+        for passage, ids in grounded:
+            if pred.trace in ids:
+                continue  # the evidence is memory's own copy
+            found = detect_disagreement(q, pred.text, passage.text, self.chaperone.term_stats())
+            if found is None or not found.strong:
+                continue
+            self._conflict(
+                req,
+                found,
+                domain=domain,
+                action="recall",
+                cause="disagreement",
+                wrong_source=pred.source,
+                wrong_trace=pred.trace,
+                passage=passage,
+                right_trace=ids[0],
+            )
+            self.meta.record_outcome([pred.trace], "failure")
+            self._judged(pred, label=False)
+            return
+        if verdict.outcome == "success" and grounded:
+            self.meta.record_outcome([pred.trace], "success")
+            self._judged(pred, label=True)
+
+    def _irrelevant(
+        self, req: ChaperoneRequest, response: ChaperoneResponse, r: float, domain: str
+    ) -> None:
+        s = IRRELEVANT_SCALE * max(0.0, min(1.0, (self.threshold - r) / self.threshold))
+        event = make_event(
+            context=req.question,
+            action=req.type,
+            magnitude=s,
+            basis=SurpriseBasis(
+                rule="judge.relevance",
+                inputs={"relevance": f"{r:.4f}", "threshold": f"{self.threshold:.4f}"},
+                detail=f"{IRRELEVANT_SCALE} × (threshold − relevance) / threshold",
+            ),
+            domain=domain,
+            source=response.sources[0].id,
+            cause="irrelevant",
+            time=float(self.clock()),
+            session=self.session,
+        )
+        self.meta.observe(event)
+
+    def _store(self, req: ChaperoneRequest, passage: Passage) -> int:
+        if self.store_passage is None:
+            return -1
+        ids = self.store_passage(req, passage, True)
+        return ids[0] if ids else -1
+
+    def _conflict(
+        self,
+        req: ChaperoneRequest,
+        found: Disagreement,
+        *,
+        domain: str,
+        action: str,
+        cause: str,
+        wrong_source: str,
+        wrong_trace: int,
+        passage: Passage,
+        right_trace: int,
+    ) -> None:
+        q = req.question.strip()
+        event = from_disagreement(
+            q,
+            found,
+            domain=domain,
+            source=wrong_source,
+            time=float(self.clock()),
+            action=action,
+            session=self.session,
+            source_memory=wrong_trace,
+            correcting_memory=right_trace,
+            correcting_source=passage.source.id,
+            cause=cause,
+        )
+        seen = self.meta.observe(event)
+        if passage.source.kind == "local":
+            test = DiscriminatingTest(
+                kind="read_local", question=q[:1000], path=passage.source.ref[:4096]
+            )
+        else:
+            test = DiscriminatingTest(kind="question", question=q[:1000])
+        debt = self.meta.debts.open(
+            pattern=q[:1000],
+            hypotheses=(found.expected, found.actual),
+            domain=domain,
+            fragility=found.magnitude,
+            test=test,
+            source_memory=wrong_trace,
+            surprise_id=seen.event.id,
+        )
+        self.meta.debts.attach(
+            debt.id,
+            DebtEvidence(
+                source=passage.source.id,
+                confidence=CORROBORATION,
+                supports=1,
+                note=found.explanation[:4000],
+                trace=right_trace,
+                surprise_id=seen.event.id,
+                time=float(self.clock()),
+            ),
+        )
+
+    def _debt_attempt(
+        self, req: ChaperoneRequest, response: ChaperoneResponse, verdict: Any
+    ) -> None:
+        """A debt's discriminating test ran: its content is evidence, or a failed attempt.
+
+        For a failing question's debt the evidence is the judge's verdict: a success
+        supports "the sources hold an answer" at :data:`FAILING_SUCCESS`."""
+        debt = self._debt_of(req)
+        if debt is None:
+            return
+        content = response.content if response.ok else ""
+        if debt.pattern.startswith(FAILING):
+            supports = 1 if verdict.outcome == "success" else None
+        else:
+            supports = self._supported(debt, content) if content.strip() else None
+        if supports is None:
+            self.meta.debts.fail_attempt(debt.id)
+            return
+        source = response.sources[0].id if response.sources else "local:" + (req.path or "?")
+        updated = self.meta.debts.attach(
+            debt.id,
+            DebtEvidence(
+                source=source,
+                confidence=FAILING_SUCCESS if debt.pattern.startswith(FAILING) else TEST_EVIDENCE,
+                supports=supports,
+                note=f"the discriminating test ({req.type}) supports {debt.hypotheses[supports]!r}",
+                attempt=True,
+                time=float(self.clock()),
+            ),
+        )
+        if updated.status == "resolved":
+            # The wisdom of this domain may now cite it.
+            for rec in self.meta.wisdom.records(state="candidate"):
+                if rec.domain == updated.domain:
+                    self.meta.advance(rec)
+
+    def _debt_of(self, req: ChaperoneRequest) -> DebtRecord | None:
+        for debt in self.meta.debts.debts(status="open"):
+            t = debt.test
+            if t is None:
+                continue
+            if (req.path and t.path == req.path) or (
+                req.type == "question" and t.question == req.question
+            ):
+                return debt
+        return None
+
+    @staticmethod
+    def _supported(debt: DebtRecord, content: str) -> int | None:
+        """The hypothesis the content supports: its value is in the content and the detector
+        finds no conflict with it next to the question's key terms, while it does find one
+        with every other hypothesis."""
+        q = debt.pattern
+        agree = []
+        for i, value in enumerate(debt.hypotheses):
+            claim = f"{q.rstrip('?')}: {value}."
+            if value in content and detect_disagreement(q, claim, content) is None:
+                agree.append(i)
+        return agree[0] if len(agree) == 1 else None
+
+    def question_failing(self, question: str, failures: int) -> DebtRecord | None:
+        """A question failed ``failures`` times: from :data:`FAILING_AFTER` on it is a debt
+        (once per question) — do the sources hold an answer the loop misses, or none? Its
+        test is asking it again; a success verdict on that test resolves it."""
+        q = question.strip()
+        if failures < FAILING_AFTER or not q:
+            return None
+        pattern = (FAILING + q)[:1000]
+        if any(d.pattern == pattern for d in self.meta.debts.debts()):
+            return None
+        return self.meta.debts.open(
+            pattern=pattern,
+            hypotheses=(
+                "the sources hold no answer to it",
+                "the sources hold an answer the loop does not find",
+            ),
+            domain=self.domain(q),
+            fragility=min(1.0, failures / 5.0),
+            test=DiscriminatingTest(kind="question", question=q[:1000]),
+        )
+
+    # -- scorer -------------------------------------------------------------------------------
+
+    def _judged(self, pred: Prediction, *, label: bool) -> None:
+        rec = self.memory.get(pred.trace)
+        if rec is None:
+            return
+        now = float(self.clock())
+        with self.memory.datastore.read() as txn:
+            ctx = context_for(
+                txn,
+                [rec],
+                domain=self.domain(pred.question),
+                now=now,
+                relevance={rec.id: pred.relevance},
+            )
+        features, _ = factor_matrix([rec], ctx)
+        self._outcomes.append(
+            JudgedOutcome(
+                features=tuple(float(x) for x in features[0]), label=label, time=now, trace=rec.id
+            )
+        )
+
+    def _flush_scorer(self, *, force: bool = False) -> None:
+        if len(self._outcomes) >= SCORER_BATCH or (force and self._outcomes):
+            batch, self._outcomes = self._outcomes, []
+            self.meta.train_scorer(batch, float(self.clock()))
+
+    def close(self) -> None:
+        """Train on the outcomes still pending (end of a session)."""
+        self._flush_scorer(force=True)
+
+    # -- user feedback ------------------------------------------------------------------------
+
+    @staticmethod
+    def feedback(
+        meta: MetaMemory, trace: TraceRecord, *, right: bool, note: str = "", session: str = ""
+    ) -> dict[str, Any]:
+        """A user's verdict on a trace: ``--wrong`` is a surprise event (s = 1), a judged
+        failure and a negative credit signal; ``--right`` a judged success and a positive
+        credit signal (not a surprise: nothing was unexpected)."""
+        before = trace.strength
+        if right:
+            result = meta.credit.apply([CreditSignal(trace=trace.id, direction=1, magnitude=1.0)])
+            meta.record_outcome([trace.id], "success")
+            event_id = -1
+        else:
+            event = make_event(
+                context=note or f"user feedback on trace {trace.id}",
+                action="recall",
+                magnitude=1.0,
+                basis=SurpriseBasis(rule="user", inputs={"note": note[:500]}, detail="the user"),
+                domain=domain_of(trace.text[:500]),
+                source=_source_id(trace.source),
+                cause="user_feedback",
+                time=time.time(),
+                session=session,
+                source_memory=trace.id,
+            )
+            seen = meta.observe(event)
+            result = seen.credit
+            meta.record_outcome([trace.id], "failure")
+            event_id = seen.event.id
+        after = next((a for t, _, a in result.changes if t == trace.id), before)
+        return {
+            "trace": trace.id,
+            "verdict": "right" if right else "wrong",
+            "surprise_event": event_id,
+            "strength_before": before,
+            "strength_after": after,
+            "credit": meta.credit.state(trace.id)[0],
+        }

@@ -1,0 +1,363 @@
+"""The learned recall scorer: bounded SGD on judged outcomes, one snapshot per batch, replay.
+
+``w = baseline + delta`` over :data:`~sentient_core.metamemory.factors.FACTORS`;
+only ``delta`` is learned, by :func:`kernels.scorer.sgd_batch` (logistic loss,
+learning rate 0.01, each outcome weighted by ``0.5^(age / 21 days)``,
+gradient components clipped to ±1, every ``delta_k`` kept in ±0.5, vetoes and
+other non-learnable factors never changed). Training is deterministic: the
+same batches in the same order give bit-identical weights.
+
+After each batch :meth:`ScorerModel.train` writes ONE
+:class:`~sentient_core.store.scorer.ScorerSnapshot` (model version, baseline
+version, weights, outcome count, mean loss, time, settings and a digest of
+the batch) in the same transaction as nothing else: the model in RAM changes
+only once it committed. :func:`replay` rebuilds the model from the snapshots
+(checking that they chain), and, given the batches, re-trains from zero and
+checks every snapshot bit for bit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated
+
+import msgspec
+import numpy as np
+
+from kernels import scorer as scorer_kernels
+from sentient_core.errors import ArgumentError, ArgumentTypeError
+from sentient_core.metamemory.base import Counts, ReplayError, publish
+from sentient_core.metamemory.factors import BASELINE_VERSION, FACTORS, Factor
+from sentient_core.store import scorer as store_scorer
+from sentient_core.store.scorer import ScorerSnapshot
+
+if TYPE_CHECKING:
+    from sentient_core.events import Emitter
+    from sentient_core.store.env import Store
+
+__all__ = ["DAY", "JudgedOutcome", "ScorerModel", "batch_arrays", "batches_of", "replay"]
+
+DAY = 86400.0
+LR = 0.01
+HALF_LIFE_DAYS = 21.0
+GRAD_CLIP = 1.0
+BOUND = 0.5
+
+
+class JudgedOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One judged outcome: the factors of the trace that was used, and whether it worked.
+
+    Attributes
+    ----------
+    features : tuple of float
+        One value per factor (a row of :func:`~sentient_core.metamemory.factors.factor_matrix`).
+    label : bool
+        True for a ``success`` verdict, False for ``failure`` (other verdicts
+        are not outcomes).
+    time : float
+        When it was judged (unix seconds); its age weights it.
+    trace : int
+        The trace (-1: not recorded).
+    """
+
+    features: tuple[float, ...]
+    label: bool
+    time: Annotated[float, msgspec.Meta(ge=0.0, le=1e11)]
+    trace: Annotated[int, msgspec.Meta(ge=-1)] = -1
+
+
+def batch_arrays(
+    outcomes: Sequence[JudgedOutcome], now: float, n_factors: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(features, labels, age_days)`` of a batch, as the kernel takes them.
+
+    Raises
+    ------
+    ArgumentError
+        An empty batch, a row of the wrong length, or a non-finite feature.
+    """
+    if not outcomes:
+        raise ArgumentError("a training batch needs at least one judged outcome")
+    for i, o in enumerate(outcomes):
+        if not isinstance(o, JudgedOutcome):
+            raise ArgumentTypeError(
+                f"outcomes[{i}] must be a JudgedOutcome, got {type(o).__name__}"
+            )
+        if len(o.features) != n_factors:
+            raise ArgumentError(
+                f"outcomes[{i}] has {len(o.features)} features; the model has {n_factors}"
+            )
+    features = np.array([o.features for o in outcomes], dtype=np.float64)
+    if not np.isfinite(features).all():
+        raise ArgumentError("outcome features must be finite")
+    labels = np.array([1.0 if o.label else 0.0 for o in outcomes], dtype=np.float64)
+    ages = np.array([max(0.0, now - o.time) / DAY for o in outcomes], dtype=np.float64)
+    return features, labels, ages
+
+
+def _digest(features: np.ndarray, labels: np.ndarray, ages: np.ndarray) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for a in (features, labels, ages):
+        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+class ScorerModel:
+    """A bounded, learned linear scorer over :data:`FACTORS`.
+
+    Parameters
+    ----------
+    factors : tuple of Factor
+    baseline_version : int
+    lr, half_life_days, grad_clip : float
+        SGD settings (SPEC: 0.01, 21 days).
+    bound : float
+        Every learnable ``delta_k`` stays in ``[-bound, +bound]`` (SPEC: 0.5).
+    emit : Emitter, optional
+
+    Attributes
+    ----------
+    baseline, delta : ndarray of float64, shape (F,)
+    learnable, veto : ndarray of bool, shape (F,)
+    lo, hi : ndarray of float64, shape (F,)
+        Bounds of ``delta``.
+    version : int
+        Model version (0 before the first batch; one per trained batch).
+
+    Counters: ``batches``, ``outcomes``, ``loss_sum``, ``last_loss``, ``replays``.
+    """
+
+    def __init__(
+        self,
+        factors: tuple[Factor, ...] = FACTORS,
+        *,
+        baseline_version: int = BASELINE_VERSION,
+        lr: float = LR,
+        half_life_days: float = HALF_LIFE_DAYS,
+        grad_clip: float = GRAD_CLIP,
+        bound: float = BOUND,
+        emit: Emitter | None = None,
+    ) -> None:
+        if not factors:
+            raise ArgumentError("a scorer needs at least one factor")
+        self.factors = tuple(factors)
+        self.names = tuple(f.name for f in self.factors)
+        self.baseline_version = int(baseline_version)
+        self.lr = float(lr)
+        self.half_life_days = float(half_life_days)
+        self.grad_clip = float(grad_clip)
+        n = len(self.factors)
+        self.baseline = np.array([f.baseline for f in self.factors], dtype=np.float64)
+        self.delta = np.zeros(n, dtype=np.float64)
+        self.learnable = np.array([f.learnable for f in self.factors], dtype=np.bool_)
+        self.veto = np.array([f.veto for f in self.factors], dtype=np.bool_)
+        self.lo, self.hi = scorer_kernels.default_bounds(n, bound)
+        # Non-learnable factors have no room to move at all.
+        self.lo[~self.learnable] = 0.0
+        self.hi[~self.learnable] = 0.0
+        self.version = 0
+        self._emit = emit
+        self._counts = Counts(("batches", "outcomes", "loss_sum", "last_loss", "replays"))
+
+    @property
+    def weights(self) -> np.ndarray:
+        """``baseline + delta`` (a copy)."""
+        return self.baseline + self.delta
+
+    def counters(self) -> dict[str, float]:
+        """What this model did in this process."""
+        return self._counts.as_dict()
+
+    # -- ranking -----------------------------------------------------------------------------
+
+    def score(self, features: np.ndarray, veto: np.ndarray) -> np.ndarray:
+        """Scores of candidates (``-inf`` where vetoed), via :func:`kernels.scorer.score`."""
+        return scorer_kernels.score(features, self.baseline, self.delta, veto)
+
+    def rank(self, features: np.ndarray, veto: np.ndarray, k: int) -> np.ndarray:
+        """Indices of the top-k non-vetoed candidates, best first (:func:`kernels.scorer.rank`)."""
+        return scorer_kernels.rank(features, self.baseline, self.delta, veto, k)
+
+    def loss(self, outcomes: Sequence[JudgedOutcome], now: float) -> float:
+        """Mean age-weighted logistic loss of ``outcomes`` under the current weights."""
+        features, labels, ages = batch_arrays(outcomes, now, len(self.factors))
+        return scorer_kernels.logistic_loss(
+            features, labels, self.baseline, self.delta, ages, self.half_life_days
+        )
+
+    # -- training ----------------------------------------------------------------------------
+
+    def step(self, outcomes: Sequence[JudgedOutcome], now: float) -> ScorerSnapshot:
+        """Train on one batch in RAM and return its snapshot (nothing stored).
+
+        The batch is applied in the given order; ``now`` is the training time
+        outcome ages are measured from.
+        """
+        features, labels, ages = batch_arrays(outcomes, now, len(self.factors))
+        delta = self.delta.copy()
+        loss = scorer_kernels.sgd_batch(
+            delta,
+            self.baseline,
+            features,
+            labels,
+            ages,
+            self.learnable,
+            self.lo,
+            self.hi,
+            lr=self.lr,
+            grad_clip=self.grad_clip,
+            half_life_days=self.half_life_days,
+        )
+        snap = ScorerSnapshot(
+            model_version=self.version + 1,
+            baseline_version=self.baseline_version,
+            factors=self.names,
+            baseline=tuple(float(x) for x in self.baseline),
+            delta=tuple(float(x) for x in delta),
+            outcome_count=len(outcomes),
+            mean_loss=float(loss),
+            time=float(now),
+            lr=self.lr,
+            half_life_days=self.half_life_days,
+            grad_clip=self.grad_clip,
+            batch_digest=_digest(features, labels, ages),
+            batch_features=tuple(tuple(float(x) for x in o.features) for o in outcomes),
+            batch_labels=tuple(bool(o.label) for o in outcomes),
+            batch_times=tuple(float(o.time) for o in outcomes),
+        )
+        self._adopt(snap)
+        return snap
+
+    def train(self, store: Store, outcomes: Sequence[JudgedOutcome], now: float) -> ScorerSnapshot:
+        """Train on one batch and write its snapshot (one write transaction).
+
+        If the write fails the model keeps its previous weights and version.
+        """
+        saved = (self.delta.copy(), self.version)
+        snap = self.step(outcomes, now)
+        try:
+            store.write(lambda txn: store_scorer.append(txn, snap))
+        except BaseException:
+            self.delta, self.version = saved
+            raise
+        self._counts.add("batches")
+        self._counts.add("outcomes", snap.outcome_count)
+        self._counts.add("loss_sum", snap.mean_loss)
+        self._counts.set("last_loss", snap.mean_loss)
+        publish(
+            self._emit,
+            "scorer",
+            "trained",
+            subject=f"model:{snap.model_version}",
+            after=snap.mean_loss,
+            detail=f"{snap.outcome_count} outcome(s)",
+        )
+        return snap
+
+    def _adopt(self, snap: ScorerSnapshot) -> None:
+        self.delta = np.array(snap.delta, dtype=np.float64)
+        self.version = snap.model_version
+
+    # -- loading -----------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, store: Store, **kwargs: object) -> ScorerModel:
+        """The model the store's snapshots describe (a fresh one before the first batch)."""
+        with store.read() as txn:
+            snaps = list(store_scorer.iter_snapshots(txn))
+        return replay(snaps, **kwargs) if snaps else cls(**kwargs)  # type: ignore[arg-type]
+
+
+def replay(
+    snapshots: Sequence[ScorerSnapshot],
+    batches: Sequence[Sequence[JudgedOutcome]] | None = None,
+    **kwargs: object,
+) -> ScorerModel:
+    """Rebuild a model from its snapshots.
+
+    Parameters
+    ----------
+    snapshots : sequence of ScorerSnapshot
+        Versions 1, 2, … in order (all of them).
+    batches : sequence of outcome batches, optional
+        The batch of each snapshot. When given, the model is re-trained from
+        zero batch by batch and every snapshot must be reproduced bit for bit
+        (digest, loss and delta).
+    **kwargs
+        Passed to :class:`ScorerModel` (factors …); the settings recorded in the
+        first snapshot override lr, half-life and gradient clip.
+
+    Raises
+    ------
+    ReplayError
+        The snapshots do not chain (a gap, other factors or baseline, a delta
+        outside the bounds) or a re-trained batch differs.
+    """
+    if not snapshots:
+        raise ReplayError("nothing to replay: no snapshots")
+    first = snapshots[0]
+    kwargs = {
+        **kwargs,
+        "baseline_version": first.baseline_version,
+        "lr": first.lr,
+        "half_life_days": first.half_life_days,
+        "grad_clip": first.grad_clip,
+    }
+    model = ScorerModel(**kwargs)  # type: ignore[arg-type]
+    model._counts.add("replays")
+    if batches is not None and len(batches) != len(snapshots):
+        raise ReplayError(f"{len(batches)} batches for {len(snapshots)} snapshots")
+    for i, snap in enumerate(snapshots):
+        _check_link(model, snap, i + 1)
+        if batches is not None:
+            again = model.step(batches[i], snap.time)
+            if (again.batch_digest, again.mean_loss, again.delta) != (
+                snap.batch_digest,
+                snap.mean_loss,
+                snap.delta,
+            ):
+                raise ReplayError(
+                    f"re-training batch {i + 1} does not reproduce snapshot {snap.model_version}"
+                )
+        else:
+            model._adopt(snap)
+    return model
+
+
+def batches_of(snapshots: Sequence[ScorerSnapshot]) -> list[list[JudgedOutcome]]:
+    """The training batch each snapshot recorded, for :func:`replay` from the store alone.
+
+    Raises
+    ------
+    ReplayError
+        A snapshot does not hold its whole batch.
+    """
+    out = []
+    for snap in snapshots:
+        n = snap.outcome_count
+        if not (len(snap.batch_features) == len(snap.batch_labels) == len(snap.batch_times) == n):
+            raise ReplayError(f"snapshot {snap.model_version} does not hold its batch")
+        out.append(
+            [
+                JudgedOutcome(features=f, label=y, time=t)
+                for f, y, t in zip(
+                    snap.batch_features, snap.batch_labels, snap.batch_times, strict=True
+                )
+            ]
+        )
+    return out
+
+
+def _check_link(model: ScorerModel, snap: ScorerSnapshot, version: int) -> None:
+    if snap.model_version != version:
+        raise ReplayError(f"snapshot {version} is missing (found version {snap.model_version})")
+    if snap.factors != model.names:
+        raise ReplayError(f"snapshot {version} has factors {snap.factors}; the model {model.names}")
+    if snap.baseline_version != model.baseline_version or snap.baseline != tuple(
+        float(x) for x in model.baseline
+    ):
+        raise ReplayError(f"snapshot {version} was trained against another baseline")
+    delta = np.array(snap.delta, dtype=np.float64)
+    if ((delta < model.lo) | (delta > model.hi)).any():
+        raise ReplayError(f"snapshot {version} has a delta outside the bounds")

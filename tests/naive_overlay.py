@@ -1,0 +1,24 @@
+"""Slow, obviously-correct reference for kernels.overlay: every score in float64 with
+``math.fsum`` dots, then a sort by (-score, row)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def topk_scored(codes, query, k, *, valid, static, last_access, w_cos, w_rec, now, recency_s):
+    q = query.astype(np.float64)
+    qnorm = math.sqrt(math.fsum(q * q))
+    scored = []
+    for i in range(codes.shape[0]):
+        if not valid[i]:
+            continue
+        cos = math.fsum(codes[i].astype(np.float64) * q) / qnorm
+        age = max(0.0, now - float(last_access[i]))
+        s = w_cos * cos + float(static[i]) + w_rec * math.exp(-age / recency_s)
+        scored.append((-s, i))
+    scored.sort()
+    top = scored[:k]
+    return np.array([i for _, i in top], dtype=np.int64), np.array([-s for s, _ in top])
