@@ -32,7 +32,15 @@ def test_panel_drives_the_learner_live_and_reconnects(tmp_path):
             d.get(s.url + "/")
             browser.wait(lambda: browser.text("conn") == "live", what="the stream")
             assert browser.text("state") == "idle"
-            assert d.find_element(By.ID, "meta-memory").get_attribute("hidden") is not None
+            # Meta-memory is on: its three tables are shown (empty on a new store).
+            browser.wait(
+                lambda: d.find_element(By.ID, "meta-memory").get_attribute("hidden") is None,
+                what="the meta-memory tables",
+            )
+            captions = [
+                c.text for c in d.find_elements(By.CSS_SELECTOR, "#meta-tables table caption")
+            ]
+            assert captions == ["sources", "debts", "wisdom"]
             d.save_screenshot(str(tmp_path / "panel-idle.png"))
 
             # Ask by keyboard (type, Enter) before starting: it is queued, then asked first.

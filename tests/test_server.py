@@ -55,7 +55,8 @@ def test_health_status_and_metrics(tmp_path):
             "per_initiative_tokens",
         }
         assert {"chaperone", "safety", "judge", "curiosity", "budget_refusals"} <= set(st["gates"])
-        assert "meta_memory" not in st  # a later issue provides it; nothing is faked here
+        # Meta-memory is on by default: its tables are there, empty on a new store.
+        assert st["meta_memory"] == {"sources": [], "debts": [], "wisdom": []}
         text = s.client.get("/metrics").text
         assert s.client.get("/metrics").headers["content-type"].startswith("text/plain")
         samples = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
@@ -206,3 +207,29 @@ def test_bad_bodies_are_clear_4xx(tmp_path):
         )
         assert r.status_code == 415
         assert s.client.get("/learning/start").status_code == 405
+
+
+def test_status_carries_the_meta_memory_tables_the_panel_shows(tmp_path):
+    import time as _time
+
+    from sentient_core.store import sources
+
+    with served(tmp_path) as s:
+        store = s.host.core.store
+        now = _time.time()
+        rows = [("python", "llm:127.0.0.1/m", 0.42), ("python", "file:/c/a.txt", 1.1)]
+
+        def put(txn) -> None:
+            for domain, source, weight in rows:
+                record = sources.SourceWeight(
+                    domain=domain, source=source, weight=weight, punished=1, updated=now
+                )
+                sources.put_weight(txn, record)
+
+        store.write(put)
+        got = s.status()["meta_memory"]["sources"]
+    # Lowest weight first, exactly the stored values.
+    assert [(r["domain"], r["source"], r["weight"]) for r in got] == sorted(
+        rows, key=lambda r: r[2]
+    )
+    assert all(r["punished"] == 1 and r["rewarded"] == 0 for r in got)

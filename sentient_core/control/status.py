@@ -16,7 +16,14 @@ from sentient_core.events import Event, EventBus
 from sentient_core.liveview import render
 from sentient_core.vocab import SessionStats
 
-__all__ = ["Activity", "ActivityTracker", "LearnerStatus", "learner_status"]
+__all__ = [
+    "META_ROWS",
+    "Activity",
+    "ActivityTracker",
+    "LearnerStatus",
+    "learner_status",
+    "meta_memory_tables",
+]
 
 Mode = Literal["serve", "learn"]
 
@@ -57,6 +64,10 @@ class LearnerStatus(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
         ``coherence`` and ``smf`` (axis → value).
     questions : dict
         The question book's records by status.
+    meta_memory : dict or None
+        With meta-memory on: ``sources``, ``debts`` and ``wisdom``, each a list of
+        flat rows (at most :data:`META_ROWS`: the lowest weights, the open debts
+        first, the most advanced wisdom) for the panel's tables; None when off.
     """
 
     mode: Mode
@@ -74,6 +85,59 @@ class LearnerStatus(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     memory: dict[str, int]
     observer: dict[str, Any]
     questions: dict[str, int]
+    meta_memory: dict[str, list[dict[str, Any]]] | None = None
+
+
+META_ROWS = 50
+"""Rows per meta-memory table in a status snapshot."""
+
+_WISDOM_ORDER = {"trusted": 0, "provisional": 1, "candidate": 2, "demoted": 3}
+
+
+def meta_memory_tables(store) -> dict[str, list[dict[str, Any]]]:
+    """The panel's meta-memory tables read from ``store`` (see :class:`LearnerStatus`)."""
+    from sentient_core.store import debts, sources, wisdom
+
+    with store.read() as txn:
+        weights = sorted(sources.iter_weights(txn), key=lambda r: (r.weight, r.domain, r.source))
+        debt_rows = sorted(debts.iter_debts(txn), key=lambda r: (r.status != "open", -r.updated))
+        wisdom_rows = sorted(
+            wisdom.iter_wisdom(txn), key=lambda r: (_WISDOM_ORDER.get(r.state, 9), -r.updated)
+        )
+    return {
+        "sources": [
+            {
+                "domain": r.domain,
+                "source": r.source,
+                "weight": round(r.weight, 3),
+                "punished": r.punished,
+                "rewarded": r.rewarded,
+            }
+            for r in weights[:META_ROWS]
+        ],
+        "debts": [
+            {
+                "id": r.id,
+                "status": r.status,
+                "domain": r.domain,
+                "hypotheses": " | ".join(r.hypotheses)[:200],
+                "test": (r.test.path or r.test.url or r.test.question)[:200] if r.test else "",
+                "evidence": len(r.evidence),
+            }
+            for r in debt_rows[:META_ROWS]
+        ],
+        "wisdom": [
+            {
+                "id": r.id,
+                "state": r.state,
+                "domain": r.domain,
+                "action": r.action,
+                "episodes": r.episode_count,
+                "cites debts": ", ".join(str(d) for d in r.cited_debts),
+            }
+            for r in wisdom_rows[:META_ROWS]
+        ],
+    }
 
 
 class ActivityTracker:
@@ -128,4 +192,9 @@ def learner_status(learner, *, mode: Mode, data_dir: str, activity: Activity) ->
         memory={"traces": learner.memory.count, "total": learner.memory.total},
         observer={"coherence": observer.coherence, "smf": observer.orientation()},
         questions=book.counts() if book is not None else {},
+        meta_memory=(
+            meta_memory_tables(learner.memory.datastore)
+            if getattr(learner, "meta", None) is not None
+            else None
+        ),
     )
