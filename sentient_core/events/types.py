@@ -287,7 +287,7 @@ class UnsafeSettingEvent(_Base, frozen=True, tag="config.unsafe"):
     source: str
 
 
-class MetaMemoryEvent(_Base, tag="metamemory"):
+class MetaMemoryEvent(_Base, frozen=True, tag="metamemory"):
     """Meta-memory changed something: ``component`` did ``action`` to ``subject``."""
 
     component: Literal["surprise", "credit", "sources", "debts", "wisdom", "scorer"]

@@ -338,7 +338,7 @@ class WisdomBook:
         )
         return msgspec.structs.replace(
             rec,
-            state=target,  # type: ignore[arg-type]
+            state=target,
             history=(*rec.history, step)[-MAX_HISTORY:],
             updated=now,
         )
