@@ -197,7 +197,7 @@ def test_a_request_for_a_named_source_is_never_answered_from_other_memory(tmp_pa
         assert set(named) <= {g.question for g in signal.gaps}
 
 
-def test_user_questions_go_to_the_free_corpus_and_memory_answers_only_with_a_model(tmp_path):
+def test_user_questions_are_always_asked_and_own_questions_may_be_answered_by_memory(tmp_path):
     from sentient_core.learning.curiosity import CuriosityConfig
 
     text = CORPUS["bees.txt"]
@@ -205,20 +205,20 @@ def test_user_questions_go_to_the_free_corpus_and_memory_answers_only_with_a_mod
         core.memory.store_batch([NewTrace(text=text, kind="learned")])
         user_q = "honey bees waggle dance direction flowers sun"
         own_q = "bees waggle dance flowers direction sun honey"
-        # Asking is free (offline corpus only): a user question is asked, never
-        # settled by a recalled trace; the core's own follow-ups still are.
+        # A user question is asked, never settled by a recalled trace; the core's
+        # own follow-ups still are.
         cur = Curiosity(core.observer, core.memory, CuriosityConfig(probe_user_questions=False))
         cur.ask(user_q)
         cur.ask(own_q, origin="followup")
         signal = cur.detect()
         assert [a.question for a in signal.answered] == [own_q]
         assert user_q in {g.question for g in signal.gaps}
-    # build_learner: probing user questions is on exactly when a model is configured.
+    # build_learner: user questions are never settled from memory, with or without a model.
     for llm in (None, LLMConfig(base_url="http://127.0.0.1:9/v1")):
         with Core(tmp_path / f"d{llm is None}") as core:
             learner = build_learner(core, LearnerSettings(llm=llm, include_python_docs=False))
             try:
-                assert learner.curiosity.config.probe_user_questions is (llm is not None)
+                assert learner.curiosity.config.probe_user_questions is False
                 assert learner.curiosity.config.answer_threshold == learner.judge.relevant
             finally:
                 learner.close()

@@ -207,8 +207,10 @@ def test_memorys_wrong_answer_is_contradicted_and_the_question_reopened(tmp_path
             source="llm:127.0.0.1:9/m",
         ).id
         learner = _offline(core)
-        learner.ask(CVE_Q.q)
-        for _ in range(3):
+        # The core's own follow-up (a user's question is always asked, never
+        # settled by memory): curiosity may answer it from memory.
+        learner.curiosity.ask(CVE_Q.q, origin="followup")
+        for _ in range(8):  # a follow-up waits behind the SMF gaps
             learner.step()
         learner.run(0)  # the session's end trains the scorer on its judged outcomes
         learner.close()
@@ -228,9 +230,12 @@ def test_memorys_wrong_answer_is_contradicted_and_the_question_reopened(tmp_path
         )
         rec = core.memory.get(wrong)
         assert rec.failure_count == 1 and rec.strength == 1.0
-        # The reopened question was asked and answered from the corpus this time.
+        # The reopened question is settled by the corpus's correction this time:
+        # asked again, or answered by the correcting trace meta-memory stored.
         asked = [e for e in events if e.kind == "query" and e.question == CVE_Q.q]
-        assert asked and mm.sources.weight("curl", "llm:127.0.0.1:9/m") < 1.0
+        reopened = said[said.index(("answered", wrong)) + 1 :]
+        assert asked or ("answered", ev.correcting_memory) in reopened
+        assert mm.sources.weight("curl", "llm:127.0.0.1:9/m") < 1.0
         assert RIGHT in core.memory.get(ev.correcting_memory).text
     scorer = _cli(tmp_path / "d", "scorer")
     # The session's judged predictions (memory's contradicted answer among them, label 0)
