@@ -24,7 +24,7 @@ def _dump(obj: Any) -> str:
 
 def _cmd_feedback(args: argparse.Namespace) -> int:
     from sentient_core.metamemory import MetaMemory
-    from sentient_core.metamemory.loop import LoopMeta
+    from sentient_core.metamemory.feedback import feedback
 
     with open_core(args) as core:
         rec = core.memory.get(args.trace_id)
@@ -35,7 +35,7 @@ def _cmd_feedback(args: argparse.Namespace) -> int:
             print(f"error: trace {args.trace_id} is retired")
             return 2
         meta = MetaMemory(core.memory)
-        out = LoopMeta.feedback(meta, rec, right=args.right, note=args.note or "")
+        out = feedback(meta, rec, right=args.right, note=args.note or "")
     if args.json:
         print(json.dumps(out, indent=2))
     else:

@@ -71,9 +71,16 @@ from sentient_core.events import (
     EventBus,
     RefusalEvent,
 )
-from sentient_core.ingest import IngestError, extract_bytes
 from sentient_core.keyphrases import key_phrases
 from sentient_core.learning.fetch import Fetcher, FetchError
+from sentient_core.learning.grounding import (
+    Content,
+    content_fields,
+    extract_data,
+    fetch_content,
+    read_content,
+)
+from sentient_core.learning.grounding import RequestFailed as _Failed
 from sentient_core.learning.interactions import (
     Interaction,
     InteractionLog,
@@ -85,10 +92,11 @@ from sentient_core.learning.model_wait import wait_notices
 from sentient_core.learning.offline import CorpusAnswerer, summarize_extractive
 from sentient_core.learning.safety import Refusal, SafetyFilter
 from sentient_core.relevance import TermStats
-from sentient_core.safetext import safe_path_text
 from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage, Source, model_ref
 
 __all__ = ["OFFLINE_SUMMARY_REF", "Chaperone", "CorpusTopic", "Interaction", "extract_data"]
+
+# extract_data, and the grounding reads, live in sentient_core.learning.grounding.
 
 OFFLINE_SUMMARY_REF = "offline-extractive"
 
@@ -108,43 +116,6 @@ class CorpusTopic(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     phrase: str
     source: str
     context: str
-
-
-class _Failed(Exception):
-    """A handler's clean failure: becomes ``ok=False`` with these fields."""
-
-    def __init__(self, error: str, **fields: Any):
-        super().__init__(error)
-        self.error = error
-        self.fields = fields
-
-
-class _Content(msgspec.Struct, frozen=True):
-    """Text obtained by a grounding read, with its provenance."""
-
-    text: str
-    source: Source
-    saved_path: str = ""
-    mime: str = ""
-    bytes: int = 0
-
-
-def extract_data(path: str, data: bytes) -> str:
-    """Text of content already read, by the rules of :func:`sentient_core.ingest.extract_text`.
-
-    The fetcher has read (and size-checked) exactly these bytes, opening a local
-    file through :mod:`sentient_core.confine` (component by component from the
-    allowed root, no symlink followed by the kernel, the inode proved inside);
-    extracting from them, rather than opening the path again, keeps the text the
-    text that was checked and avoids a second read. The format comes from
-    ``path``'s extension.
-
-    Raises
-    ------
-    IngestError
-        A subclass naming the file and the reason.
-    """
-    return extract_bytes(path, data)
 
 
 def _sources(items: tuple[Source, ...] | list[Source]) -> tuple[Source, ...]:
@@ -437,68 +408,15 @@ class Chaperone:
         if req.type == "question":
             return self._question(req, emit)
         if req.type == "fetch_content":
-            return self._content_fields(self._fetch(req.url)), ""
+            if not req.url:
+                raise _Failed("fetch_content needs a url")
+            self._calls.n += 1
+            return content_fields(fetch_content(self.fetcher, self.answerer, req.url)), ""
         if req.type == "read_local":
-            return self._content_fields(self._read(req.path)), ""
+            return content_fields(read_content(self.fetcher, req.path)), ""
         if req.type == "summarize":
             return self._summarize(req, emit)
         raise _Failed(f"unknown request type {req.type!r}")
-
-    # ------------------------------------------------------------------ grounding reads
-
-    def _extract(self, path: str, data: bytes, **fields: Any) -> str:
-        try:
-            return extract_data(path, data)
-        except IngestError as err:
-            raise _Failed(f"{type(err).__name__}: {err.reason}", **fields) from None
-
-    def _fetch(self, url: str) -> _Content:
-        if not url:
-            raise _Failed("fetch_content needs a url")
-        self._calls.n += 1
-        result = self.fetcher.fetch(url)
-        if self.answerer is not None and result.saved_path:
-            # The file is in the incoming dir now: index it (unchanged files are not re-read).
-            self.answerer.refresh()
-        saved = str(result.saved_path or "")
-        kept = {"saved_path": saved, "mime": result.mime, "bytes": result.bytes}
-        if not saved:
-            raise _Failed("the fetcher saved no file to extract text from", **kept)
-        text = self._extract(saved, result.data, **kept)
-        return _Content(
-            text=text,
-            source=Source("web", str(result.final_url or result.url)),
-            saved_path=saved,
-            mime=result.mime,
-            bytes=result.bytes,
-        )
-
-    def _read(self, path: str) -> _Content:
-        if not path:
-            raise _Failed("read_local needs a path")
-        local = self.fetcher.read_local(path)
-        real = str(local.path)
-        text = self._extract(real, local.data, mime=local.mime, bytes=local.bytes)
-        # The source is provenance to store and show: a name of any bytes made safe text.
-        return _Content(
-            text=text,
-            source=Source("local", safe_path_text(real)),
-            mime=local.mime,
-            bytes=local.bytes,
-        )
-
-    @staticmethod
-    def _content_fields(c: _Content) -> dict[str, Any]:
-        return {
-            "ok": True,
-            "content": c.text,
-            "sources": (c.source,),
-            "passages": (Passage(text=c.text, source=c.source, start=0, end=len(c.text)),),
-            "grounded": True,
-            "saved_path": c.saved_path,
-            "mime": c.mime,
-            "bytes": c.bytes,
-        }
 
     # ------------------------------------------------------------------ question
 
@@ -599,14 +517,15 @@ class Chaperone:
     # ------------------------------------------------------------------ summarize
 
     def _summarize(self, req: ChaperoneRequest, emit: Emitter | None) -> tuple[dict[str, Any], str]:
-        origin: _Content | None = None
+        origin: Content | None = None
         if req.text.strip():
             text = req.text
         elif req.path:
-            origin = self._read(req.path)
+            origin = read_content(self.fetcher, req.path)
             text = origin.text
         elif req.url:
-            origin = self._fetch(req.url)
+            self._calls.n += 1
+            origin = fetch_content(self.fetcher, self.answerer, req.url)
             text = origin.text
         else:
             raise _Failed("summarize needs text, a path or a url")

@@ -23,11 +23,11 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from sentient_core.errors import ArgumentError, SentientError
+from sentient_core.errors import SentientError
 from sentient_core.events import (
     BudgetEvent,
     CuriosityEvent,
@@ -35,7 +35,6 @@ from sentient_core.events import (
     ErrorEvent,
     EventBus,
     GapSummary,
-    IntegrateEvent,
     IterationEvent,
     JudgeEvent,
     LearnEvent,
@@ -46,8 +45,13 @@ from sentient_core.events import (
     SkipEvent,
 )
 from sentient_core.learning.curiosity import Curiosity
-from sentient_core.learning.llm import LLMUsage
-from sentient_core.learning.passages import passages_of, select
+from sentient_core.learning.integration import AnswerIntegration, Integrated
+from sentient_core.learning.llm import tokens_since, usage_of
+from sentient_core.learning.loop_config import (
+    MAX_SESSION_ITERATIONS,
+    IterationReport,
+    LearnerConfig,
+)
 from sentient_core.learning.query import QueryFormulator
 from sentient_core.learning.reflect import reflect
 from sentient_core.store import StoreFullError, StoreIOError
@@ -63,74 +67,6 @@ if TYPE_CHECKING:
     from sentient_core.metamemory.loop import LoopMeta
 
 __all__ = ["MAX_SESSION_ITERATIONS", "IterationReport", "Learner", "LearnerConfig"]
-
-
-MAX_SESSION_ITERATIONS = 100
-"""Hard cap on iterations per session (SPEC §4)."""
-
-
-class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Loop settings (SPEC §4 defaults).
-
-    Attributes
-    ----------
-    interval_s : float
-        Seconds between iterations (0 in tests).
-    max_iterations : int
-        Iterations per session, at most :data:`MAX_SESSION_ITERATIONS`.
-    reflect_every : int
-        Reflect every this many iterations (0: only at the end of a session).
-    ticks_per_iteration : int
-        Observer ticks run at the start of each iteration.
-    initiative_tokens : int
-        Tokens an initiative is expected to spend (checked against the budget first).
-    session : str
-        Session id stamped on requests and events.
-    """
-
-    interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
-    max_iterations: Annotated[int, msgspec.Meta(ge=1, le=MAX_SESSION_ITERATIONS)] = 100
-    reflect_every: Annotated[int, msgspec.Meta(ge=0)] = 10
-    ticks_per_iteration: Annotated[int, msgspec.Meta(ge=0)] = 60
-    initiative_tokens: Annotated[int, msgspec.Meta(ge=0)] = 500
-    session: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] = "session"
-
-    def __post_init__(self) -> None:
-        # msgspec checks the bounds when decoding (a config file); check the ones
-        # that matter when the record is built in code too.
-        if not 1 <= self.max_iterations <= MAX_SESSION_ITERATIONS:
-            raise ArgumentError(
-                f"max_iterations must be in [1, {MAX_SESSION_ITERATIONS}] (SPEC: at most"
-                f" {MAX_SESSION_ITERATIONS} iterations per session), got {self.max_iterations}"
-            )
-        if not self.interval_s >= 0.0:
-            raise ArgumentError(f"interval_s must be >= 0, got {self.interval_s}")
-
-
-class IterationReport(msgspec.Struct, forbid_unknown_fields=True):
-    """What one iteration did (also published as events)."""
-
-    iteration: int
-    skipped: bool = False
-    gaps: int = 0
-    intensity: float = 0.0
-    initiatives: int = 0
-    ingested: int = 0
-    outcomes: list[str] = msgspec.field(default_factory=list)
-    stopped_by: str = ""
-    overhead_s: float = 0.0
-
-
-class _Integrated(msgspec.Struct):
-    """What integrating one response stored (new chunks) and found already known."""
-
-    new: int = 0
-    known: int = 0
-    known_trace: int = -1
-    first_new: int = -1
-    relevance: float | None = None
-    text: str = ""
-    stored: list = msgspec.field(default_factory=list)  # (passage, trace ids) per passage
 
 
 class Learner:
@@ -185,6 +121,7 @@ class Learner:
         self.drive = drive
         self.pursuit = pursuit
         self.events = events
+        self.answers = AnswerIntegration(integrator, observer, events, chaperone, judge)
         self.curiosity = curiosity or Curiosity(observer, memory)
         self.meta = metamemory
         self._meta_emit: Emitter | None = None
@@ -486,7 +423,7 @@ class Learner:
             url=req.url,
             path=req.path,
         )
-        usage_before = self._model_usage()
+        usage_before = usage_of(self.chaperone.llm)
         prediction = self.meta.predict(req) if self.meta is not None else None
         llm = self.chaperone.llm
         # One model deadline for the whole question: answer, summary and judge.
@@ -494,7 +431,7 @@ class Learner:
             t = time.perf_counter()
             response: ChaperoneResponse = self.chaperone.handle(req, emit)
             waited = time.perf_counter() - t
-            done = _Integrated()
+            done = Integrated()
             if response.refused:
                 self.stats.refused += 1
             elif not response.ok:
@@ -504,7 +441,7 @@ class Learner:
             ):
                 # A debt's discriminating read is a check (meta-memory weighs its content
                 # as evidence), not new knowledge: its content is not integrated.
-                done = self._integrate(req, response, emit)
+                done = self.answers.integrate(req, response, emit)
             report.ingested += done.new
             self.stats.ingested += done.new
             verdict = self.judge.judge(
@@ -536,7 +473,7 @@ class Learner:
             else "failed"
         )
         # Every model call of the iteration (answer, summary, judge) in one count.
-        tokens, estimated = self._model_tokens_since(usage_before, response.tokens)
+        tokens, estimated = tokens_since(self.chaperone.llm, usage_before, response.tokens)
         self.stats.tokens += tokens
         self.stats.tokens_estimated += estimated
         self.budget.commit(tokens, response.tool_calls, status)
@@ -559,7 +496,7 @@ class Learner:
     def _meta_store(self, req: ChaperoneRequest, passage: Passage, grounded: bool) -> list[int]:
         """Integrate a passage meta-memory found (a correction): new or known trace ids."""
         emit = self._meta_emit or self._emit
-        summary = self._integrate_one(req, passage, grounded, None, emit)
+        summary = self.answers.integrate_one(req, passage, grounded, None, emit)
         return list(summary.ids) or list(summary.known)
 
     def _meta_contradicts(self, question: str, trace_id: int, emit: Emitter) -> bool:
@@ -585,86 +522,6 @@ class Learner:
             )
         except SentientError as err:
             emit.emit(ErrorEvent, where="metamemory", error=f"{type(err).__name__}: {err}")
-
-    def _model_usage(self) -> LLMUsage | None:
-        llm = self.chaperone.llm
-        return llm.total_usage if llm is not None else None
-
-    def _model_tokens_since(self, before: LLMUsage | None, reported: int) -> tuple[int, int]:
-        """Tokens the model spent since ``before`` (the client's own totals, which hold
-        the server's ``usage`` or a marked estimate), and how many of them are estimates.
-        Without a model: what the response reported."""
-        after = self._model_usage()
-        if before is None or after is None:
-            return reported, 0
-        return (
-            after.total_tokens - before.total_tokens,
-            after.estimated_tokens - before.estimated_tokens,
-        )
-
-    def _integrate(
-        self, req: ChaperoneRequest, response: ChaperoneResponse, emit: Emitter
-    ) -> _Integrated:
-        """Store each relevant passage under its own source; memory's copies are not stored."""
-        question = req.question if req.type == "question" else ""
-        selection = select(
-            question,
-            passages_of(req, response),
-            stats=self.chaperone.term_stats() if question else None,
-            threshold=self.judge.relevant,
-        )
-        done = _Integrated(relevance=selection.relevance)
-        for passage in selection.keep:
-            summary = self._integrate_one(
-                req, passage, response.grounded, selection.relevance, emit
-            )
-            done.new += summary.chunks
-            done.known += summary.duplicates
-            done.stored.append((passage, list(summary.ids) or list(summary.known)))
-            if summary.ids and done.first_new < 0:
-                done.first_new = summary.ids[0]
-                done.text = passage.shown
-            if summary.known and done.known_trace < 0:
-                done.known_trace = summary.known[0]
-        return done
-
-    def _integrate_one(
-        self,
-        req: ChaperoneRequest,
-        passage: Passage,
-        grounded: bool,
-        relevance: float | None,
-        emit: Emitter,
-    ) -> Any:
-        """Integrate one passage under its own source, with its integrate event in the
-        traces' own transaction (a crash can never leave a learned trace without the
-        event that explains it); returns the integrator's summary."""
-        source = passage.source.id
-        written: list = [0, ()]
-
-        def also(txn, stored, known_ids, source=source, written=written) -> None:
-            event = emit.make(
-                IntegrateEvent,
-                id=req.id,
-                chunks=len(stored),
-                known=len(known_ids),
-                source=source,
-                grounded=grounded,
-                relevance=relevance,
-                trace_ids=tuple(r.id for r in stored),
-                known_ids=tuple(known_ids),
-                smf=self.observer.orientation(),
-            )
-            written[:] = [self.events.write_in(txn, [event]), (event,)]
-
-        summary = self.integrator.ingest_texts(
-            [passage.shown],
-            source=source,
-            tags=(req.type, req.gap_type or "gap", passage.source.kind),
-            also=also,
-        )
-        self.events.confirm(*written)
-        return summary
 
     def _learn(
         self, req: ChaperoneRequest, response: ChaperoneResponse, outcome: str, emit: Emitter

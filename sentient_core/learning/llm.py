@@ -88,6 +88,8 @@ __all__ = [
     "LLMReply",
     "LLMUnavailable",
     "LLMUsage",
+    "tokens_since",
+    "usage_of",
 ]
 
 
@@ -569,3 +571,21 @@ class LLMClient:
             estimated=estimated,
             finish_reason=choice.finish_reason or "",
         )
+
+
+def usage_of(llm: LLMClient | None) -> LLMUsage | None:
+    """The client's running totals (None without a model)."""
+    return llm.total_usage if llm is not None else None
+
+
+def tokens_since(llm: LLMClient | None, before: LLMUsage | None, reported: int) -> tuple[int, int]:
+    """Tokens the model spent since ``before`` (the client's own totals, which hold
+    the server's ``usage`` or a marked estimate) and how many of them are estimates.
+    Without a model: ``reported`` (what the response said)."""
+    after = usage_of(llm)
+    if before is None or after is None:
+        return reported, 0
+    return (
+        after.total_tokens - before.total_tokens,
+        after.estimated_tokens - before.estimated_tokens,
+    )

@@ -14,6 +14,7 @@ factors       the recall scorer's factors and the pure factor matrix
 scorer        the bounded learned scorer: training, snapshots, replay
 core          :class:`MetaMemory`: every component on one memory, one-transaction observe
 loop          :class:`~sentient_core.metamemory.loop.LoopMeta`: what the learner calls
+feedback      a user's verdict on a trace (``cli.py feedback``)
 recall        :class:`~sentient_core.metamemory.recall.ScoredRecall`: the scorer inside the scan
 
 Persistence is in :mod:`sentient_core.store` (``surprise``, ``credit``,

@@ -62,7 +62,6 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from sentient_core.metamemory.credit import CreditSignal
 from sentient_core.metamemory.disagreement import Disagreement, detect_disagreement
 from sentient_core.metamemory.domain import domain_of
 from sentient_core.metamemory.factors import context_for, factor_matrix
@@ -75,7 +74,6 @@ from sentient_core.vocab import GROUNDING_KINDS
 
 if TYPE_CHECKING:
     from sentient_core.metamemory.core import MetaMemory
-    from sentient_core.store.records import TraceRecord
     from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Gap, Passage
 
 __all__ = [
@@ -85,6 +83,7 @@ __all__ = [
     "TEST_EVIDENCE",
     "LoopMeta",
     "Prediction",
+    "source_id",
 ]
 
 CORROBORATION = 0.4
@@ -123,7 +122,7 @@ class Prediction(msgspec.Struct, frozen=True):
     relevance: float
 
 
-def _source_id(source: str) -> str:
+def source_id(source: str) -> str:
     """A trace's source as a ``KIND:REF`` id, or ``memory:recall`` for a free-form one."""
     from sentient_core.metamemory.surprise import check_source
 
@@ -215,7 +214,7 @@ class LoopMeta:
         if r < self.threshold:
             return None
         return Prediction(
-            question=q, trace=rec.id, text=rec.text, source=_source_id(rec.source), relevance=r
+            question=q, trace=rec.id, text=rec.text, source=source_id(rec.source), relevance=r
         )
 
     def check_answer(self, question: str, trace_id: int) -> bool:
@@ -241,7 +240,7 @@ class LoopMeta:
             question=q,
             trace=rec.id,
             text=rec.text,
-            source=_source_id(rec.source),
+            source=source_id(rec.source),
             relevance=relevance(q, rec.text, self.chaperone.term_stats()),
         )
         stats = self.chaperone.term_stats()
@@ -569,44 +568,3 @@ class LoopMeta:
     def close(self) -> None:
         """Train on the outcomes still pending (end of a session)."""
         self._flush_scorer(force=True)
-
-    # -- user feedback ------------------------------------------------------------------------
-
-    @staticmethod
-    def feedback(
-        meta: MetaMemory, trace: TraceRecord, *, right: bool, note: str = "", session: str = ""
-    ) -> dict[str, Any]:
-        """A user's verdict on a trace: ``--wrong`` is a surprise event (s = 1), a judged
-        failure and a negative credit signal; ``--right`` a judged success and a positive
-        credit signal (not a surprise: nothing was unexpected)."""
-        before = trace.strength
-        if right:
-            result = meta.credit.apply([CreditSignal(trace=trace.id, direction=1, magnitude=1.0)])
-            meta.record_outcome([trace.id], "success")
-            event_id = -1
-        else:
-            event = make_event(
-                context=note or f"user feedback on trace {trace.id}",
-                action="recall",
-                magnitude=1.0,
-                basis=SurpriseBasis(rule="user", inputs={"note": note[:500]}, detail="the user"),
-                domain=domain_of(trace.text[:500]),
-                source=_source_id(trace.source),
-                cause="user_feedback",
-                time=time.time(),
-                session=session,
-                source_memory=trace.id,
-            )
-            seen = meta.observe(event)
-            result = seen.credit
-            meta.record_outcome([trace.id], "failure")
-            event_id = seen.event.id
-        after = next((a for t, _, a in result.changes if t == trace.id), before)
-        return {
-            "trace": trace.id,
-            "verdict": "right" if right else "wrong",
-            "surprise_event": event_id,
-            "strength_before": before,
-            "strength_after": after,
-            "credit": meta.credit.state(trace.id)[0],
-        }

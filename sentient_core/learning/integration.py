@@ -1,0 +1,133 @@
+"""Storing a chaperone's answer: each relevant passage under its own source, audited.
+
+The learner hands every response here. :meth:`AnswerIntegration.integrate` keeps
+the passages that answer the request's question (the judge's relevance gate,
+:func:`sentient_core.learning.passages.select`), stores each one — under its
+section heading, with its own source — and reports what was new and what memory
+already held. Each passage's ``integrate`` audit event is written in the traces'
+own transaction, so a crash can never leave a learned trace without the event
+that explains it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from sentient_core.events import Emitter, EventBus, IntegrateEvent
+from sentient_core.learning.passages import passages_of, select
+from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage
+
+if TYPE_CHECKING:
+    from sentient_core.autonomy.judge import Judge
+    from sentient_core.integrate import Integrator
+    from sentient_core.learning.chaperone import Chaperone
+    from sentient_core.observer import Observer
+
+__all__ = ["AnswerIntegration", "Integrated"]
+
+
+class Integrated(msgspec.Struct):
+    """What integrating one response stored (new chunks) and found already known.
+
+    Attributes
+    ----------
+    new, known : int
+        Chunks stored, and chunks memory already held.
+    known_trace, first_new : int
+        The first holder of known content, the first new trace (-1: none).
+    relevance : float or None
+        The best passage's relevance to the question (None: no question).
+    text : str
+        The first new passage as stored.
+    stored : list
+        ``(passage, trace ids)`` per kept passage (new ids, else the holders').
+    """
+
+    new: int = 0
+    known: int = 0
+    known_trace: int = -1
+    first_new: int = -1
+    relevance: float | None = None
+    text: str = ""
+    stored: list = msgspec.field(default_factory=list)
+
+
+class AnswerIntegration:
+    """Stores the relevant passages of responses (see the module docstring)."""
+
+    def __init__(
+        self,
+        integrator: Integrator,
+        observer: Observer,
+        events: EventBus,
+        chaperone: Chaperone,
+        judge: Judge,
+    ) -> None:
+        self.integrator = integrator
+        self.observer = observer
+        self.events = events
+        self.chaperone = chaperone
+        self.judge = judge
+
+    def integrate(
+        self, req: ChaperoneRequest, response: ChaperoneResponse, emit: Emitter
+    ) -> Integrated:
+        """Store each relevant passage under its own source; memory's copies are not stored."""
+        question = req.question if req.type == "question" else ""
+        selection = select(
+            question,
+            passages_of(req, response),
+            stats=self.chaperone.term_stats() if question else None,
+            threshold=self.judge.relevant,
+        )
+        done = Integrated(relevance=selection.relevance)
+        for passage in selection.keep:
+            summary = self.integrate_one(req, passage, response.grounded, selection.relevance, emit)
+            done.new += summary.chunks
+            done.known += summary.duplicates
+            done.stored.append((passage, list(summary.ids) or list(summary.known)))
+            if summary.ids and done.first_new < 0:
+                done.first_new = summary.ids[0]
+                done.text = passage.shown
+            if summary.known and done.known_trace < 0:
+                done.known_trace = summary.known[0]
+        return done
+
+    def integrate_one(
+        self,
+        req: ChaperoneRequest,
+        passage: Passage,
+        grounded: bool,
+        relevance: float | None,
+        emit: Emitter,
+    ) -> Any:
+        """Integrate one passage (under its heading) with its integrate event in the
+        traces' own transaction; returns the integrator's summary."""
+        source = passage.source.id
+        written: list = [0, ()]
+
+        def also(txn, stored, known_ids, source=source, written=written) -> None:
+            event = emit.make(
+                IntegrateEvent,
+                id=req.id,
+                chunks=len(stored),
+                known=len(known_ids),
+                source=source,
+                grounded=grounded,
+                relevance=relevance,
+                trace_ids=tuple(r.id for r in stored),
+                known_ids=tuple(known_ids),
+                smf=self.observer.orientation(),
+            )
+            written[:] = [self.events.write_in(txn, [event]), (event,)]
+
+        summary = self.integrator.ingest_texts(
+            [passage.shown],
+            source=source,
+            tags=(req.type, req.gap_type or "gap", passage.source.kind),
+            also=also,
+        )
+        self.events.confirm(*written)
+        return summary

@@ -1,0 +1,68 @@
+"""The learning loop's settings and its per-iteration report (re-exported by
+:mod:`sentient_core.learning.learner`)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from sentient_core.errors import ArgumentError
+
+__all__ = ["MAX_SESSION_ITERATIONS", "IterationReport", "LearnerConfig"]
+
+
+MAX_SESSION_ITERATIONS = 100
+"""Hard cap on iterations per session (SPEC §4)."""
+
+
+class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Loop settings (SPEC §4 defaults).
+
+    Attributes
+    ----------
+    interval_s : float
+        Seconds between iterations (0 in tests).
+    max_iterations : int
+        Iterations per session, at most :data:`MAX_SESSION_ITERATIONS`.
+    reflect_every : int
+        Reflect every this many iterations (0: only at the end of a session).
+    ticks_per_iteration : int
+        Observer ticks run at the start of each iteration.
+    initiative_tokens : int
+        Tokens an initiative is expected to spend (checked against the budget first).
+    session : str
+        Session id stamped on requests and events.
+    """
+
+    interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
+    max_iterations: Annotated[int, msgspec.Meta(ge=1, le=MAX_SESSION_ITERATIONS)] = 100
+    reflect_every: Annotated[int, msgspec.Meta(ge=0)] = 10
+    ticks_per_iteration: Annotated[int, msgspec.Meta(ge=0)] = 60
+    initiative_tokens: Annotated[int, msgspec.Meta(ge=0)] = 500
+    session: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] = "session"
+
+    def __post_init__(self) -> None:
+        # msgspec checks the bounds when decoding (a config file); check the ones
+        # that matter when the record is built in code too.
+        if not 1 <= self.max_iterations <= MAX_SESSION_ITERATIONS:
+            raise ArgumentError(
+                f"max_iterations must be in [1, {MAX_SESSION_ITERATIONS}] (SPEC: at most"
+                f" {MAX_SESSION_ITERATIONS} iterations per session), got {self.max_iterations}"
+            )
+        if not self.interval_s >= 0.0:
+            raise ArgumentError(f"interval_s must be >= 0, got {self.interval_s}")
+
+
+class IterationReport(msgspec.Struct, forbid_unknown_fields=True):
+    """What one iteration did (also published as events)."""
+
+    iteration: int
+    skipped: bool = False
+    gaps: int = 0
+    intensity: float = 0.0
+    initiatives: int = 0
+    ingested: int = 0
+    outcomes: list[str] = msgspec.field(default_factory=list)
+    stopped_by: str = ""
+    overhead_s: float = 0.0
