@@ -315,6 +315,19 @@ def test_pdf_with_garbage_after_the_header_is_corrupt(tmp_path):
         extract_text(p)
 
 
+def test_a_pdf_that_trips_an_assert_inside_pypdf_is_corrupt_not_an_extractor_failure():
+    # Found by the 10,000-input PDF fuzzer: pypdf's own "assert pdf is not None, 'mypy'"
+    # fails on this broken object graph.
+    from pathlib import Path
+
+    from sentient_core.ingest import ExtractorFailure
+
+    p = Path(__file__).parent / "data" / "pdf" / "assert-in-pypdf.pdf"
+    with pytest.raises(CorruptFile, match=r"unreadable PDF \(AssertionError") as info:
+        extract_text(p)
+    assert not isinstance(info.value, ExtractorFailure)
+
+
 def test_text_file_named_pdf_is_mismatched(tmp_path):
     p = write(tmp_path / "fake.pdf", "This is plain text pretending to be a PDF.\n")
     with raises_naming(MismatchedContent, p, "not a PDF"):

@@ -109,6 +109,8 @@ def cases(scale: float) -> list[Case]:
             raise AssertionError("the iteration did no work")
 
     def with_question() -> None:
+        # A fresh book too: the question, once asked, is settled and not asked again.
+        learner.curiosity.book = QuestionBook()
         learner.ask(query)
         report = learner.step()
         if report.initiatives == 0:

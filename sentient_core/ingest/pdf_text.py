@@ -73,11 +73,14 @@ def pdf_text(path: str | os.PathLike[str], data: bytes, deadline: Deadline) -> t
         TypeError,
         AttributeError,
         ArithmeticError,
+        AssertionError,
         zlib.error,
         struct.error,
     ) as exc:
         # pypdf raises plain Python errors too on some malformed structures (a
-        # huge startxref offset is an OverflowError; the fuzz tests find these).
+        # huge startxref offset is an OverflowError; the fuzz tests find these),
+        # and its own type-narrowing asserts ("assert pdf is not None, 'mypy'")
+        # fail on a broken object graph (tests/data/pdf/assert-in-pypdf.pdf).
         raise CorruptFile(path, f"unreadable PDF ({type(exc).__name__}: {exc})") from None
     except RecursionError:
         raise CorruptFile(path, "unreadable PDF (object structure nested too deeply)") from None
