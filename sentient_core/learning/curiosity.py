@@ -374,7 +374,10 @@ class Curiosity:
         """(trace id, relevance) of each question's best recall (-1, 0.0 when none)."""
         if self.memory.count == 0:
             return [(-1, 0.0)] * len(questions)
-        hits = self.memory.recall_batch(questions, k=self.config.probe_k, touch=False)
+        # BM25 candidates: the answers check is a term relevance (a trace sharing no
+        # word of the question cannot pass it), and BM25 alone skips the hybrid's
+        # cosine pass over every trace.
+        hits = self.memory.recall_batch(questions, k=self.config.probe_k, touch=False, rank="bm25")
         out = []
         for q, found in zip(questions, hits, strict=True):
             # The best answer among the top hits (the top-ranked one need not be it).

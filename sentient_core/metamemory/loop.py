@@ -206,7 +206,10 @@ class LoopMeta:
         q = req.question.strip()
         if req.type != "question" or not q:
             return None
-        hits = self.memory.recall(q, k=1, touch=False)
+        # BM25 alone: the relevance check below needs the question's words in the
+        # trace, so a trace sharing none cannot pass it (and the hybrid's cosine
+        # pass over every trace is what made a 100k-trace step slow).
+        hits = self.memory.recall(q, k=1, touch=False, rank="bm25")
         if not hits:
             return None
         rec = hits[0].record
