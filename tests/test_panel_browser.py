@@ -74,6 +74,28 @@ def test_panel_drives_the_learner_live_and_reconnects(tmp_path):
             assert "iteration" in d.find_element(By.CSS_SELECTOR, "#chart-coherence .summary").text
             assert "strongest axes" in d.find_element(By.CSS_SELECTOR, "#chart-smf .summary").text
             d.save_screenshot(str(tmp_path / "panel-learning.png"))
+            # Meta-memory's events read as a line, like the live view's, not raw JSON.
+            from sentient_core.events import MetaMemoryEvent
+
+            bus = s.host.learner.events
+            bus.emitter(session="panel-test").emit(
+                MetaMemoryEvent,
+                component="sources",
+                action="punished",
+                subject="llm:127.0.0.1/liar",
+                domain="curl",
+                before=1.0,
+                after=0.8,
+            )
+            bus.flush()
+            browser.wait(lambda: browser.log_items("metamemory"), what="the meta-memory event")
+            assert browser.log_items("metamemory")[-1].endswith(
+                "meta-memory sources punished: llm:127.0.0.1/liar [curl] 1.000 → 0.800"
+            )
+            # Every event kind the loop emits has a readable line (the raw-JSON
+            # fallback is for kinds the panel does not know).
+            raw = [t for t in browser.log_items() if '{"kind"' in t]
+            assert raw == [], raw[:3]
 
             _click(browser, "pause")
             browser.wait(lambda: browser.text("state") == "paused", what="paused")

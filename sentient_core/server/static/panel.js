@@ -85,6 +85,9 @@ function line(e) {
     case "model.breaker": return `model circuit ${e.state}${e.reason ? ": " + clip(e.reason, 60) : ""}`;
     case "error": return `ERROR in ${e.where}: ${clip(e.error, 120)}`;
     case "config.unsafe": return `UNSAFE setting ${e.key} = ${e.value} (${e.source})`;
+    case "metamemory": return `meta-memory ${e.component} ${e.action}: ${clip(e.subject, 80)}`
+      + (e.domain ? ` [${e.domain}]` : "")
+      + (e.before !== e.after ? ` ${e.before.toFixed(3)} → ${e.after.toFixed(3)}` : "");
     default: return `${e.kind}: ${clip(JSON.stringify(e), 100)}`;
   }
 }
