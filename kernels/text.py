@@ -12,9 +12,8 @@ token hash (code bucket and sign, prime picks, bigrams).
 
 Public, checked functions: :func:`encode` (codes, token counts and per-prime
 excitation sums of a batch), :func:`keywords` (top tokens of each text),
-:func:`excitation_csr` (per-prime sums to CSR excitations) and
-:func:`dominant_order` (strongest primes first). Their kernels, without the
-checks, are in :mod:`kernels.unchecked` (``text_*``).
+and the per-prime sums it returns go on to :mod:`kernels.excitation`. Their
+kernels, without the checks, are in :mod:`kernels.unchecked` (``text_*``).
 
 The batch layout shared by :func:`encode` and :func:`keywords`:
 
@@ -39,7 +38,6 @@ import math
 
 import numpy as np
 
-from kernels import checks
 from kernels.checks import check_array, check_int, check_scalar
 from kernels.config import jit
 
@@ -55,6 +53,10 @@ __all__ = [
     "excitation_csr",
     "keywords",
 ]
+
+# The per-prime post-processing of encode's sums lives in kernels.excitation;
+# re-exported here, where the encoder has always found it.
+from kernels.excitation import dominant_order, excitation_csr
 
 _MASK64 = (1 << 64) - 1
 _FNV_OFFSET = 0xCBF29CE484222325
@@ -377,80 +379,13 @@ def _keyword_kernel(
         n_cand[t] = top
 
 
-@_jit
-def _excitation_csr(ex_re, ex_im, gain):
-    """Per-(text, prime) complex sums → CSR (offsets, bank indices, amounts, phases).
-
-    Amounts are scaled so each text's strongest prime gets ``gain``; primes whose
-    sum cancelled to below 1e-12 of the peak are dropped; phases are in [0, 2π).
-    """
-    n, n_bank = ex_re.shape
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    amp = np.empty(n_bank, dtype=np.float64)
-    idx = np.empty(n * n_bank, dtype=np.int64)
-    amounts = np.empty(n * n_bank, dtype=np.float64)
-    phases = np.empty(n * n_bank, dtype=np.float64)
-    two_pi = 2.0 * math.pi
-    m = 0
-    for t in range(n):
-        peak = 0.0
-        for p in range(n_bank):
-            amp[p] = math.hypot(ex_re[t, p], ex_im[t, p])
-            peak = max(peak, amp[p])
-        if peak > 0.0:
-            for p in range(n_bank):
-                if amp[p] > peak * 1e-12:
-                    idx[m] = p
-                    amounts[m] = gain * amp[p] / peak
-                    phase = math.atan2(ex_im[t, p], ex_re[t, p])
-                    if phase < 0.0:
-                        phase += two_pi
-                    phases[m] = 0.0 if phase >= two_pi else phase
-                    m += 1
-        offsets[t + 1] = m
-    return offsets, idx[:m].copy(), amounts[:m].copy(), phases[:m].copy()
-
-
-@_jit
-def _dominant_order(amounts, primes, k):
-    """Positions of the ``k`` largest amounts, largest first, ties by smaller prime."""
-    m = amounts.size
-    order = np.arange(m)
-    for i in range(1, m):  # insertion sort: m is at most the bank size
-        j = i
-        while j > 0:
-            a, b = order[j - 1], order[j]
-            if amounts[b] > amounts[a] or (amounts[b] == amounts[a] and primes[b] < primes[a]):
-                order[j - 1], order[j] = b, a
-                j -= 1
-            else:
-                break
-    return order[: min(k, m)]
-
-
-@_jit
-def _dominant_order_checked(amounts, primes, k):
-    """:func:`_dominant_order`, or (1, empty) if the lengths differ or an amount is NaN or ±inf."""
-    m = amounts.size
-    if primes.size != m or checks.count_finite(amounts) != m:
-        return 1, np.empty(0, dtype=np.int64)
-    return 0, _dominant_order(amounts, primes, k)
-
-
 #: 64-bit FNV-1a offset basis and prime, the golden-ratio constant of the
 #: length mix, and the 64-bit mask (for Python ints); phase quantisation bits.
-FNV_OFFSET, FNV_PRIME, GOLDEN, MASK64, PHASE_BITS = (
-    _FNV_OFFSET,
-    _FNV_PRIME,
-    _GOLDEN,
-    _MASK64,
-    _PHASE_BITS,
-)
+FNV_OFFSET, FNV_PRIME, GOLDEN = _FNV_OFFSET, _FNV_PRIME, _GOLDEN
+MASK64, PHASE_BITS = _MASK64, _PHASE_BITS
 
 
-# ---------------------------------------------------------------------------
-# Public wrappers
-# ---------------------------------------------------------------------------
+# -- public wrappers -----------------------------------------------------------
 
 # Sizes reduced to a bucket by a 32-bit multiply-shift (see _reduce).
 _MAX_REDUCE = (1 << 32) - 1
@@ -646,78 +581,6 @@ def keywords(
     return starts, ends, counts
 
 
-def excitation_csr(
-    ex_re: np.ndarray, ex_im: np.ndarray, gain: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per-(text, prime) complex sums → CSR excitations.
-
-    For each text the strongest prime (largest ``|re + i im|``) gets amount
-    ``gain`` and the others ``gain · |sum| / peak``; primes whose sum is at
-    most 1e-12 of the peak are dropped; phases are ``arg(sum)`` in [0, 2π).
-
-    Parameters
-    ----------
-    ex_re, ex_im : numpy.ndarray
-        float64 (n, N), finite (as :func:`encode` returns them).
-    gain : float
-        Amount of each text's strongest prime, finite and > 0.
-
-    Returns
-    -------
-    offsets : numpy.ndarray
-        int64 (n + 1,): text ``t`` owns entries ``offsets[t]:offsets[t + 1]``.
-    indices, amounts, phases : numpy.ndarray
-        int64, float64, float64 (offsets[n],): bank index (ascending within a
-        text), amount and phase of each entry.
-    """
-    ex_re = check_array("ex_re", ex_re, dtype=np.float64, ndim=2)
-    ex_im = check_array("ex_im", ex_im, dtype=np.float64, shape=ex_re.shape)
-    gain = check_scalar("gain", gain, lo=0.0, lo_open=True)
-    return _excitation_csr(ex_re, ex_im, gain)
-
-
-def dominant_order(amounts: np.ndarray, primes: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` largest amounts, largest first; ties by the smaller prime.
-
-    Parameters
-    ----------
-    amounts : numpy.ndarray
-        float64 (m,), finite.
-    primes : numpy.ndarray
-        int64 (m,).
-    k : int
-        How many positions (≥ 0; at most m are returned).
-
-    Returns
-    -------
-    numpy.ndarray
-        int64 (min(k, m),) indices into ``amounts``.
-    """
-    if (
-        amounts.__class__ is _NDARRAY
-        and primes.__class__ is _NDARRAY
-        and amounts.dtype == _F64
-        and primes.dtype == _I64
-        and amounts.strides == _VECTOR_STRIDES
-        and primes.strides == _VECTOR_STRIDES
-        and k.__class__ is int
-        and k >= 0
-    ):
-        bad, order = _dominant_order_checked(amounts, primes, k)
-        if not bad:
-            return order
-    amounts = check_array("amounts", amounts, dtype=np.float64, ndim=1)
-    check_array("primes", primes, dtype=np.int64, shape=amounts.shape)
-    k = check_int("k", k, lo=0)
-    return _dominant_order(amounts, primes, k)
-
-
-_NDARRAY = np.ndarray
-_F64 = np.dtype(np.float64)
-_I64 = np.dtype(np.int64)
-_VECTOR_STRIDES = (8,)
-
-
 def _warmup() -> None:
     """Compile the text kernels with the signatures the encoder uses."""
     word_cp = np.zeros(128, dtype=np.bool_)
@@ -734,11 +597,3 @@ def _warmup() -> None:
     )
     starts = np.zeros((1, 4), dtype=np.int64)
     _keyword_kernel(buf, offsets, word_cp, stop, 2, 40, starts, starts.copy(), n_tok)
-    _offsets, _idx, amounts, _phases = _excitation_csr(ex, ex.copy(), 0.3)
-    primes = np.arange(amounts.size, dtype=np.int64)
-    _dominant_order(amounts, primes, 2)
-    _dominant_order_checked(amounts, primes, 2)
-    amounts.setflags(write=False)  # EncodedBatch hands out read-only views
-    primes.setflags(write=False)
-    _dominant_order(amounts, primes, 2)
-    _dominant_order_checked(amounts, primes, 2)

@@ -109,10 +109,10 @@ text_keywords(buf, offsets, word_cp, stop_table, min_chars, max_chars, cand_star
     What :func:`kernels.text.keywords` computes, into int64 ``cand_start``,
     ``cand_end`` (n, W) and ``n_cand`` (n,). Requirements as for text_encode.
 text_excitation_csr(ex_re, ex_im, gain) -> (offsets, indices, amounts, phases)
-    As :func:`kernels.text.excitation_csr`; equal shapes (undefined
+    As :func:`kernels.excitation.excitation_csr`; equal shapes (undefined
     otherwise), finite sums.
 text_dominant_order(amounts, primes, k) -> int64 array
-    As :func:`kernels.text.dominant_order`; ``primes`` at least as long as
+    As :func:`kernels.excitation.dominant_order`; ``primes`` at least as long as
     ``amounts`` (undefined otherwise). NaN amounts give an unspecified order.
 
 BM25 (segments as :func:`kernels.segments.pack` lists them; see :mod:`kernels.bm25`)
@@ -139,7 +139,7 @@ values of a 1-D float64 array), to check inputs inside your own kernel.
 
 from __future__ import annotations
 
-from kernels import bm25, prsc, sedenion, smf, text, tick
+from kernels import bm25, excitation, prsc, sedenion, smf, text, tick
 
 __all__ = [
     "bm25_accumulate",
@@ -180,8 +180,8 @@ run_ticks = tick._run_ticks
 
 text_encode = text._encode_kernel
 text_keywords = text._keyword_kernel
-text_excitation_csr = text._excitation_csr
-text_dominant_order = text._dominant_order
+text_excitation_csr = excitation._excitation_csr
+text_dominant_order = excitation._dominant_order
 
 bm25_accumulate = bm25._accumulate
 bm25_select = bm25._select

@@ -26,6 +26,7 @@ MODULES = (
     "credit",
     "tick",
     "text",
+    "excitation",
     "msgpack",
     "postings",
     "lexical",

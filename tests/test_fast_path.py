@@ -1,7 +1,7 @@
 """Single-call wrappers: the fast path gives the slow path's results and errors.
 
 ``sedenion.mul``, ``smf.update``, ``smf.entropy``, ``smf.similarity``,
-``smf.similarity_pair``, ``prsc.run`` and ``text.dominant_order`` send arrays
+``smf.similarity_pair``, ``prsc.run`` and ``excitation.dominant_order`` send arrays
 of the exact type, dtype and layout straight to a kernel that checks shapes
 and finiteness itself. Everything else takes the full checks. These tests
 force each path and compare, and put a bad value in every argument.

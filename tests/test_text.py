@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from kernels import text, unchecked
+from kernels import excitation, text, unchecked
 from tests.naive import text as naive
 
 # \w of Python's re over the BMP prefix the test texts use (as the encoder builds it).
@@ -177,7 +177,7 @@ def test_excitation_csr_matches_reference():
     ex_re[4, 2], ex_im[4, 2] = 1e-15, 0.0  # cancelled to below 1e-12 of the peak
     ex_re[5, :4] = -1.0  # phase π
     ex_im[5, :4] = 0.0
-    offsets, idx, amounts, phases = text.excitation_csr(ex_re, ex_im, 0.3)
+    offsets, idx, amounts, phases = excitation.excitation_csr(ex_re, ex_im, 0.3)
     want = naive.excitation_csr(ex_re, ex_im, 0.3)
     assert offsets[0] == 0 and offsets.shape == (13,)
     for t, entries in enumerate(want):
@@ -206,19 +206,19 @@ def test_dominant_order_matches_reference(seed):
     amounts = rng.choice([0.1, 0.2, 0.3], size=m)  # many ties
     primes = rng.choice([2, 3, 5, 7, 11], size=m).astype(np.int64)
     for k in (0, 1, 5, m, m + 3):
-        got = text.dominant_order(amounts, primes, k)
+        got = excitation.dominant_order(amounts, primes, k)
         assert got.dtype == np.int64
         assert got.tolist() == naive.dominant_order(amounts, primes, k)
         assert got.tolist() == unchecked.text_dominant_order(amounts, primes, k).tolist()
     frozen_a, frozen_p = amounts.copy(), primes.copy()
     frozen_a.setflags(write=False)
     frozen_p.setflags(write=False)
-    assert text.dominant_order(frozen_a, frozen_p, 4).tolist() == naive.dominant_order(
+    assert excitation.dominant_order(frozen_a, frozen_p, 4).tolist() == naive.dominant_order(
         amounts, primes, 4
     )
     # Not the fast path (an ndarray subclass, a NumPy integer k): same answer.
     sub = amounts.copy().view(_Sub)
-    assert text.dominant_order(sub, primes, np.int64(3)).tolist() == naive.dominant_order(
+    assert excitation.dominant_order(sub, primes, np.int64(3)).tolist() == naive.dominant_order(
         amounts, primes, 3
     )
 
@@ -313,7 +313,7 @@ def test_keywords_rejects_bad_arguments_by_name():
 )
 def test_excitation_csr_rejects_bad_arguments_by_name(args, exc, name):
     with pytest.raises(exc, match=name):
-        text.excitation_csr(*args)
+        excitation.excitation_csr(*args)
 
 
 @pytest.mark.parametrize(
@@ -330,4 +330,4 @@ def test_excitation_csr_rejects_bad_arguments_by_name(args, exc, name):
 )
 def test_dominant_order_rejects_bad_arguments_by_name(args, exc, name):
     with pytest.raises(exc, match=name):
-        text.dominant_order(*args)
+        excitation.dominant_order(*args)

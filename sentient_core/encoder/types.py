@@ -8,7 +8,7 @@ from typing import Protocol
 
 import numpy as np
 
-from kernels import text as text_kernels
+from kernels import excitation as excitation_kernels
 from sentient_core.errors import ArgumentTypeError
 
 __all__ = [
@@ -134,7 +134,7 @@ def read_only(a: np.ndarray) -> np.ndarray:
 
 def dominant(exc: Excitation, k: int) -> tuple[int, ...]:
     """The ``k`` most strongly excited primes, strongest first (ties: smaller prime)."""
-    return tuple(exc.primes[text_kernels.dominant_order(exc.amounts, exc.primes, k)].tolist())
+    return tuple(exc.primes[excitation_kernels.dominant_order(exc.amounts, exc.primes, k)].tolist())
 
 
 def check_texts(texts: Iterable[str]) -> list[str]:
@@ -163,7 +163,7 @@ def batch(
         offsets = np.zeros(n + 1, dtype=np.int64)
         idx, amounts, phases = np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
     else:
-        offsets, idx, amounts, phases = text_kernels.excitation_csr(ex_re, ex_im, gain)
+        offsets, idx, amounts, phases = excitation_kernels.excitation_csr(ex_re, ex_im, gain)
     return EncodedBatch(
         codes=codes,
         offsets=offsets,
