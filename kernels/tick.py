@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from kernels import prsc, smf
+from kernels import prsc, smf, smf_delta
 from kernels.checks import check_array, check_int, check_scalar
 from kernels.config import jit
 
@@ -127,7 +127,7 @@ def _run_ticks(
                     decay,
                 )
         # sin/cos now hold the new phases: the SMF sees the state after the tick.
-        smf._delta_trig(
+        smf_delta._delta_trig(
             amplitude, cos_phase, sin_phase, delta, work, int_work, smf.EPS, smf.ACTIVE_AMPLITUDE
         )
         smf._blend_normalize(s, delta, eta, s, smf.EPS)
