@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from kernels import prsc, smf, smf_delta
+from kernels import prsc, prsc_tick, smf, smf_delta
 from kernels.checks import check_array, check_int, check_scalar
 from kernels.config import jit
 
@@ -68,7 +68,7 @@ def _run_ticks(
     n = phase.shape[0]
     if steps == 0:
         return
-    chunk = prsc._CHUNK
+    chunk = prsc_tick._CHUNK
     n_chunks = (n + chunk - 1) // chunk
     sin_phase = np.empty(n)
     cos_phase = np.empty(n)
@@ -77,15 +77,15 @@ def _run_ticks(
     delta = np.empty(16)
     work = np.empty((3, n))
     int_work = np.empty(n, np.int64)
-    # Same start as prsc._tick_loop_serial: sin/cos of the (wrapped) phases.
+    # Same start as prsc_tick._tick_loop_serial: sin/cos of the (wrapped) phases.
     for k in range(n_chunks):
         lo = k * chunk
         hi = min(n, lo + chunk)
-        part_sin[k], part_cos[k] = prsc._chunk_start(
+        part_sin[k], part_cos[k] = prsc_tick._chunk_start(
             phase[lo:hi], amplitude[lo:hi], sin_phase[lo:hi], cos_phase[lo:hi]
         )
     gain = dt * coupling / n if n > 0 else 0.0
-    advance = prsc.TWO_PI * dt
+    advance = prsc_tick.TWO_PI * dt
     w_sin = part_sin[0] if n_chunks > 0 else 0.0
     w_cos = part_cos[0] if n_chunks > 0 else 0.0
     first_coherence = steps - coherence_out.shape[0]
@@ -93,7 +93,7 @@ def _run_ticks(
     for t in range(steps):
         if n_chunks == 1:
             # Small bank: no per-tick slicing (as prsc does).
-            w_sin, w_cos = prsc._chunk_tick(
+            w_sin, w_cos = prsc_tick._chunk_tick(
                 phase,
                 amplitude,
                 frequency,
@@ -114,7 +114,7 @@ def _run_ticks(
             for k in range(n_chunks):
                 lo = k * chunk
                 hi = min(n, lo + chunk)
-                part_sin[k], part_cos[k] = prsc._chunk_tick(
+                part_sin[k], part_cos[k] = prsc_tick._chunk_tick(
                     phase[lo:hi],
                     amplitude[lo:hi],
                     frequency[lo:hi],

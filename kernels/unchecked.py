@@ -139,7 +139,7 @@ values of a 1-D float64 array), to check inputs inside your own kernel.
 
 from __future__ import annotations
 
-from kernels import bm25, excitation, prsc, sedenion, smf, text, tick
+from kernels import bm25, excitation, prsc, prsc_tick, sedenion, smf, text, tick
 
 __all__ = [
     "bm25_accumulate",
@@ -171,7 +171,7 @@ smf_entropy = smf._entropy
 smf_similarity = smf._cosine_pair
 smf_similarity_rows = smf._similarity_rows_serial
 
-prsc_run = prsc._tick_loop_serial
+prsc_run = prsc_tick._tick_loop_serial
 prsc_coherence = prsc._coherence
 prsc_excite = prsc._excite
 prsc_prime_state = prsc._prime_state
