@@ -7,13 +7,15 @@ For every question, ``CorpusAnswerer([corpus], include_python_docs=False)
 string (case-insensitive, whitespace-normalised, as ``evaluate``), top-5 = any
 of the five does. Reported at ``min_score`` 0 (the ranking alone) and at the
 chaperone's default 0.12, for each rank the answerer offers (an answerer
-without a ``rank`` option is reported as "default").
+without a ``rank`` option is reported as "default"), with and without the
+re-ranking by the judge's relevance (``rerank``), all in one run.
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import itertools
 import time
 
 from sentient_core.evaluation.qa import first_answer, load_qa
@@ -29,11 +31,15 @@ def main() -> None:
     args = parser.parse_args()
     items = load_qa(args.qa)
     has_rank = "rank" in inspect.signature(CorpusAnswerer).parameters
+    has_rerank = "rerank" in inspect.signature(CorpusAnswerer).parameters
     ranks = ("bm25", "hybrid") if has_rank else ("default",)
+    reranks = (False, True) if has_rerank else (None,)
     print(f"{args.qa}: {len(items)} questions, corpus {args.corpus}, k={args.k}")
-    print(f"{'rank':8s} {'min_score':>9s} {'top-1':>6s} {'top-5':>6s} {'ms/q':>6s}")
-    for rank in ranks:
-        kw = {"rank": rank} if has_rank else {}
+    print(f"{'rank':8s} {'rerank':>6s} {'min_score':>9s} {'top-1':>6s} {'top-5':>6s} {'ms/q':>6s}")
+    for rank, rerank in itertools.product(ranks, reranks):
+        kw: dict = {"rank": rank} if has_rank else {}
+        if rerank is not None:
+            kw["rerank"] = rerank
         answerer = CorpusAnswerer([args.corpus], include_python_docs=False, **kw)
         for min_score in (0.0, 0.12):
             top1 = topk = 0
@@ -49,7 +55,11 @@ def main() -> None:
                 topk += any(found)
             ms = (time.perf_counter() - t0) * 1e3 / max(1, len(items))
             n = len(items)
-            print(f"{rank:8s} {min_score:9.2f} {top1 / n:6.3f} {topk / n:6.3f} {ms:6.2f}")
+            shown_rerank = "-" if rerank is None else ("yes" if rerank else "no")
+            print(
+                f"{rank:8s} {shown_rerank:>6s} {min_score:9.2f} {top1 / n:6.3f} {topk / n:6.3f}"
+                f" {ms:6.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,10 @@ Score
         relevance(q, p) = Σ_{t ∈ q ∩ p} idf(t) / Σ_{t ∈ q} idf(t)
 
     A question without content terms scores 0 (nothing to check it against).
-    Words inside URLs do not count, a question with a single content term
+    The noun a question asks for (``which date``, ``what version``, see
+    :data:`ANSWER_TYPES`) names the kind of answer, not the subject: a
+    passage holding a value of that kind (a date, a version string, …) counts
+    as mentioning it. Words inside URLs do not count, a question with a single content term
     needs it mentioned twice for full score (once is a passing mention), and
     an identifier the question names (``CVE-2024-2004``, ``__debug__``,
     ``7.88.1-10``) must occur in the passage whole, or the score is 0.
@@ -40,9 +43,11 @@ import snowballstemmer
 from sentient_core.ingest.keywords import STOP_WORDS, tokenize
 
 __all__ = [
+    "ANSWER_TYPES",
     "QUESTION_WORDS",
     "RELEVANT",
     "TermStats",
+    "asked_kinds",
     "content_terms",
     "identifiers",
     "relevance",
@@ -67,6 +72,28 @@ QUESTION_WORDS: frozenset[str] = frozenset(
 """Words that shape a question but say nothing about its subject."""
 
 _STEMMER = snowballstemmer.stemmer("english")
+
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+ANSWER_TYPES: dict[str, re.Pattern[str]] = {
+    "date": re.compile(
+        rf"\b\d{{1,2}}\s+{_MONTH}\s+\d{{4}}\b|\b{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}\b"
+        r"|\b\d{4}-\d{2}-\d{2}\b",
+        re.IGNORECASE,
+    ),
+    "year": re.compile(r"\b(?:1[89]|20)\d{2}\b"),
+    "version": re.compile(r"\b\d+(?:[.:~+-]\w+)+"),
+    "number": re.compile(r"\b\d+(?:\.\d+)?\b"),
+}
+"""Answer kinds a question can ask for by name (``on which date``, ``what version``),
+each with the pattern of a value of that kind (dates as changelogs, RFC 2822 and
+ISO 8601 write them)."""
+
+_ASKS_FOR = re.compile(r"\b(?:which|what)\s+(\w+)", re.IGNORECASE)
+
+
+def asked_kinds(question: str) -> set[str]:
+    """The :data:`ANSWER_TYPES` a question asks for by name (``which date`` → {"date"})."""
+    return {m.group(1).casefold() for m in _ASKS_FOR.finditer(question)} & ANSWER_TYPES.keys()
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -153,6 +180,10 @@ def relevance(question: str, passage: str, stats: TermStats | None = None) -> fl
     total = sum(weight(t) for t in terms) + whole
     if total <= 0.0:
         return 0.0
+    # The kind of answer asked for is there when a value of that kind is.
+    for kind in asked_kinds(question):
+        if ANSWER_TYPES[kind].search(passage):
+            counts[stem(kind)] += 1
     score = (sum(weight(t) for t in terms if counts[t]) + whole) / total
     if len(terms) == 1:
         # One word mentioned in passing is not a passage about it: ask for two mentions.

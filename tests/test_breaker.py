@@ -91,7 +91,16 @@ def corpus_dir(tmp_path):
 
 
 def test_a_hung_model_opens_the_circuit_and_answers_come_offline(tmp_path, corpus_dir):
-    questions = [f"How do honey bees communicate, part {i}?" for i in range(6)]
+    # Each question has its own passage in the corpus (new content, so a `success`
+    # verdict the judge would check with the model), asked twice in other words.
+    questions = [
+        "How do honey bees communicate the direction of flowers?",
+        "What causes ocean tides?",
+        "Why do volcanoes erupt?",
+        "What does the angle of the waggle dance encode?",
+        "When do spring tides happen?",
+        "What is rhyolitic magma like?",
+    ]
     with OpenAIServer() as server, Core(tmp_path / "d") as core:
         server.fault("timeout", times=100, hang_s=3.0)
         with _learner(core, corpus_dir, server) as learner:

@@ -430,3 +430,20 @@ def test_link_stats_count_pairs_sources_and_shared_terms(tmp_path):
 def traces_of(core):
     with core.store.read() as txn:
         return list(traces.iter_range(txn))
+
+
+@pytest.mark.parametrize("outcome", ["success", "not_applicable", "failure", "could_not_verify"])
+def test_a_verdict_on_the_questions_own_request_ends_its_turn(outcome):
+    watch = R._Watch()
+    watch.start("Why do volcanoes erupt?")
+    watch(QueryEvent(id="q1", type="question", question="Why do volcanoes erupt?", t=1.0))
+    watch(
+        JudgeEvent(
+            id="q0", outcome="success", basis="deterministic", reason="another request", t=2.0
+        )
+    )
+    assert not watch.settled
+    watch(QuestionEvent(question="Why do volcanoes erupt?", status="asked", t=3.0))
+    assert not watch.settled  # asked is on the way
+    watch(JudgeEvent(id="q1", outcome=outcome, basis="deterministic", reason="r", t=4.0))
+    assert watch.settled

@@ -8,7 +8,14 @@ import pydoc_data.topics as pydoc_topics
 import pytest
 
 from sentient_core.keyphrases import GENERIC_WORDS, key_phrases, question_about
-from sentient_core.relevance import TermStats, content_terms, relevance, stem
+from sentient_core.relevance import (
+    ANSWER_TYPES,
+    TermStats,
+    asked_kinds,
+    content_terms,
+    relevance,
+    stem,
+)
 
 CHANGELOG = """jq (1.6-2.1) unstable; urgency=medium
 
@@ -73,8 +80,9 @@ def test_a_named_identifier_counts_whole_or_zeroes_the_score():
     naive_terms = set(content_terms(q))
     parts = set(content_terms("7.88.1-10+deb12u12"))
     w = stats.idf
-    # By hand: the identifier's parts count once as terms and once more as the whole.
-    found = {t for t in naive_terms if t in set(content_terms(held))}
+    # By hand: the identifier's parts count once as terms and once more as the whole;
+    # "date", the kind of answer asked for, is there because a date is ("09 Mar 2025").
+    found = {t for t in naive_terms if t in set(content_terms(held))} | {stem("date")}
     expected = (sum(w(t) for t in found) + sum(w(t) for t in parts)) / (
         sum(w(t) for t in naive_terms) + sum(w(t) for t in parts)
     )
@@ -83,3 +91,38 @@ def test_a_named_identifier_counts_whole_or_zeroes_the_score():
     assert relevance(q, "curl 7.88.1 uploaded on that date, deb12u12", stats) == 0.0
     # Found whole, it lifts a passage that lacks the question's other words.
     assert relevance(q, held, stats) > relevance(q.replace("7.88.1-10+deb12u12", "x"), held, stats)
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "not_value"),
+    [
+        ("date", "Sun, 09 Mar 2025 10:14:11 +0100", "on Sunday in the spring"),
+        ("date", "released 2024-06-30", "released 2024-6"),
+        ("date", "May 4, 2023", "may be 4"),
+        ("version", "curl (7.88.1-10+deb12u5)", "curl release ten"),
+        ("version", "vim (2:9.0.1378-2)", "vim two"),
+        ("year", "in 1997", "in 97"),
+        ("number", "of 42 bytes", "of many bytes"),
+    ],
+)
+def test_the_kind_of_answer_asked_for_is_found_as_a_value_of_that_kind(kind, value, not_value):
+    assert ANSWER_TYPES[kind].search(value) and not ANSWER_TYPES[kind].search(not_value)
+    q = f"On which {kind} did the quokka arrive?"
+    assert asked_kinds(q) == {kind}
+    stats = TermStats(["quokka arrive", "a quokka", "other text", "more text"])
+    with_value = relevance(q, f"The quokka arrived {value}.", stats)
+    without = relevance(q, f"The quokka arrived {not_value}.", stats)
+    w = stats.idf
+    terms = set(content_terms(q))
+    assert terms == {stem(kind), "quokka", stem("arrive")}
+    # By hand: quokka and arrive are there; the kind's noun counts only with a value of it.
+    assert with_value == pytest.approx(1.0)
+    assert without == pytest.approx((w("quokka") + w(stem("arrive"))) / sum(w(t) for t in terms))
+    assert without < with_value
+
+
+def test_a_question_names_an_answer_kind_only_after_which_or_what():
+    assert asked_kinds("Which version of curl fixed it?") == {"version"}
+    assert asked_kinds("What date is it?") == {"date"}
+    assert asked_kinds("When did the version change?") == set()  # "version" is the subject here
+    assert asked_kinds("Which method implements len()?") == set()  # no value pattern for names

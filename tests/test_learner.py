@@ -546,3 +546,30 @@ def test_an_answer_from_a_file_whose_name_is_not_utf8_is_stored_safely(tmp_path)
         assert any(s.endswith("quokka\\xff.txt") and s.startswith("local:") for s in sources)
         kinds = [e.kind for _, e in read_events(core.store)]
         assert "integrate" in kinds  # the audit log took the name too
+
+
+def test_an_iteration_with_a_user_question_spends_its_requests_on_it(tmp_path, corpus_dir):
+    from sentient_core.events import QueryEvent
+
+    def queries(core, iteration):
+        return [
+            e
+            for _, e in read_events(core.store)
+            if isinstance(e, QueryEvent) and e.iteration == iteration
+        ]
+
+    with Core(tmp_path / "data") as core:
+        learner = _learner(core, corpus_dir)
+        first = learner.step()  # no user question: the loop's own gaps
+        assert queries(core, first.iteration)
+        pending = learner.query.pending
+        user_q = "Why do volcanoes erupt?"
+        learner.ask(user_q)
+        asked = learner.step()
+        # Only the user's question is asked; own gaps and follow-ups wait.
+        assert [(q.type, q.question) for q in queries(core, asked.iteration)] == [
+            ("question", user_q)
+        ]
+        assert learner.query.pending == pending
+        after = learner.step()  # the question is settled: the loop's own work resumes
+        assert any(q.question != user_q for q in queries(core, after.iteration))

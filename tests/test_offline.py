@@ -396,3 +396,72 @@ def test_query_words_no_passage_holds_do_not_lower_the_score(tmp_path):
     plain = ans.answer("the history of the Python language")
     assert padded.passages and padded.passages == plain.passages
     assert padded.scores == pytest.approx(plain.scores)
+
+
+# --------------------------------------------------------------------------- re-ranking
+
+RERANK_CORPUS = {
+    "a.txt": "Quokka release notes. The quokka parser was fixed. Quokka fixed the parser again; "
+    "quokka parser fixes keep coming in every quokka release.",
+    "b.txt": "quokka (1.2.3-1) unstable; urgency=high\n\n  * Fix CVE-2024-1234: heap overflow in "
+    "the parser.\n\n -- Jane Roe <jane@example.org>  Mon, 02 Sep 2024 10:00:00 +0200",
+    "c.txt": "The wallaby parser reads hopping schedules. Wallabies and quokkas are marsupials.",
+    "d.txt": "quokka (1.2.2-1) unstable; urgency=low\n\n  * New upstream release of the parser.",
+}
+RERANK_QUESTIONS = (
+    "Which version of quokka fixed CVE-2024-1234?",
+    "On which date was the quokka parser overflow fixed?",
+    "What does the wallaby parser read?",
+    "Which quokka release fixed the parser?",
+)
+
+
+def test_reranking_orders_candidates_by_score_plus_the_judges_relevance(tmp_path):
+    from sentient_core.learning.splitting import with_heading
+    from sentient_core.relevance import TermStats, relevance
+
+    for name, text in RERANK_CORPUS.items():
+        (tmp_path / name).write_text(text)
+    fast = CorpusAnswerer([tmp_path], include_python_docs=False)
+    plain = CorpusAnswerer([tmp_path], include_python_docs=False, rerank=False)
+    stats = TermStats(plain.passages)
+    assert fast.term_stats().documents == stats.documents == len(plain.passages)
+    for q in RERANK_QUESTIONS:
+        # Naive: every candidate the plain ranking offers, re-sorted by hand (stable).
+        cands = plain.answer(q, k=len(plain.passages), min_score=0.0)
+        keyed = [
+            (s + relevance(q, with_heading(h, p), stats), n, p)
+            for n, (s, h, p) in enumerate(
+                zip(cands.scores, cands.headings, cands.passages, strict=True)
+            )
+        ]
+        want = [p for _, _, p in sorted(keyed, key=lambda t: (-t[0], t[1]))][:2]
+        got = fast.answer(q, k=2, min_score=0.0)
+        assert list(got.passages) == want
+        # Scores stay the ranking's own (what min_score cuts), passage by passage.
+        by_text = dict(zip(cands.passages, cands.scores, strict=True))
+        assert list(got.scores) == [by_text[p] for p in got.passages]
+    # The dated entry beats the passage that repeats "quokka parser fixed" (which the
+    # plain ranking puts first): a date is what the question asks for.
+    q = RERANK_QUESTIONS[1]
+    assert "Quokka release notes" in plain.answer(q, k=1).passages[0]
+    assert "Mon, 02 Sep 2024" in fast.answer(q, k=1).passages[0]
+
+
+def test_reranking_lifts_top1_on_the_debian_set():
+    from sentient_core.evaluation.qa import first_answer, load_qa
+    from sentient_core.learning.splitting import with_heading
+
+    items = load_qa(os.path.join(DATA, "debian", "qa.json"))
+    corpus = os.path.join(DATA, "debian", "corpus")
+    top1 = {}
+    for rerank in (False, True):
+        ans = CorpusAnswerer([corpus], include_python_docs=False, rerank=rerank)
+        hits = 0
+        for item in items:
+            got = ans.answer(item.q, k=1)
+            shown = [with_heading(h, p) for h, p in zip(got.headings, got.passages, strict=True)]
+            hits += bool(shown) and first_answer(shown[0], item.answers) is not None
+        top1[rerank] = hits / len(items)
+    # Measured 0.86 → 0.95 (bench/offline_answers.py); the check: strictly better.
+    assert top1[True] > top1[False] + 0.03, top1

@@ -13,10 +13,11 @@ learn
     budget caps lifted, the per-tick caps at their defaults). For each
     question in turn: ``learner.ask(q)``, then up to ``iterations_per_question``
     iterations (``learner.step()``), stopping early once the question is
-    settled — a ``success`` verdict on a request asking it, or a ``question``
-    event saying it is answered (from memory, or before), waiting (it failed
-    before and backs off) or dropped; none is run when ``ask`` already says
-    so. Reflection keeps its own cadence (every ``reflect_every``
+    settled — a verdict on a request asking it (learned, already known, or
+    failed: a failed question backs off, see :mod:`sentient_core.learning.questions`),
+    or a ``question`` event saying it is answered (from memory, or before),
+    waiting (it failed before and backs off) or dropped; none is run when
+    ``ask`` already says so. Reflection keeps its own cadence (every ``reflect_every``
     iterations, and at the end of a session). A session runs at most 100
     iterations; when the next question would not fit, the session is ended
     (``learner.run(0)``: its closing reflection) and a new learner is built on
@@ -242,7 +243,8 @@ class _Watch:
             if normalize(event.question) == self.question:
                 self.ids.add(event.id)
         elif isinstance(event, JudgeEvent):
-            if event.id in self.ids and event.outcome == "success":
+            if event.id in self.ids:
+                # Learned, already known, or failed (it then backs off): this turn is over.
                 self.settled = True
         elif isinstance(event, QuestionEvent):
             # queued and asked are on the way; answered, waiting, dropped settle it.

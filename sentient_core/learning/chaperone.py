@@ -231,6 +231,9 @@ class Chaperone:
         """
         if self.answerer is None:
             return None
+        own = getattr(self.answerer, "term_stats", None)
+        if own is not None:
+            return own()  # the answerer's (it ranks with the same weights)
         passages = self.answerer.passages
         cached = self._term_stats
         if cached is None or cached[0] is not passages:

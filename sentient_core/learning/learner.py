@@ -326,9 +326,18 @@ class Learner:
         self.observer.tick(self.config.ticks_per_iteration)
         signal = self.curiosity.detect()
         gaps = list(signal.gaps)
+        # A user's question is served first: in an iteration that asks one (or
+        # finds memory answering it), requests go to the user's questions only. The loop's own gaps
+        # stay in the question book and its follow-ups stay pending for an
+        # iteration without one (what the user asked about is what gets stored).
+        user_first = any(g.type == "question" for g in gaps) or any(
+            a.origin == "user" for a in signal.answered
+        )
+        if user_first:
+            gaps = [g for g in gaps if g.type == "question"]
         # Pursuit is a drive of its own: its (rare) initiatives do not compete
         # with curiosity's cap of 3 proposals per tick.
-        pursued = self.pursuit.propose() if self.pursuit is not None else []
+        pursued = self.pursuit.propose() if self.pursuit is not None and not user_first else []
         for g in [*gaps, *pursued]:
             self.stats.gaps[g.type] = self.stats.gaps.get(g.type, 0) + 1
         report.gaps, report.intensity = len(gaps) + len(pursued), signal.intensity
@@ -337,7 +346,7 @@ class Learner:
             gaps=tuple(GapSummary(g.type, g.topic, g.question) for g in [*gaps, *pursued]),
             intensity=signal.intensity,
         )
-        requests: list[ChaperoneRequest] = self.query.followups()
+        requests: list[ChaperoneRequest] = [] if user_first else self.query.followups()
         proposals = self.drive.propose(gaps) if gaps else []
         self._meta_emit = emit
         for a in signal.answered:
