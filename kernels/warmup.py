@@ -33,6 +33,7 @@ MODULES = (
     "segments",
     "bm25",
     "overlay",
+    "scored_hybrid",
 )
 
 

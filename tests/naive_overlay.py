@@ -22,3 +22,37 @@ def topk_scored(codes, query, k, *, valid, static, last_access, w_cos, w_rec, no
     scored.sort()
     top = scored[:k]
     return np.array([i for _, i in top], dtype=np.int64), np.array([-s for s, _ in top])
+
+
+def scored_hybrid(
+    score,
+    ceiling,
+    codes,
+    query,
+    alpha,
+    k,
+    *,
+    valid,
+    static,
+    last_access,
+    w_rel,
+    w_rec,
+    now,
+    recency_s,
+):
+    """Every valid row by w_rel·(bm25/ceiling + α·cos)/(1 + α) + static + w_rec·recency."""
+    q = query.astype(np.float64)
+    qnorm = math.sqrt(math.fsum(q * q))
+    scored = []
+    for i in range(codes.shape[0]):
+        if not valid[i]:
+            continue
+        cos = math.fsum(codes[i].astype(np.float64) * q) / qnorm
+        rel = float(score[i]) / ceiling if ceiling > 0 else 0.0
+        age = max(0.0, now - float(last_access[i]))
+        s = w_rel * (rel + alpha * cos) / (1.0 + alpha)
+        s += float(static[i]) + w_rec * math.exp(-age / recency_s)
+        scored.append((-s, i))
+    scored.sort()
+    top = scored[:k]
+    return np.array([i for _, i in top], dtype=np.int64), np.array([-s for s, _ in top])

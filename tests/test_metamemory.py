@@ -458,6 +458,24 @@ def test_scorer_snapshots_replay_to_identical_weights(store):
         replay(snaps[1:])
 
 
+def test_a_store_trained_against_an_earlier_baseline_still_loads_and_replays(store):
+    from sentient_core.metamemory.factors import BASELINE_VERSION, BASELINES
+
+    old = ScorerModel(baseline_version=1)
+    batches = [_outcomes(40 + i) for i in range(2)]
+    for b in batches:
+        old.train(store, b, T0)
+    loaded = ScorerModel.load(store)  # today's code, version-1 snapshots
+    assert loaded.baseline_version == 1 and BASELINE_VERSION > 1
+    assert tuple(loaded.baseline) == BASELINES[1] != BASELINES[BASELINE_VERSION]
+    assert loaded.weights.tobytes() == old.weights.tobytes()
+    with store.read() as txn:
+        snaps = list(store_scorer.iter_snapshots(txn))
+    assert replay(snaps, batches_of(snaps)).delta.tobytes() == old.delta.tobytes()
+    with pytest.raises(ArgumentError, match="baseline version"):
+        ScorerModel(baseline_version=99)
+
+
 def test_scorer_learns_the_factor_that_predicts_success_and_vetoes_win(store):
     model = ScorerModel.load(store)
     col = FACTOR_NAMES.index("relevance")

@@ -1,6 +1,7 @@
 """Scored recall on a real store: the learned scorer's rank equals a naive Σ w_k f_k over
-factor_matrix for every active trace; contributions add up to the score; vetoed traces
-never come back; a contradicted trace from a distrusted source drops below cosine order."""
+factor_matrix for every active trace (relevance: the memory's BM25 + cosine hybrid for a
+text, the cosine for a code); contributions add up to the score; vetoed traces never
+come back; a contradicted trace from a distrusted source drops below its old rank."""
 
 from __future__ import annotations
 
@@ -41,15 +42,27 @@ def _naive(mem, meta, query, k, now, domain):
     feats, veto = factor_matrix(recs, ctx)
     w = np.asarray(meta.scorer.weights)
     out = []
+    from sentient_core.memory.lexical import HYBRID_ALPHA as alpha
     from sentient_core.memory.recall import query_code
 
     q = query_code(mem, query).astype(np.float64)
     q /= np.linalg.norm(q)
+    # The relevance factor is the memory's hybrid: BM25/ceiling (as plain BM25 recall
+    # reports it, checked against its own reference in test_bm25) mixed with the cosine.
+    text = isinstance(query, str)
+    lex = (
+        {h.record.id: h.lexical for h in mem.recall(query, k=10**6, rank="bm25", touch=False)}
+        if text
+        else {}
+    )
     for rec, f, v in zip(recs, feats, veto, strict=True):
         if v:
             continue
         f = f.copy()
-        f[FACTOR_NAMES.index("relevance")] = float(mem._m.codes[rec.row].astype(np.float64) @ q)
+        cos = float(mem._m.codes[rec.row].astype(np.float64) @ q)
+        f[FACTOR_NAMES.index("relevance")] = (
+            (lex.get(rec.id, 0.0) + alpha * cos) / (1 + alpha) if text else cos
+        )
         f[FACTOR_NAMES.index("smf_similarity")] = 0.0
         f[FACTOR_NAMES.index("recency")] = np.exp(-max(0.0, now - rec.last_access) / 86400.0)
         out.append((-(f @ w), rec.row, rec.id))
@@ -61,7 +74,7 @@ def test_scored_recall_equals_the_naive_sum_and_contributions_add_up(parts):
     mem, meta, texts = parts
     sr = ScoredRecall(mem, meta)
     now = T0 + 5000
-    for q in (texts[5], texts[50][:30], "unrelated words entirely"):
+    for q in (texts[5], texts[50][:30], "unrelated words entirely", mem._m.codes[17].copy()):
         hits = sr.recall(q, 10, domain="d", now=now)
         ref = _naive(mem, meta, q, 10, now, "d")
         assert [h.record.id for h in hits] == [i for i, _ in ref]
@@ -129,3 +142,133 @@ def test_cli_recall_explain(tmp_path, capsys):
     assert rows[0]["id"] == 7 and len(rows) == 3
     assert sum(rows[0]["contributions"].values()) == pytest.approx(rows[0]["score"], abs=1e-9)
     assert {"relevance", "strength", "source_weight"} <= set(rows[0]["contributions"])
+
+
+def test_a_source_weight_change_alone_reorders_the_default_recall(tmp_path):
+    from sentient_core.metamemory import make_event
+    from sentient_core.store.surprise import SurpriseBasis
+
+    with Store.open(tmp_path / "s", code_dim=256) as store:
+        mem = HolographicMemory(store, clock=lambda: T0)
+        text = "the quokka parser fixed CVE-2024-1234 in version 1.2.3"
+        a = mem.store(text, source="llm:127.0.0.1/m")
+        b = mem.store(text + ".", source="local:/c/quokka.txt")
+        meta = MetaMemory(mem)
+        sr = ScoredRecall(mem, meta)
+        before = [h.record.id for h in sr.recall(text, 2, domain="quokka", now=T0)]
+        assert before == [a.id, b.id]  # equal relevance: the older row first
+        for _ in range(4):  # nothing in memory changes: only the model's weight for quokka
+            meta.sources.observe(
+                make_event(
+                    context="q",
+                    action="recall",
+                    magnitude=1.0,
+                    basis=SurpriseBasis(rule="t"),
+                    domain="quokka",
+                    source="llm:127.0.0.1/m",
+                    cause="disagreement",
+                    time=T0,
+                )
+            )
+        after = sr.recall(text, 2, domain="quokka", now=T0)
+        assert [h.record.id for h in after] == [b.id, a.id]
+        assert after[1].contributions["source_weight"] < after[0].contributions["source_weight"]
+        # Another domain keeps the model's weight: the old order.
+        assert [h.record.id for h in sr.recall(text, 2, domain="other", now=T0)] == before
+
+
+def test_cli_recall_ranks_by_the_learned_scorer_by_default(tmp_path, capsys):
+    import json
+
+    from sentient_core.cli import main
+    from sentient_core.core import Core
+
+    data = tmp_path / "d"
+    texts = random_texts(30, seed=8)
+    with Core(data) as core:
+        for t in texts:
+            core.memory.store(t, source="local:/x.txt")
+    q = " ".join(texts[3].split()[:4])
+
+    def recall(*extra):
+        args = ["--data-dir", str(data), "recall", q, "-k", "5", "--json", *extra]
+        assert main(args) == 0
+        return json.loads(capsys.readouterr().out)
+
+    default = recall("--no-touch")
+    hybrid = recall("--no-touch", "--rank", "hybrid")
+    with Core(data, readonly=True) as core:
+        want = ScoredRecall(core.memory, MetaMemory(core.memory)).hits(q, 5)
+    assert [r["id"] for r in default] == [h.record.id for h in want]
+    assert default[0]["id"] == hybrid[0]["id"] == 3
+    assert default[0]["score"] != hybrid[0]["score"]  # the scorer's static factors join
+    assert default[0]["lexical"] == pytest.approx(hybrid[0]["lexical"])
+    recall()  # without --no-touch: the recalled traces' use counts go up
+    with Core(data, readonly=True) as core:
+        assert core.memory.get(3).use_count == 1
+
+
+def _records(seed, n=300):
+    from sentient_core.store.records import TraceRecord
+
+    rng = np.random.default_rng(seed)
+    sources = ["llm:127.0.0.1/m", "local:/c/a.txt", "web:docs.python.org", "", "/free/path.txt"]
+    texts = ["some text", "", "   \n ", "x" * 200]
+    return [
+        TraceRecord(
+            id=i * 3 + 1,
+            row=i,
+            created=T0,
+            last_access=T0 - float(rng.uniform(-100, 5 * 86400)),
+            use_count=int(rng.integers(0, 300)),
+            success_count=int(rng.integers(0, 4)),
+            failure_count=int(rng.integers(0, 4)),
+            strength=float(rng.uniform(0.05, 1.5)),
+            importance=float(rng.uniform(0, 1)),
+            source=sources[i % len(sources)],
+            text=texts[i % 4],
+            retired=bool(i % 17 == 0),
+        )
+        for i in range(n)
+    ]
+
+
+def test_factor_columns_equal_the_per_record_factor_matrix():
+    from sentient_core.metamemory import FactorContext
+    from sentient_core.metamemory.factors import factor_columns
+    from sentient_core.store.columns import ScorerColumns
+
+    recs = _records(4)
+    ids = [r.id for r in recs]
+    ctx = FactorContext(
+        now=T0,
+        relevance={ids[3]: 0.7, ids[9]: 1.7, 999_999: 0.5},
+        smf_similarity={ids[5]: 0.4},
+        source_weights={"llm:127.0.0.1/m": 0.3, "local:/c/a.txt": 2.6},
+        credit={ids[2]: -0.6, ids[7]: 0.9, ids[11]: -3.0},
+        open_debt_traces=frozenset({ids[4], 123_456}),
+        superseded=frozenset({ids[6]}),
+        unsafe_sources=frozenset({"web:docs.python.org"}),
+    )
+    fast, fast_veto = factor_columns(ScorerColumns(recs), ctx)
+    want, want_veto = factor_matrix(recs, ctx)
+    np.testing.assert_allclose(fast, want, rtol=1e-15, atol=0)
+    assert fast_veto.tolist() == want_veto.tolist()
+
+
+def test_scorer_columns_decode_what_the_records_hold(tmp_path):
+    from sentient_core.store import traces
+    from sentient_core.store.columns import ScorerColumns, scorer_columns
+
+    with Store.open(tmp_path / "s", code_dim=256) as store:
+        mem = HolographicMemory(store, clock=lambda: T0)
+        for i, t in enumerate(random_texts(50, seed=6)):
+            mem.store(t, source=f"local:/c/{i % 4}.txt", importance=(i % 5) / 5)
+        mem.retire([3, 8])
+        with store.read() as txn:
+            got = scorer_columns(txn, chunk=7)  # several chunks
+            want = ScorerColumns(list(traces.iter_range(txn)))
+    for name in ScorerColumns.__slots__:
+        a, b = getattr(got, name), getattr(want, name)
+        assert a == b if isinstance(a, list) else np.array_equal(a, b), name
+    assert got.retired.sum() == 2 and not got.blank.any()

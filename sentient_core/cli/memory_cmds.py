@@ -105,9 +105,22 @@ def _cmd_recall(args: argparse.Namespace) -> int:
     if args.explain:
         return _cmd_recall_explained(args)
     with open_core(args, readonly=args.no_touch) as core:
-        hits = core.memory.recall(
-            args.query, k=args.k, threshold=args.threshold, touch=not args.no_touch, rank=args.rank
-        )
+        if args.rank == "scored":
+            from sentient_core.metamemory import MetaMemory
+            from sentient_core.metamemory.recall import ScoredRecall
+
+            scored = ScoredRecall(core.memory, MetaMemory(core.memory))
+            hits = scored.hits(
+                args.query, args.k, threshold=args.threshold, touch=not args.no_touch
+            )
+        else:
+            hits = core.memory.recall(
+                args.query,
+                k=args.k,
+                threshold=args.threshold,
+                touch=not args.no_touch,
+                rank=args.rank,
+            )
     rows = [
         {
             "rank": i + 1,
@@ -220,9 +233,11 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     rec.add_argument("-k", type=positive_int, default=10, help="number of traces (default 10)")
     rec.add_argument(
         "--rank",
-        choices=("hybrid", "bm25", "cosine"),
-        default="hybrid",
-        help="hybrid (BM25 + code cosine, default), bm25, or cosine of the codes",
+        choices=("scored", "hybrid", "bm25", "cosine"),
+        default="scored",
+        help="scored (default: the learned scorer over the hybrid, with what meta-memory"
+        " learned: credit, source weights, debts; see --explain), hybrid (BM25 + code"
+        " cosine), bm25, or cosine of the codes",
     )
     rec.add_argument("--threshold", type=float, default=0.0, help="minimum score")
     rec.add_argument(

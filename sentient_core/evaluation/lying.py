@@ -19,11 +19,12 @@ Setup (``evaluate --scenario lying-source``)
       (``--no-metamemory``, the ablation).
 
 Scored (from the store, never from the learner's counters)
-    * answer@1 on the held-out questions: the top recalled trace holds the
-      right answer (as ``evaluate``'s learn mode), overall and for the lying
+    * answer@1 on the held-out questions: the top trace of the default recall
+      (the learned scorer over the hybrid,
+      :class:`~sentient_core.metamemory.recall.ScoredRecall`, as ``recall``
+      and ``evaluate``) holds the right answer, overall and for the lying
       domain; the MRR (top 10) of the first trace holding it under the default
-      recall, cosine-only recall and the learned scorer's recall
-      (:class:`~sentient_core.metamemory.recall.ScoredRecall`).
+      recall, the hybrid alone (no scorer) and cosine-only recall.
     * The lying model's weight for the lying domain after the run, and after how
       many surprise events of that domain it first fell below 0.5; the corpus
       file's weight there; the model's lowest weight in any other domain.
@@ -203,8 +204,8 @@ class RunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     wisdom_promotions: int
     promotions_citing_unresolved: int
     mrr_default: float
+    mrr_hybrid: float
     mrr_cosine: float
-    mrr_scored: float
     scorer_snapshots: int
     scorer_replay_identical: bool | None
     seconds: float
@@ -246,38 +247,37 @@ def _interleave(items: list[QAItem], by_file: dict[str, list[QAItem]]) -> list[Q
 
 def _ranks(core: Core, held: Sequence[QAItem], k: int = 10) -> dict[str, list[int | None]]:
     """Rank (1-based, None beyond ``k``) of the first trace holding the answer, per held-out
-    question, under the default recall, cosine-only recall and the learned scorer's."""
-    from sentient_core.metamemory import MetaMemory
-    from sentient_core.metamemory.recall import ScoredRecall
-
-    scored = ScoredRecall(core.memory, MetaMemory(core.memory))
+    question, under the default recall (the learned scorer over the hybrid), the hybrid
+    alone and cosine-only recall."""
+    scored = _default_recall(core)
 
     def rank(texts: list[str], answers: Sequence[str]) -> int | None:
         return next(
             (i + 1 for i, t in enumerate(texts) if first_answer(t, answers) is not None), None
         )
 
-    out: dict[str, list[int | None]] = {"default": [], "cosine": [], "scored": []}
+    out: dict[str, list[int | None]] = {"default": [], "hybrid": [], "cosine": []}
     for it in held:
-        out["default"].append(
-            rank([h.record.text for h in core.memory.recall(it.q, k=k, touch=False)], it.answers)
-        )
-        out["cosine"].append(
-            rank(
-                [h.record.text for h in core.memory.recall(it.q, k=k, touch=False, rank="cosine")],
-                it.answers,
-            )
-        )
-        out["scored"].append(rank([h.record.text for h in scored.recall(it.q, k)], it.answers))
+        out["default"].append(rank([h.record.text for h in scored.hits(it.q, k)], it.answers))
+        for name in ("hybrid", "cosine"):
+            hits = core.memory.recall(it.q, k=k, touch=False, rank=name)
+            out[name].append(rank([h.record.text for h in hits], it.answers))
     return out
+
+
+def _default_recall(core: Core) -> Any:
+    from sentient_core.metamemory import MetaMemory
+    from sentient_core.metamemory.recall import ScoredRecall
+
+    return ScoredRecall(core.memory, MetaMemory(core.memory))
 
 
 def _mrr(ranks: Sequence[int | None]) -> float:
     return sum(1.0 / r for r in ranks if r) / len(ranks) if ranks else 0.0
 
 
-def _answered_at_1(core: Core, item: QAItem) -> bool:
-    hits = core.memory.recall(item.q, k=1, touch=False)
+def _answered_at_1(scored: Any, item: QAItem) -> bool:
+    hits = scored.hits(item.q, 1)
     return bool(hits) and first_answer(hits[0].record.text, item.answers) is not None
 
 
@@ -330,7 +330,8 @@ def _run(
             distrusted = learner.chaperone.counters.get("distrusted", 0)
         finally:
             learner.close()
-        right = [_answered_at_1(core, it) for it in held]
+        scored = _default_recall(core)
+        right = [_answered_at_1(scored, it) for it in held]
         ranks = _ranks(core, held)
         lying = [r for r, it in zip(right, held, strict=True) if it.source == lying_file]
         other = [r for r, it in zip(right, held, strict=True) if it.source != lying_file]
@@ -451,8 +452,8 @@ def _measure(core: Core, **kw: Any) -> RunReport:
         wisdom_promotions=len(promotions),
         promotions_citing_unresolved=unresolved,
         mrr_default=_mrr(kw["ranks"]["default"]),
+        mrr_hybrid=_mrr(kw["ranks"]["hybrid"]),
         mrr_cosine=_mrr(kw["ranks"]["cosine"]),
-        mrr_scored=_mrr(kw["ranks"]["scored"]),
         scorer_snapshots=len(snaps),
         scorer_replay_identical=identical,
         seconds=kw["seconds"],

@@ -2,8 +2,10 @@
 
 ingest
     :class:`~sentient_core.integrate.Integrator` ingests every file of the
-    corpus dir (as ``cli.py ingest DIR``); then each question is recalled
-    (``memory.recall(q, k, touch=False)``) and scored (see :mod:`.report`).
+    corpus dir (as ``cli.py ingest DIR``); then each question is recalled as
+    ``cli.py recall`` does by default — the learned scorer over the hybrid
+    (:class:`~sentient_core.metamemory.recall.ScoredRecall`), touching no trace —
+    and scored (see :mod:`.report`).
 bm25s (peer, with ``ingest``)
     bm25s indexes the very chunk texts the ingest-mode store holds (its own
     tokenizer, English stop-words, no stemmer) and retrieves the top-k of each
@@ -123,8 +125,18 @@ def _rank(texts: Sequence[str], answers: Sequence[str]) -> tuple[int | None, str
     return None, None
 
 
-def _recall_texts(core: Core, q: str, k: int) -> list[str]:
-    return [h.record.text for h in core.memory.recall(q, k=k, touch=False)]
+class _DefaultRecall:
+    """What ``recall`` answers by default: the learned scorer's rank over the hybrid
+    (:class:`~sentient_core.metamemory.recall.ScoredRecall`), never touching a trace."""
+
+    def __init__(self, core: Core) -> None:
+        from sentient_core.metamemory import MetaMemory
+        from sentient_core.metamemory.recall import ScoredRecall
+
+        self._scored = ScoredRecall(core.memory, MetaMemory(core.memory))
+
+    def texts(self, q: str, k: int) -> list[str]:
+        return [h.record.text for h in self._scored.hits(q, k)]
 
 
 def _scored(
@@ -150,13 +162,14 @@ def run_ingest(
     t0 = time.perf_counter()
     with Core(data_dir, durable=False) as core:
         Integrator(core.memory, core.observer).ingest([corpus])
+        recall = _DefaultRecall(core)
         if items:
-            core.memory.recall(items[0].q, k=k, touch=False)  # warm (not timed)
+            recall.texts(items[0].q, k)  # warm (not timed)
         times: list[float] = []
         ranked = []
         for item in items:
             t = time.perf_counter()
-            texts = _recall_texts(core, item.q, k)
+            texts = recall.texts(item.q, k)
             times.append(time.perf_counter() - t)
             ranked.append(_rank(texts, item.answers))
         records = read_traces(core.store)
@@ -306,6 +319,7 @@ def run_learn(
     days: set[str] = set()
     stopped = ""
     with Core(data_dir, durable=False) as core:
+        recall = _DefaultRecall(core)
         learner = None
         sessions = used = 0
         try:
@@ -339,7 +353,7 @@ def run_learn(
                         stopped = step.stopped_by
                         break
                 days.add(learner.budget.day())
-                rank, _ = _rank(_recall_texts(core, item.q, k), item.answers)
+                rank, _ = _rank(recall.texts(item.q, k), item.answers)
                 after.append((rank, ran))
                 if (n_q + 1) % 10 == 0:
                     progress(f"learn: {n_q + 1}/{len(items)} questions, {core.memory.count} traces")
@@ -352,7 +366,7 @@ def run_learn(
                 learner.close()
         events = [e for _, e in read_events(core.store)]
         audit = audit_run(core.store, events)
-        ranked = [_rank(_recall_texts(core, it.q, k), it.answers) for it in items]
+        ranked = [_rank(recall.texts(it.q, k), it.answers) for it in items]
         calls = spent_tool_calls(core, days)
     iterations = count_iterations(events)
     base = _scored("learn", items, ranked, k)

@@ -47,6 +47,7 @@ import numpy as np
 
 from kernels import bm25, unchecked
 from kernels.lexical import TermCounts
+from kernels.scored_hybrid import Overlay, finish_scored_hybrid
 from kernels.segments import Packed, Segment, build_segment_unchecked, merge_unchecked, pack
 from sentient_core.errors import ArgumentError
 from sentient_core.memory import terms as mem_terms
@@ -239,13 +240,21 @@ def search(
     k: int,
     rank: str,
     code: np.ndarray | None,
+    overlay: Overlay | None = None,
+    valid: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """Top-k active rows below ``n`` of the mirror by ``rank`` ("bm25" or "hybrid")."""
+    """Top-k active rows below ``n`` of the mirror by ``rank`` ("bm25" or "hybrid").
+
+    With an ``overlay`` (hybrid only) the learned scorer's factors join the
+    score inside the selection (:mod:`kernels.scored_hybrid`); ``valid``
+    (uint8 over the rows, default the mirror's) then also drops vetoed rows.
+    BM25's statistics stay the memory's (every active row counts in N and avgdl).
+    """
     active = m.active
     return rank_rows(
         index.packed,
         n,
-        m.valid,
+        m.valid if valid is None else valid,
         m.doc_len,
         float(active),
         m.lex_total / active if active > 0 else 0.0,
@@ -255,6 +264,7 @@ def search(
         rank,
         m.codes,
         code,
+        overlay=overlay,
     )
 
 
@@ -272,13 +282,16 @@ def rank_rows(
     codes: np.ndarray | None,
     code: np.ndarray | None,
     alpha: float = HYBRID_ALPHA,
+    overlay: Overlay | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Top-k rows below ``n`` by "bm25" or "hybrid" (unchecked: inputs valid by construction).
 
     ``valid`` (uint8, None for all rows), ``doc_len`` (int32) and ``codes``
     (float32 unit rows) are indexed by row; ``code`` is the query's code
     (hybrid only). Returns rows, scores, the normalised BM25 of each row and
-    (hybrid) its cosine.
+    (hybrid) its cosine. An ``overlay`` (hybrid, with ``valid``) adds the
+    learned scorer's factors inside the selection
+    (:func:`kernels.scored_hybrid.finish_scored_hybrid`).
     """
     acc, touched, seen = _SCRATCH.get(n)
     idf = np.empty(terms.shape[0])
@@ -309,6 +322,10 @@ def rank_rows(
         unchecked.bm25_select(acc, touched, nt, k, rows, raw)
         rel = raw / ceil if ceil > 0 else raw
         return rows, rel, rel, None
+    if overlay is not None and valid is not None:
+        return finish_scored_hybrid(
+            acc, touched, nt, ceil, codes[:n], code, alpha, k, valid[:n], overlay, seen
+        )
     return bm25.finish_hybrid(
         acc,
         touched,

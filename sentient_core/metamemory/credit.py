@@ -226,6 +226,8 @@ class CreditBook:
         self.streak = np.zeros(0, dtype=np.int64)
         self.last_dir = np.zeros(0, dtype=np.int8)
         self._events: dict[int, int] = {}
+        self.version = 0
+        """Bumped whenever this book's credit arrays change (a cache key for readers)."""
         with self._store.read() as txn:
             self._grow(txn.counters().row_count)
             for rec in store_credit.iter_records(txn):
@@ -455,6 +457,7 @@ class CreditBook:
 
     def _commit(self, plan: _Plan) -> None:
         """After the transaction committed: RAM arrays, the mirror, counters, events."""
+        self.version += 1
         for rec in plan.credit_records:
             self.credit[rec.row] = rec.credit
             self.streak[rec.row] = rec.streak

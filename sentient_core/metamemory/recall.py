@@ -2,16 +2,22 @@
 
 :meth:`ScoredRecall.recall` ranks every active trace by
 
-    w_relevance · cosine(code, query) + w_recency · exp(−age / 24 h) + static
+    w_relevance · relevance + w_recency · exp(−age / 24 h) + static
 
-inside the streaming top-k scan (:func:`kernels.overlay.topk_scored`), where
-``static`` is the weighted sum of the factors that depend neither on the query nor
-on the clock (strength, importance, access, efficacy, the source's weight in the
-domain, surprise, open debt, the bias), one float per code row. Vetoed rows
-(retired, superseded at the floor, no text, an unsafe source) are never
-candidates. The relevance factor is the code cosine here (the scorer is trained
-with the judge's relevance; both are in [0, 1] for the traces that matter), and
-the SMF similarity is 0 (recall has no query orientation).
+where ``static`` is the weighted sum of the factors that depend neither on the
+query nor on the clock (strength, importance, access, efficacy, the source's
+weight in the domain, surprise, open debt, the bias), one float per code row,
+and ``relevance`` is the memory's own default ranking score:
+
+* a text query: the hybrid ``(bm25/ceiling + α·cos)/(1 + α)`` of
+  :meth:`HolographicMemory.recall`, with the overlay added inside the BM25 +
+  cosine selection (:mod:`kernels.scored_hybrid`): with the baseline weights
+  and no evidence yet, the order is the hybrid's;
+* a code (or a text without content words): the code cosine, with the overlay
+  inside the streaming cosine scan (:func:`kernels.overlay.topk_scored`).
+
+Vetoed rows (retired, superseded at the floor, no text, an unsafe source) are
+never candidates. The SMF similarity is 0 (recall has no query orientation).
 
 ``static`` is built from the trace records (one read of the store per refresh,
 a Python pass over the records: seconds at 10⁵ traces), refreshed when the
@@ -31,18 +37,22 @@ import msgspec
 import numpy as np
 
 from kernels.overlay import topk_scored
+from kernels.scored_hybrid import Overlay
+from sentient_core.memory import lexical
 from sentient_core.metamemory.factors import (
     FACTOR_NAMES,
     RECENCY_HOURS,
-    context_for,
-    factor_matrix,
+    context_for_memory,
+    factor_columns,
+    trace_source_key,
 )
+from sentient_core.store import sources as store_sources
 from sentient_core.store import traces as store_traces
+from sentient_core.store.columns import scorer_columns
 
 if TYPE_CHECKING:
     from sentient_core.memory import HolographicMemory
     from sentient_core.metamemory.core import MetaMemory
-    from sentient_core.store.records import TraceRecord
 
 __all__ = ["ScoredHit", "ScoredRecall"]
 
@@ -50,13 +60,15 @@ _QUERY_DEPENDENT = ("relevance", "smf_similarity", "recency")
 
 
 class ScoredHit(msgspec.Struct, frozen=True):
-    """One recalled trace: its score, its cosine and each factor's contribution."""
+    """One recalled trace: its score, its cosine, its normalised BM25 (None for a code
+    query) and each factor's contribution."""
 
     record: Any
     row: int
     score: float
     cosine: float
     contributions: dict[str, float]
+    lexical: float | None = None
 
 
 class ScoredRecall:
@@ -76,43 +88,75 @@ class ScoredRecall:
         self._static = np.zeros(0)
         self._valid = np.zeros(0, dtype=np.uint8)
         self._features = np.zeros((0, len(FACTOR_NAMES)))
+        self._static_max = -np.inf
+        self._base_static = np.zeros(0)
+        self._src_keys: list[str] = []
+        self._src_idx = np.zeros(0, dtype=np.int64)
+        self._domain_key: tuple | None = None
 
     def _weights(self) -> np.ndarray:
         return np.asarray(self.meta.scorer.weights, dtype=np.float64)
 
     def _refresh(self, domain: str, now: float) -> None:
+        """Rebuild the per-row factors when the memory, the scorer or the credit changed;
+        then the source-weight column for ``domain`` when its weights changed."""
         m = self.memory._m
         n = m.n
-        key = (n, self.memory.generation, self.meta.scorer.version, domain, self._credit_mark())
-        if key == self._key:
-            return
+        key = (n, self.memory.generation, self.meta.scorer.version, self._credit_mark())
         store = self.memory.datastore
-        rows = np.flatnonzero(m.valid[:n])
-        records: list[TraceRecord] = []
+        if key != self._key:
+            with store.read() as txn:
+                cols = scorer_columns(txn)
+                # No domain here: the source-weight column is filled per domain below.
+                ctx = context_for_memory(txn, domain="", now=now)
+            feats, veto = factor_columns(cols, ctx)
+            w = self._weights()
+            static_w = w.copy()
+            static_w[[FACTOR_NAMES.index(c) for c in (*_QUERY_DEPENDENT, "source_weight")]] = 0.0
+            memo: dict[str, str] = {}
+            src_keys = [memo.setdefault(src, trace_source_key(src)) for src in cols.sources]
+            keys = sorted(set(memo.values()))
+            index = {k: i for i, k in enumerate(keys)}
+            # Rows of this mirror only (a trace stored after it was built waits for refresh).
+            at = cols.rows
+            ok = (at < n) & (m.row_id[np.minimum(at, max(n - 1, 0))] == cols.ids) if n else at < 0
+            at = at[ok]
+            self._base_static = np.zeros(n)
+            self._valid = np.zeros(n, dtype=np.uint8)
+            self._features = np.zeros((n, len(FACTOR_NAMES)))
+            self._src_keys = keys
+            self._src_idx = np.full(n, len(keys), dtype=np.int64)  # len(keys): no source
+            if at.size:
+                self._base_static[at] = feats[ok] @ static_w
+                self._valid[at] = ~veto[ok] & (m.valid[at] != 0)
+                self._features[at] = feats[ok]
+                self._src_idx[at] = np.fromiter(
+                    (index[k] for k, keep in zip(src_keys, ok.tolist(), strict=True) if keep),
+                    dtype=np.int64,
+                    count=int(at.size),
+                )
+            self._key = key
+            self._domain_key = None
         with store.read() as txn:
-            for r in rows.tolist():
-                rec = store_traces.get(txn, int(m.row_id[r]))
-                if rec is not None:
-                    records.append(rec)
-            ctx = context_for(txn, records, domain=domain, now=now)
-        feats, veto = factor_matrix(records, ctx)
-        w = self._weights()
-        cols = [FACTOR_NAMES.index(c) for c in _QUERY_DEPENDENT]
-        static_w = w.copy()
-        static_w[cols] = 0.0
-        self._static = np.zeros(n)
-        self._valid = np.zeros(n, dtype=np.uint8)
-        self._features = np.zeros((n, len(FACTOR_NAMES)))
-        at = np.array([rec.row for rec in records], dtype=np.int64)
-        if at.size:
-            self._static[at] = feats @ static_w
-            self._valid[at] = ~veto
-            self._features[at] = feats
-        self._key = key
+            weights = {w.source: w.weight for w in store_sources.iter_weights(txn, domain)}
+        domain_key = tuple(sorted(weights.items()))  # the column depends on these alone
+        if domain_key == self._domain_key:
+            return
+        # The only domain-dependent factor: a lookup per source, gathered per row.
+        table = np.array(
+            [min(2.0, max(0.0, weights.get(k, 1.0))) / 2.0 if k else 0.5 for k in self._src_keys]
+            + [0.5]
+        )
+        column = table[self._src_idx]
+        col = FACTOR_NAMES.index("source_weight")
+        self._features[:, col] = column
+        self._static = self._base_static + self._weights()[col] * column
+        live = self._valid != 0
+        self._static_max = float(self._static[live].max()) if live.any() else -np.inf
+        self._domain_key = domain_key
 
-    def _credit_mark(self) -> tuple[int, float]:
-        c = self.meta.credit.credit
-        return int(c.shape[0]), float(np.abs(c).sum())
+    def _credit_mark(self) -> tuple[int, int]:
+        return id(self.meta.credit), self.meta.credit.version
 
     def recall(
         self, query: str | np.ndarray, k: int = 10, *, domain: str = "", now: float | None = None
@@ -133,32 +177,88 @@ class ScoredRecall:
         w = self._weights()
         w_cos = float(w[FACTOR_NAMES.index("relevance")])
         w_rec = float(w[FACTOR_NAMES.index("recency")])
-        rows, scores = topk_scored(
-            m.codes[:n],
-            code,
-            k,
-            valid=self._valid[:n],
-            static=self._static[:n],
-            last_access=m.last_access[:n],
-            w_cos=w_cos,
-            w_rec=w_rec,
-            now=now,
-            recency_s=RECENCY_HOURS * 3600.0,
-        )
+        recency_s = RECENCY_HOURS * 3600.0
+        lex: np.ndarray | None = None
+        terms, weights = lexical.query_terms(query) if isinstance(query, str) else (None, None)
+        if terms is not None and weights is not None and terms.size:
+            overlay = Overlay(
+                self._static[:n],
+                m.last_access[:n],
+                w_cos,
+                w_rec,
+                now,
+                recency_s,
+                self._static_max,
+            )
+            rows, scores, lex, _ = lexical.search(
+                self.memory._lexical,
+                m,
+                n,
+                terms,
+                weights,
+                k,
+                "hybrid",
+                code,
+                overlay=overlay,
+                valid=self._valid[:n],
+            )
+        else:
+            rows, scores = topk_scored(
+                m.codes[:n],
+                code,
+                k,
+                valid=self._valid[:n],
+                static=self._static[:n],
+                last_access=m.last_access[:n],
+                w_cos=w_cos,
+                w_rec=w_rec,
+                now=now,
+                recency_s=recency_s,
+            )
         q = code.astype(np.float64)
         q /= np.linalg.norm(q)
+        alpha = lexical.HYBRID_ALPHA
+        with self.memory.datastore.read() as txn:  # one transaction for every hit's record
+            records = [store_traces.get(txn, int(m.row_id[r])) for r in rows.tolist()]
         out = []
-        for r, s in zip(rows.tolist(), scores.tolist(), strict=True):
-            rec = self.memory.get(int(m.row_id[r]))
+        for i, (r, s) in enumerate(zip(rows.tolist(), scores.tolist(), strict=True)):
+            rec = records[i]
             cos = float(m.codes[r].astype(np.float64) @ q)
             f = self._features[r].copy()
-            f[FACTOR_NAMES.index("relevance")] = cos
+            f[FACTOR_NAMES.index("relevance")] = (
+                cos if lex is None else (float(lex[i]) + alpha * cos) / (1.0 + alpha)
+            )
             f[FACTOR_NAMES.index("recency")] = float(
                 np.exp(-max(0.0, now - m.last_access[r]) / (RECENCY_HOURS * 3600.0))
             )
             contrib = {name: float(w[j] * f[j]) for j, name in enumerate(FACTOR_NAMES)}
-            out.append(ScoredHit(record=rec, row=r, score=s, cosine=cos, contributions=contrib))
+            out.append(
+                ScoredHit(
+                    record=rec,
+                    row=r,
+                    score=s,
+                    cosine=cos,
+                    contributions=contrib,
+                    lexical=None if lex is None else float(lex[i]),
+                )
+            )
         return out
+
+    def hits(
+        self, query: str | np.ndarray, k: int = 10, *, threshold: float = 0.0, touch: bool = False
+    ) -> list[Any]:
+        """:meth:`recall` as memory :class:`~sentient_core.memory.Hit` s scoring at least
+        ``threshold``; ``touch`` bumps their use counts as :meth:`HolographicMemory.recall`
+        does."""
+        from sentient_core.memory import Hit
+        from sentient_core.memory.recall import touch_hits
+
+        hits = [
+            Hit(record=h.record, score=h.score, row=h.row, lexical=h.lexical, cosine=h.cosine)
+            for h in self.recall(query, k)
+            if h.record is not None and h.score >= threshold
+        ]
+        return touch_hits(self.memory, [hits])[0] if touch and hits else hits
 
     def explain(self, query: str, k: int = 10, **kw: Any) -> list[dict[str, Any]]:
         """:meth:`recall` as plain dicts: id, score, cosine, every factor's contribution."""

@@ -28,7 +28,7 @@ import numpy as np
 from kernels import scorer as scorer_kernels
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.metamemory.base import Counts, ReplayError, publish
-from sentient_core.metamemory.factors import BASELINE_VERSION, FACTORS, Factor
+from sentient_core.metamemory.factors import BASELINE_VERSION, BASELINES, FACTORS, Factor
 from sentient_core.store import scorer as store_scorer
 from sentient_core.store.scorer import ScorerSnapshot
 
@@ -148,7 +148,12 @@ class ScorerModel:
         self.half_life_days = float(half_life_days)
         self.grad_clip = float(grad_clip)
         n = len(self.factors)
-        self.baseline = np.array([f.baseline for f in self.factors], dtype=np.float64)
+        if self.factors == FACTORS and self.baseline_version != BASELINE_VERSION:
+            if self.baseline_version not in BASELINES:
+                raise ArgumentError(f"unknown baseline version {self.baseline_version}")
+            self.baseline = np.array(BASELINES[self.baseline_version], dtype=np.float64)
+        else:
+            self.baseline = np.array([f.baseline for f in self.factors], dtype=np.float64)
         self.delta = np.zeros(n, dtype=np.float64)
         self.learnable = np.array([f.learnable for f in self.factors], dtype=np.bool_)
         self.veto = np.array([f.veto for f in self.factors], dtype=np.bool_)

@@ -30,7 +30,7 @@ from sentient_core.store.records import SMF_AXES, TRACES, TraceRecord
 if TYPE_CHECKING:
     from sentient_core.store.txn import Txn
 
-__all__ = ["CHUNK", "TraceColumns", "iter_chunks"]
+__all__ = ["CHUNK", "ScorerColumns", "TraceColumns", "iter_chunks", "scorer_columns"]
 
 CHUNK = 65536
 """Trace records decoded per step (bounds the transient memory of a load)."""
@@ -191,3 +191,122 @@ def _smf_from_raw(raws: list[msgspec.Raw]) -> np.ndarray:
             return payload.view(">f8").reshape(n, SMF_AXES).astype(np.float64)
     # Some tuple is not 16 plain doubles (e.g. ints written by other code): decode one by one.
     return np.array([_SMF_DECODER.decode(r) for r in raws], dtype=np.float64).reshape(n, SMF_AXES)
+
+
+class _ScorerFields(msgspec.Struct, kw_only=True):
+    """The part of a stored TraceRecord the recall scorer's factors need (the text is
+    kept raw: only whether it is blank matters)."""
+
+    v: int
+    id: int
+    row: int
+    last_access: float
+    use_count: int = 0
+    success_count: int = 0
+    failure_count: int = 0
+    strength: float = 1.0
+    importance: float = 0.5
+    source: str = ""
+    text: msgspec.Raw
+    retired: bool = False
+
+
+_SCORER_DECODER = msgspec.msgpack.Decoder(_ScorerFields)
+_STR_DECODER = msgspec.msgpack.Decoder(str)
+# Longer msgpack strings are never blank in practice; they are checked anyway when short.
+_BLANK_CHECK_BYTES = 64
+
+
+class ScorerColumns:
+    """The recall scorer's per-trace inputs as arrays (one entry per trace, id order).
+
+    Attributes
+    ----------
+    ids, rows, use_count, success_count, failure_count : ndarray of int64
+    last_access, strength, importance : ndarray of float64
+    retired, blank : ndarray of bool
+        ``blank``: the text is empty or whitespace.
+    sources : list of str
+    """
+
+    __slots__ = (
+        "blank",
+        "failure_count",
+        "ids",
+        "importance",
+        "last_access",
+        "retired",
+        "rows",
+        "sources",
+        "strength",
+        "success_count",
+        "use_count",
+    )
+
+    def __init__(self, recs: Sequence[_ScorerFields] | Sequence[TraceRecord]) -> None:
+        n = len(recs)
+
+        def col(name: str, dtype: type) -> np.ndarray:
+            return np.fromiter(map(attrgetter(name), recs), dtype=dtype, count=n)
+
+        self.ids = col("id", np.int64)
+        self.rows = col("row", np.int64)
+        self.last_access = col("last_access", np.float64)
+        self.use_count = col("use_count", np.int64)
+        self.success_count = col("success_count", np.int64)
+        self.failure_count = col("failure_count", np.int64)
+        self.strength = col("strength", np.float64)
+        self.importance = col("importance", np.float64)
+        self.retired = col("retired", np.bool_)
+        self.sources = [r.source for r in recs]
+        self.blank = np.fromiter((_blank(r.text) for r in recs), dtype=np.bool_, count=n)
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    @classmethod
+    def concat(cls, parts: Sequence[ScorerColumns]) -> ScorerColumns:
+        """One set of columns from several (in order)."""
+        out = cls([])
+        for name in cls.__slots__:
+            if name == "sources":
+                out.sources = [s for p in parts for s in p.sources]
+            elif parts:
+                setattr(out, name, np.concatenate([getattr(p, name) for p in parts]))
+        return out
+
+
+def _blank(text: msgspec.Raw | str) -> bool:
+    if isinstance(text, str):
+        return not text.strip()
+    raw = bytes(text)
+    return len(raw) <= _BLANK_CHECK_BYTES and not _STR_DECODER.decode(raw).strip()
+
+
+def scorer_columns(txn: Txn, chunk: int = CHUNK) -> ScorerColumns:
+    """:class:`ScorerColumns` of every stored trace (retired ones too), decoded in chunks.
+
+    Raises
+    ------
+    CorruptRecordError, SchemaVersionError
+        A record that is not a valid trace of this schema (named by the store's codec).
+    """
+    where = f"{txn.store.path} traces"
+    values = txn.cursor("traces").iternext(keys=False)
+    decode = _SCORER_DECODER.decode
+    parts: list[ScorerColumns] = []
+    while True:
+        batch = list(islice(values, chunk))
+        if not batch:
+            return ScorerColumns.concat(parts)
+        try:
+            recs = [decode(v) for v in batch]
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            for v in batch:  # the store's codec names the problem
+                TRACES.decode(v, where=where)
+            raise
+        bad = next((r for r in recs if r.v != TRACES.version), None)
+        if bad is not None:
+            TRACES.decode(batch[recs.index(bad)], where=f"{where}/{bad.id}")
+        # Within the transaction: the raw texts point into its buffers.
+        parts.append(ScorerColumns(recs))
