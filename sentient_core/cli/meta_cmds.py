@@ -167,7 +167,12 @@ def store_counts(store: Any) -> dict[str, Any]:
         snaps = list(scorer.iter_snapshots(txn))
     transitions = Counter(f"{s.source}->{s.target}" for r in wl for s in r.history)
     return {
-        "surprise": {"events": len(events), "by_cause": dict(Counter(e.cause for e in events))},
+        "surprise": {
+            "events": len(events),
+            "by_cause": dict(Counter(e.cause for e in events)),
+            # disagreement.model: a signal the configured model added (the detector had none)
+            "by_rule": dict(Counter(e.basis.rule for e in events)),
+        },
         "credit": {
             "traces": len(cred),
             "signals": sum(r.events for r in cred),

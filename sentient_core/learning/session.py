@@ -205,6 +205,15 @@ def build_learner(
             clock=clock,
         )
         chaperone.source_weight = meta.weight
+        if llm is not None:
+            from sentient_core.metamemory.model_check import ModelDisagreement
+
+            # The model may add a disagreement the detector missed, never remove one.
+            meta.model_check = ModelDisagreement(
+                llm,
+                breaker=chaperone.breaker,
+                emit=events.emitter(session=s.learner.session),
+            )
     curiosity = Curiosity(
         core.observer,
         core.memory,

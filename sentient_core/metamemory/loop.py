@@ -19,6 +19,11 @@ The learner calls it at three points of one initiative; everything else is here.
       integrated, and a surprise event (cause ``ungrounded_contradicted``) names
       the LLM as the wrong source and its stored answer as the wrong memory, the
       passage's source and trace as the correction.
+    * **The model's signal.** With a model configured, where the detector finds
+      no strong conflict the model is asked once per observation whether the
+      two passages conflict (:mod:`~sentient_core.metamemory.model_check`); it
+      may add a ``disagreement.model`` signal of magnitude 0.35, never remove
+      the detector's (it is not asked then).
     * **Memory contradicted.** Memory's prediction against every new grounded
       passage: a conflict is a ``disagreement`` event (the wrong source is the
       source the predicted trace came from); no conflict and a successful
@@ -65,6 +70,7 @@ import msgspec
 from sentient_core.metamemory.disagreement import Disagreement, detect_disagreement
 from sentient_core.metamemory.domain import domain_of
 from sentient_core.metamemory.factors import context_for, factor_matrix
+from sentient_core.metamemory.model_check import ModelDisagreement
 from sentient_core.metamemory.scorer import JudgedOutcome
 from sentient_core.metamemory.surprise import from_disagreement, make_event
 from sentient_core.relevance import relevance
@@ -107,6 +113,9 @@ FAILING_SUCCESS = 0.8
 
 SCORER_BATCH = 8
 """Judged outcomes per scorer training batch."""
+
+MODEL_CHECKS_PER_OBSERVATION = 1
+"""Model disagreement checks per observed response (each is a model call)."""
 
 IRRELEVANT_SCALE = 0.5
 """``s`` of an irrelevant answer is this times its relative shortfall."""
@@ -170,6 +179,9 @@ class LoopMeta:
         self.store_passage: Callable[[ChaperoneRequest, Passage, bool], Sequence[int]] | None = None
         self._outcomes: list[JudgedOutcome] = []
         self._checks = 0
+        self.model_check: ModelDisagreement | None = None
+        """Set when a model is configured: it may add disagreement signals."""
+        self._model_asks = 0
 
     # -- for the chaperone -----------------------------------------------------------------
 
@@ -232,6 +244,7 @@ class LoopMeta:
         if not q or rec is None or rec.retired:
             return False
         self._checks += 1
+        self._model_asks = 0
         req = ChaperoneRequest(
             id=f"meta-{self._checks}",
             type="question",
@@ -250,8 +263,8 @@ class LoopMeta:
         for passage in self.chaperone.corroborate(q):
             if relevance(q, passage.text, stats) < self.threshold:
                 continue
-            found = detect_disagreement(q, rec.text, passage.text, stats)
-            if found is None or not found.strong:
+            found = self._disagreement(q, rec.text, passage.text)
+            if found is None:
                 continue
             right = self._store(req, passage)
             if right == rec.id:
@@ -292,6 +305,7 @@ class LoopMeta:
             self._flush_scorer()
             return
         q = req.question.strip()
+        self._model_asks = 0
         focus = req.topic if req.gap_type == "focus" else None
         domain = self.domain(q, focus)
         if not response.grounded:
@@ -325,8 +339,8 @@ class LoopMeta:
         for passage in self.chaperone.corroborate(q):
             if relevance(q, passage.text, self.chaperone.term_stats()) < self.threshold:
                 continue
-            found = detect_disagreement(q, answer, passage.text, self.chaperone.term_stats())
-            if found is None or not found.strong:
+            found = self._disagreement(q, answer, passage.text)
+            if found is None:
                 continue
             right = self._store(req, passage)
             self._conflict(
@@ -356,8 +370,8 @@ class LoopMeta:
         for passage, ids in grounded:
             if pred.trace in ids:
                 continue  # the evidence is memory's own copy
-            found = detect_disagreement(q, pred.text, passage.text, self.chaperone.term_stats())
-            if found is None or not found.strong:
+            found = self._disagreement(q, pred.text, passage.text)
+            if found is None:
                 continue
             self._conflict(
                 req,
@@ -376,6 +390,19 @@ class LoopMeta:
         if verdict.outcome == "success" and grounded:
             self.meta.record_outcome([pred.trace], "success")
             self._judged(pred, label=True)
+
+    def _disagreement(self, question: str, predicted: str, evidence: str) -> Disagreement | None:
+        """A disagreement to act on: the detector's strong one; else, with a model
+        configured, the model's (at most :data:`MODEL_CHECKS_PER_OBSERVATION` asked per
+        observed response). The model is never asked to confirm the detector: it can
+        add a signal, never remove one."""
+        found = detect_disagreement(question, predicted, evidence, self.chaperone.term_stats())
+        if found is not None and found.strong:
+            return found
+        if self.model_check is None or self._model_asks >= MODEL_CHECKS_PER_OBSERVATION:
+            return None
+        self._model_asks += 1
+        return self.model_check.check(question, predicted, evidence)
 
     def _irrelevant(
         self, req: ChaperoneRequest, response: ChaperoneResponse, r: float, domain: str

@@ -144,8 +144,9 @@ class _Handler(BaseHTTPRequestHandler):
         messages = body.get("messages") or []
         prompt = " ".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
         answer = owner.answer_for(messages) if content is None else content
-        if content is None and owner.structured is not None and body.get("response_format"):
-            answer = owner.structured
+        fmt = body.get("response_format")
+        if content is None and owner.structured is not None and fmt:
+            answer = owner.structured_for(fmt)
         out: dict = {
             "id": f"chatcmpl-{owner.served}",
             "object": "chat.completion",
@@ -255,8 +256,9 @@ class OpenAIServer:
         Model name reported in responses.
     formats : iterable of str
         ``response_format`` types accepted (others get HTTP 400).
-    structured : str, optional
-        The answer to a request whose ``response_format`` was accepted.
+    structured : str or mapping of str to str, optional
+        The answer to a request whose ``response_format`` was accepted; a mapping
+        answers by the JSON schema's ``name`` (``"*"``: any other, or none given).
     format_refusal : int
         The status of a refused ``response_format`` (llama-cpp-python sends 500).
     """
@@ -268,7 +270,7 @@ class OpenAIServer:
         default: str = DEFAULT_ANSWER,
         model: str = "test-model",
         formats: Iterable[str] = ("json_schema", "json_object"),
-        structured: str | None = None,
+        structured: str | Mapping[str, str] | None = None,
         format_refusal: int = 400,
     ):
         self.formats = frozenset(formats)
@@ -326,6 +328,15 @@ class OpenAIServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     # -------------------------------------------------------------- behaviour
+
+    def structured_for(self, response_format: object) -> str:
+        """The structured answer for a request's ``response_format``."""
+        if isinstance(self.structured, str) or self.structured is None:
+            return self.structured or ""
+        name = ""
+        if isinstance(response_format, dict):
+            name = str((response_format.get("json_schema") or {}).get("name", ""))
+        return self.structured.get(name, self.structured.get("*", ""))
 
     def fault(self, mode: str, times: int = 1, **options: object) -> None:
         """Queue ``times`` requests that misbehave in ``mode`` (see module docs)."""
