@@ -169,8 +169,11 @@ def test_closed_loop_lying_source_experiment():
     assert on.llm_weight_lying < 0.5 and 1 <= on.events_to_below_half <= 10
     assert on.corpus_weight_lying >= 1.0 and on.llm_weight_other_min >= 0.9
     assert on.llm_distrusted >= 1  # the chaperone stopped asking it about curl
-    # Credit: no trace moved on a single signal.
+    # Credit: no trace moved on a single signal; after the user's review of the training
+    # answers (a second, consistent signal) the lies lose strength, the corrections gain.
     assert on.moved_by_one_signal == 0 and on.credited_traces >= 2
+    assert on.review_wrong >= 1 and on.strength_down >= 1 and on.strength_up >= 1
+    assert off.review_right == off.review_wrong == 0 and off.strength_down == 0
     # Debts: every one resolved with provenance, or still open with a test.
     assert on.debts_opened >= 1
     assert on.debts_resolved + on.debts_open_with_test + on.debts_deferred == on.debts_opened

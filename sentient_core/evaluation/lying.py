@@ -15,6 +15,11 @@ Setup (``evaluate --scenario lying-source``)
       The learner is asked every training question, then every held-out one
       (each with up to ``iterations`` iterations), exactly as a user would ask;
       it never sees an answer.
+    * Between the two halves (meta-memory on), a user reviews the default
+      recall's top answer to each *training* question, as ``cli.py feedback``
+      does: right when it holds the answer, wrong when it gives another value
+      for the question (the disagreement detector against the right one),
+      nothing when it gives none. Held-out answers are never shown.
     * The same run twice, each on a fresh store: meta-memory on, and off
       (``--no-metamemory``, the ablation).
 
@@ -203,6 +208,9 @@ class RunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     debts_deferred: int
     wisdom_promotions: int
     promotions_citing_unresolved: int
+    review_right: int
+    review_wrong: int
+    review_not_an_answer: int
     mrr_default: float
     mrr_hybrid: float
     mrr_cosine: float
@@ -290,8 +298,10 @@ def _run(
     server: LyingServer,
     data_dir: Path,
     iterations: int,
+    review: bool = True,
 ) -> RunReport:
     t0 = time.perf_counter()
+    marks: Counter[str] = Counter()
     llm_id = Source("llm", model_ref(server.base_url, MODEL)).id
     asked_before = sum(server.asked.values())
     with Core(data_dir, durable=False) as core:
@@ -326,6 +336,8 @@ def _run(
                 for _ in range(iterations):
                     learner.step()
                     used += 1
+                if review and learner.meta is not None and item is train[-1]:
+                    marks = _user_review(core, learner.meta.meta, train, corpus)
             learner.run(0)
             distrusted = learner.chaperone.counters.get("distrusted", 0)
         finally:
@@ -348,8 +360,49 @@ def _run(
             llm_asked=sum(server.asked.values()) - asked_before,
             distrusted=int(distrusted),
             ranks=ranks,
+            marks=marks,
             seconds=time.perf_counter() - t0,
         )
+
+
+def _user_review(core: Core, meta: Any, train: Sequence[QAItem], corpus: Path) -> Counter[str]:
+    """A user reads the default recall's top answer to each training question and says
+    whether it is right (``cli.py feedback``, in the question's domain): the second,
+    consistent signal that moves a trace's strength. A top passage that gives no value
+    for the question (no conflict with the right answer) is not marked. Held-out answers
+    are never shown."""
+    from sentient_core.learning.offline import CorpusAnswerer
+    from sentient_core.metamemory import domain_of
+    from sentient_core.metamemory.disagreement import detect_disagreement
+    from sentient_core.metamemory.feedback import feedback
+    from sentient_core.metamemory.recall import ScoredRecall
+
+    scored = ScoredRecall(core.memory, meta)  # the learner's own meta-memory
+    stats = TermStats(CorpusAnswerer([corpus], include_python_docs=False).passages)
+    marks: Counter[str] = Counter()
+    for it in train:
+        hits = scored.hits(it.q, 1)
+        if not hits:
+            continue
+        text = hits[0].record.text
+        right = first_answer(text, it.answers) is not None
+        # "Wrong" only for a passage that gives another value next to the question's
+        # identifiers than the right one (as the disagreement detector reads it); one
+        # that gives none (a fragment of the right entry, another entry) is no answer.
+        truth = _sentence(it.q, it.answers[0])
+        if not right and detect_disagreement(it.q, text, truth, stats) is None:
+            marks["not an answer"] += 1
+            continue
+        feedback(
+            meta,
+            hits[0].record,
+            right=right,
+            note=f"review of the answer to {it.q!r}",
+            session="review",
+            domain=domain_of(it.q, None, stats),
+        )
+        marks["right" if right else "wrong"] += 1
+    return marks
 
 
 def _measure(core: Core, **kw: Any) -> RunReport:
@@ -451,6 +504,9 @@ def _measure(core: Core, **kw: Any) -> RunReport:
         debts_deferred=sum(1 for d in debts if d.status == "deferred"),
         wisdom_promotions=len(promotions),
         promotions_citing_unresolved=unresolved,
+        review_right=kw["marks"]["right"],
+        review_wrong=kw["marks"]["wrong"],
+        review_not_an_answer=kw["marks"]["not an answer"],
         mrr_default=_mrr(kw["ranks"]["default"]),
         mrr_hybrid=_mrr(kw["ranks"]["hybrid"]),
         mrr_cosine=_mrr(kw["ranks"]["cosine"]),

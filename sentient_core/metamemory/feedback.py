@@ -19,11 +19,18 @@ __all__ = ["feedback"]
 
 
 def feedback(
-    meta: MetaMemory, trace: TraceRecord, *, right: bool, note: str = "", session: str = ""
+    meta: MetaMemory,
+    trace: TraceRecord,
+    *,
+    right: bool,
+    note: str = "",
+    session: str = "",
+    domain: str = "",
 ) -> dict[str, Any]:
     """A user's verdict on a trace: ``--wrong`` is a surprise event (s = 1), a judged
     failure and a negative credit signal; ``--right`` a judged success and a positive
-    credit signal (not a surprise: nothing was unexpected)."""
+    credit signal (not a surprise: nothing was unexpected). ``domain``: the event's
+    domain (default: the domain of the trace's text)."""
     before = trace.strength
     if right:
         result = meta.credit.apply([CreditSignal(trace=trace.id, direction=1, magnitude=1.0)])
@@ -35,7 +42,7 @@ def feedback(
             action="recall",
             magnitude=1.0,
             basis=SurpriseBasis(rule="user", inputs={"note": note[:500]}, detail="the user"),
-            domain=domain_of(trace.text[:500]),
+            domain=domain or domain_of(trace.text[:500]),
             source=source_id(trace.source),
             cause="user_feedback",
             time=time.time(),
