@@ -55,7 +55,7 @@ from kernels.config import jit
 from kernels.holographic import _heap_push, _heap_replace_root, _worse, topk_cosine
 from kernels.segments import Packed, Segment, pack
 
-__all__ = ["K1", "B", "ceiling", "hybrid_topk", "scores", "topk"]
+__all__ = ["K1", "B", "ceiling", "hybrid_topk", "scores", "topk", "warmup_index"]
 
 K1 = 1.2
 B = 0.75
@@ -560,7 +560,8 @@ def finish_hybrid(acc, touched, nt, ceil, codes, qcode, alpha, k, valid, seen=No
 _NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
-def _warmup() -> None:
+def warmup_index() -> tuple[Segment, np.ndarray, np.ndarray, np.ndarray]:
+    """A two-row index (segment, doc_len, query terms, unit codes) to compile kernels on."""
     from kernels.lexical import TermCounts
     from kernels.segments import build_segment
 
@@ -573,7 +574,12 @@ def _warmup() -> None:
     seg = build_segment(counts, np.array([0, 1], dtype=np.int64))
     doc_len = np.array([3, 1], dtype=np.int32)
     terms = np.array([9, 3], dtype=np.uint64)
+    codes = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+    return seg, doc_len, terms, codes
+
+
+def _warmup() -> None:
+    seg, doc_len, terms, codes = warmup_index()
     scores([seg], terms, doc_len=doc_len)
     topk([seg], terms, 2, doc_len=doc_len, valid=np.ones(2, dtype=np.uint8))
-    codes = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
     hybrid_topk([seg], terms, 2, doc_len=doc_len, codes=codes, query_code=codes[0], alpha=0.5)

@@ -44,6 +44,7 @@ from kernels.bm25 import (
     _offer,
     _run,
     ceiling,
+    warmup_index,
 )
 from kernels.checks import check_array, check_int, check_scalar
 from kernels.config import jit
@@ -305,22 +306,12 @@ def scored_hybrid_topk(
 
 
 def _warmup() -> None:
-    from kernels.lexical import TermCounts
-    from kernels.segments import build_segment
-
-    counts = TermCounts(
-        np.array([0, 2, 3], dtype=np.int64),
-        np.array([3, 9, 9], dtype=np.uint64),
-        np.array([1, 2, 1], dtype=np.uint16),
-        np.array([3, 1], dtype=np.int64),
-    )
-    seg = build_segment(counts, np.array([0, 1], dtype=np.int64))
-    codes = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+    seg, doc_len, terms, codes = warmup_index()
     scored_hybrid_topk(
         [seg],
-        np.array([9, 3], dtype=np.uint64),
+        terms,
         2,
-        doc_len=np.array([3, 1], dtype=np.int32),
+        doc_len=doc_len,
         codes=codes,
         query_code=codes[0],
         alpha=0.5,

@@ -126,8 +126,14 @@ def test_a_server_killed_mid_answer_falls_back_and_the_next_server_answers(tmp_p
     server = LlamaServer(log=tmp_path / "server.log").start()
     try:
         with UsageProxy(_upstream(server)) as proxy, Core(tmp_path / "d") as core:
+            # One failure opens the circuit: the iteration that asks a user's question
+            # makes only that one call to the model (its own gaps wait).
             settings = _settings(
-                proxy.base_url, corpus, answer_max_tokens=500, breaker_cool_down_s=0.0
+                proxy.base_url,
+                corpus,
+                answer_max_tokens=500,
+                breaker_failures=1,
+                breaker_cool_down_s=0.0,
             )
             with build_learner(core, settings, env={}) as learner:
 

@@ -187,7 +187,6 @@ class Chaperone:
         self._log = InteractionLog(log_size, clock)
         # Calls that leave the process during the request being handled (per thread).
         self._calls = threading.local()
-        self._term_stats: tuple[tuple[str, ...], TermStats] | None = None
         self._topics: tuple[tuple[str, ...], tuple[CorpusTopic, ...]] | None = None
         self._lock = threading.Lock()
         self._counters: dict[str, int] = dict.fromkeys(
@@ -224,22 +223,9 @@ class Chaperone:
             return {**self._counters, "by_type": dict(self._by_type)}
 
     def term_stats(self) -> TermStats | None:
-        """Document frequencies over the offline corpus's passages (idf for relevance).
-
-        Built once per corpus index (a refresh builds a new one); None without
-        an offline answerer.
-        """
-        if self.answerer is None:
-            return None
-        own = getattr(self.answerer, "term_stats", None)
-        if own is not None:
-            return own()  # the answerer's (it ranks with the same weights)
-        passages = self.answerer.passages
-        cached = self._term_stats
-        if cached is None or cached[0] is not passages:
-            cached = (passages, TermStats(passages))
-            self._term_stats = cached
-        return cached[1]
+        """Document frequencies over the offline corpus's passages (idf for relevance):
+        the answerer's own (it re-ranks with the same weights); None without one."""
+        return None if self.answerer is None else self.answerer.term_stats()
 
     def topics(self) -> tuple[CorpusTopic, ...]:
         """What the offline corpus can answer: each document's most salient phrase.

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from itertools import chain, islice
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
@@ -93,10 +93,8 @@ class TraceColumns:
         prime_counts: np.ndarray,
         primes: np.ndarray,
     ) -> None:
-        n = len(recs)
-
         def col(name: str, dtype: type) -> np.ndarray:
-            return np.fromiter(map(attrgetter(name), recs), dtype=dtype, count=n)
+            return _column(recs, name, dtype)
 
         self.ids = col("id", np.int64)
         self.rows = col("row", np.int64)
@@ -123,20 +121,28 @@ class TraceColumns:
     @classmethod
     def of_raw(cls, values: Sequence[bytes | memoryview], where: str) -> TraceColumns:
         """Columns of stored trace values (bytes or memoryviews)."""
-        decode = _FIELDS_DECODER.decode
-        try:
-            recs = [decode(v) for v in values]
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            # Find the bad one and let the store's codec name the problem
-            # (SchemaVersionError for a newer record, CorruptRecordError otherwise).
-            for v in values:
-                TRACES.decode(v, where=where)
-            raise
-        if any(r.v != TRACES.version for r in recs):
-            bad = next(r for r in recs if r.v != TRACES.version)
-            TRACES.decode(values[recs.index(bad)], where=f"{where}/{bad.id}")
+        recs = _decode_batch(_FIELDS_DECODER, values, where)
         counts, flat = _primes_from_raw([r.primes for r in recs], where)
         return cls(recs, _smf_from_raw([r.smf for r in recs]), counts, flat)
+
+
+def _column(recs: Sequence[Any], name: str, dtype: type) -> np.ndarray:
+    return np.fromiter(map(attrgetter(name), recs), dtype=dtype, count=len(recs))
+
+
+def _decode_batch(decoder: Any, values: Sequence[bytes | memoryview], where: str) -> list[Any]:
+    """Partial records of stored trace values; a bad one is named by the store's codec
+    (SchemaVersionError for a newer record, CorruptRecordError otherwise)."""
+    try:
+        recs = [decoder.decode(v) for v in values]
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        for v in values:  # find the bad one and let the codec name the problem
+            TRACES.decode(v, where=where)
+        raise
+    bad = next((r for r in recs if r.v != TRACES.version), None)
+    if bad is not None:
+        TRACES.decode(values[recs.index(bad)], where=f"{where}/{bad.id}")
+    return recs
 
 
 def iter_chunks(txn: Txn, chunk: int = CHUNK) -> Iterator[TraceColumns]:
@@ -247,7 +253,7 @@ class ScorerColumns:
         n = len(recs)
 
         def col(name: str, dtype: type) -> np.ndarray:
-            return np.fromiter(map(attrgetter(name), recs), dtype=dtype, count=n)
+            return _column(recs, name, dtype)
 
         self.ids = col("id", np.int64)
         self.rows = col("row", np.int64)
@@ -293,20 +299,11 @@ def scorer_columns(txn: Txn, chunk: int = CHUNK) -> ScorerColumns:
     """
     where = f"{txn.store.path} traces"
     values = txn.cursor("traces").iternext(keys=False)
-    decode = _SCORER_DECODER.decode
     parts: list[ScorerColumns] = []
     while True:
         batch = list(islice(values, chunk))
         if not batch:
             return ScorerColumns.concat(parts)
-        try:
-            recs = [decode(v) for v in batch]
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            for v in batch:  # the store's codec names the problem
-                TRACES.decode(v, where=where)
-            raise
-        bad = next((r for r in recs if r.v != TRACES.version), None)
-        if bad is not None:
-            TRACES.decode(batch[recs.index(bad)], where=f"{where}/{bad.id}")
+        recs = _decode_batch(_SCORER_DECODER, batch, where)
         # Within the transaction: the raw texts point into its buffers.
         parts.append(ScorerColumns(recs))
