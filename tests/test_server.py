@@ -149,7 +149,16 @@ def test_asked_question_is_streamed_and_recall_explains(tmp_path):
         assert hits.status_code == 200 and body["hits"]
         top = body["hits"][0]
         assert "bees" in top["source"] and "danc" in " ".join(top["explain"]["shared_terms"])
-        assert top["explain"]["cosine"] == pytest.approx(top["score"])
+        # Ranked as `cli.py recall`: the learned scorer over the hybrid, this learner's
+        # meta-memory; the explanation's cosine is the codes' own.
+        from sentient_core.metamemory.recall import ScoredRecall
+
+        want = ScoredRecall(s.host.core.memory, s.host.learner.meta.meta).recall(
+            "waggle dance bees", 3
+        )
+        assert [h["id"] for h in body["hits"]] == [h.record.id for h in want]
+        assert top["score"] == pytest.approx(want[0].score)
+        assert top["explain"]["cosine"] == pytest.approx(want[0].cosine)
         assert s.client.get("/recall", params={"q": "x", "k": 0}).status_code == 400
         assert s.client.get("/recall", params={"k": 3}).status_code == 400
         questions = [e for _, e in read_events(s.host.core.store) if isinstance(e, QuestionEvent)]

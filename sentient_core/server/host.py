@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -143,6 +144,7 @@ class LearnerHost:
         self.started = 0
         self.unsafe = log_unsafe(effective, self.bus)
         self.learner: Learner = self._build()
+        self._scored: tuple[Any, Any] | None = None  # (meta-memory, its ScoredRecall)
         self.flusher = Flusher(self.bus, effective.settings.server.flush_delay_ms / 1000.0)
         self.bus.flush()
 
@@ -220,10 +222,16 @@ class LearnerHost:
         return FocusReply(id=goal.id, topic=goal.topic, status=goal.status)
 
     def recall(self, query: str, k: int, explain: bool, threshold: float = 0.0) -> RecallReply:
-        """The ``k`` traces most similar to ``query`` (read-only: no use count bumped)."""
+        """The ``k`` traces ``cli.py recall`` ranks first for ``query`` — the learned scorer
+        over the hybrid, with the learner's meta-memory (the hybrid alone when it runs
+        without one) — read-only: no use count bumped."""
         from kernels import smf
 
-        hits = self.core.memory.recall(query, k=k, threshold=threshold, touch=False)
+        scored = self._scored_recall()
+        if scored is not None:
+            hits = scored.hits(query, k, threshold=threshold)
+        else:
+            hits = self.core.memory.recall(query, k=k, threshold=threshold, touch=False)
         terms = set(content_terms(query))
         now = self.core.observer.smf
         out = []
@@ -233,7 +241,7 @@ class LearnerHost:
             if explain:
                 shared = sorted(terms & set(content_terms(r.text)))
                 why = RecallExplain(
-                    cosine=h.score,
+                    cosine=h.cosine if h.cosine is not None else h.score,
                     relevance=relevance(query, r.text),
                     shared_terms=tuple(shared),
                     smf_similarity=smf.similarity_pair(_as_array(r.smf), now),
@@ -254,6 +262,17 @@ class LearnerHost:
                 )
             )
         return RecallReply(query=query, k=k, hits=out)
+
+    def _scored_recall(self) -> Any:
+        """The current learner's meta-memory's scored recall (None without meta-memory)."""
+        meta = self.learner.meta.meta if self.learner.meta is not None else None
+        if meta is None:
+            return None
+        if self._scored is None or self._scored[0] is not meta:
+            from sentient_core.metamemory.recall import ScoredRecall
+
+            self._scored = (meta, ScoredRecall(self.core.memory, meta))
+        return self._scored[1]
 
     def logs(self, count: int) -> list[dict]:
         """The chaperone's interaction log, the last ``count`` entries, oldest first."""
