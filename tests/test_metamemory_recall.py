@@ -272,3 +272,16 @@ def test_scorer_columns_decode_what_the_records_hold(tmp_path):
         a, b = getattr(got, name), getattr(want, name)
         assert a == b if isinstance(a, list) else np.array_equal(a, b), name
     assert got.retired.sum() == 2 and not got.blank.any()
+
+
+def test_a_trace_stored_after_the_factor_table_waits_for_the_next_refresh(parts):
+    mem, meta, texts = parts
+    sr = ScoredRecall(mem, meta)
+    sr.recall(texts[1], 3, domain="d", now=T0 + 5000)  # builds the table over 120 rows
+    built = sr._refresh
+    sr._refresh = lambda domain, now: None  # as if another thread stored right after it
+    new = mem.store(texts[1] + " again", source="local:/c/a.txt")
+    hits = sr.recall(texts[1] + " again", 3, domain="d", now=T0 + 5000)
+    assert hits and new.id not in [h.record.id for h in hits]  # no factors yet: not a row
+    sr._refresh = built
+    assert sr.recall(texts[1] + " again", 1, domain="d", now=T0 + 5000)[0].record.id == new.id
