@@ -70,9 +70,15 @@ def test_panel_drives_the_learner_live_and_reconnects(tmp_path):
                 lambda: any("rhyolitic" in t for t in browser.log_items("question")),
                 what="the second question's event",
             )
-            # Charts drew from the stream, with text alternatives.
-            assert "iteration" in d.find_element(By.CSS_SELECTOR, "#chart-coherence .summary").text
-            assert "strongest axes" in d.find_element(By.CSS_SELECTOR, "#chart-smf .summary").text
+            # Charts drew from the stream, with text alternatives (read through wait: a chart
+            # redrawn by the next event replaces its summary element under the reader).
+            for chart, words in (("coherence", "iteration"), ("smf", "strongest axes")):
+                browser.wait(
+                    lambda chart=chart, words=words: (
+                        words in d.find_element(By.CSS_SELECTOR, f"#chart-{chart} .summary").text
+                    ),
+                    what=f"the {chart} chart's summary",
+                )
             d.save_screenshot(str(tmp_path / "panel-learning.png"))
             # Meta-memory's events read as a line, like the live view's, not raw JSON.
             from sentient_core.events import MetaMemoryEvent
