@@ -65,26 +65,27 @@ import msgspec
 import numpy as np
 
 from kernels.holographic import topk_cosine
-from kernels.lexical import TermCounts
-from kernels.segments import Packed, build_segment_unchecked, pack
 from sentient_core.confine import ConfinedDir, ConfinementError
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.errors import ArgumentError
 from sentient_core.ingest import IngestError, extract_bytes, iter_files
+from sentient_core.learning.corpus_index import (
+    Block,
+    assemble,
+    build_doc_blocks,
+    default_doc_blocks,
+    encode_blocks,
+)
 from sentient_core.learning.splitting import (
     PASSAGE_CHARS,
-    passage_headings,
     passage_spans,
     split_passages,
     split_sentences,
     with_heading,
 )
 from sentient_core.memory import lexical
-from sentient_core.memory import terms as memory_terms
-from sentient_core.pydocs import documents as pydoc_documents
 from sentient_core.relevance import TermStats, relevance
 from sentient_core.safetext import safe_path_text
-from sentient_core.store import terms as store_terms
 from sentient_core.vocab import Source
 
 __all__ = [
@@ -137,94 +138,6 @@ class CorpusStats(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     code_dim: Annotated[int, msgspec.Meta(ge=1)]
     docs_build_s: Annotated[float, msgspec.Meta(ge=0.0)]
     refresh_s: Annotated[float, msgspec.Meta(ge=0.0)]
-
-
-# --------------------------------------------------------------------------- shipped docs
-
-
-class _Block(msgspec.Struct, frozen=True):
-    """Passages of one document or file: their spans, codes (unit or zero rows) and terms."""
-
-    source: Source
-    passages: tuple[str, ...]
-    spans: tuple[tuple[int, int], ...]
-    codes: np.ndarray
-    terms: TermCounts
-    # The heading of each passage's section ("" for none), indexed with it.
-    headings: tuple[str, ...] = ()
-    # (dev, inode, mtime_ns, size) of a file, to skip unchanged ones.
-    stamp: tuple[int, ...] = ()
-
-
-def _encode_blocks(
-    encoder: TextEncoder, docs: Sequence[tuple[Source, str]], max_chars: int
-) -> list[_Block]:
-    texts: list[str] = []
-    headings: list[str] = []
-    spans: list[tuple[int, int]] = []
-    ranges: list[tuple[Source, int, int]] = []
-    for source, text in docs:
-        cut = passage_spans(text, max_chars)
-        ranges.append((source, len(texts), len(texts) + len(cut)))
-        texts.extend(text[a:b] for a, b in cut)
-        headings.extend(passage_headings(text, cut))
-        spans.extend(cut)
-    # A passage is ranked with its section's heading (a changelog entry's version
-    # line, a page title): the words that say what the passage is about.
-    indexed = [with_heading(h, t) for h, t in zip(headings, texts, strict=True)]
-    codes = (
-        encoder.encode_batch(indexed)
-        if indexed
-        else np.zeros((0, encoder.code_dim), dtype=np.float32)
-    )
-    counts = memory_terms.count(indexed)
-    return [
-        _Block(
-            source=src,
-            passages=tuple(texts[a:b]),
-            spans=tuple(spans[a:b]),
-            codes=codes[a:b],
-            terms=_slice_terms(counts, a, b),
-            headings=tuple(headings[a:b]),
-        )
-        for src, a, b in ranges
-    ]
-
-
-def _slice_terms(counts: TermCounts, a: int, b: int) -> TermCounts:
-    lo, hi = int(counts.offsets[a]), int(counts.offsets[b])
-    return TermCounts(
-        counts.offsets[a : b + 1] - lo, counts.terms[lo:hi], counts.tfs[lo:hi], counts.lengths[a:b]
-    )
-
-
-@functools.cache
-def _default_doc_blocks(code_dim: int, max_chars: int) -> tuple[tuple[_Block, ...], float]:
-    """Shipped-docs index for the default encoder, built once per process."""
-    return _build_doc_blocks(get_encoder("token", code_dim=code_dim), max_chars)
-
-
-def _build_doc_blocks(encoder: TextEncoder, max_chars: int) -> tuple[tuple[_Block, ...], float]:
-    t0 = time.perf_counter()
-    docs = [(Source("corpus", d.ref), d.text) for d in pydoc_documents()]
-    blocks = tuple(_encode_blocks(encoder, docs, max_chars))
-    return blocks, time.perf_counter() - t0
-
-
-# --------------------------------------------------------------------------- answerer
-
-
-class _Index(msgspec.Struct, frozen=True):
-    """An immutable snapshot: swapped whole by refresh(), so answer() needs no lock."""
-
-    passages: tuple[str, ...]
-    sources: tuple[Source, ...]
-    spans: tuple[tuple[int, int], ...]
-    headings: tuple[str, ...]
-    codes: np.ndarray
-    packed: Packed
-    doc_len: np.ndarray
-    avgdl: float
 
 
 def summarize_extractive(
@@ -313,18 +226,18 @@ class CorpusAnswerer:
         self.allow_hardlinks = allow_hardlinks
         self._encoder = encoder or _default_encoder(DEFAULT_CODE_DIM)
         self._lock = threading.Lock()  # serialises refresh(); answer() reads a snapshot
-        self._doc_blocks: tuple[_Block, ...] = ()
+        self._doc_blocks: tuple[Block, ...] = ()
         docs_s = 0.0
         if include_python_docs:
             if encoder is None:
-                self._doc_blocks, docs_s = _default_doc_blocks(DEFAULT_CODE_DIM, passage_chars)
+                self._doc_blocks, docs_s = default_doc_blocks(DEFAULT_CODE_DIM, passage_chars)
             else:
-                self._doc_blocks, docs_s = _build_doc_blocks(encoder, passage_chars)
+                self._doc_blocks, docs_s = build_doc_blocks(encoder, passage_chars)
         self._docs_build_s = docs_s
-        self._file_blocks: dict[str, _Block] = {}
+        self._file_blocks: dict[str, Block] = {}
         self.skipped: list[tuple[str, str]] = []
         self._refresh_s = 0.0
-        self._index = self._assemble(())
+        self._index = assemble((), self.code_dim)
         self.refresh()
 
     @property
@@ -414,7 +327,7 @@ class CorpusAnswerer:
         with self._lock, contextlib.ExitStack() as stack:
             t0 = time.perf_counter()
             old = self._file_blocks
-            blocks: dict[str, _Block] = {}
+            blocks: dict[str, Block] = {}
             skipped: list[tuple[str, str]] = []
             todo: list[tuple[str, tuple[int, ...], bytes]] = []
             order: list[str] = []
@@ -485,7 +398,7 @@ class CorpusAnswerer:
                 stamps.append(stamp)
                 fresh_paths.append(path)
             for block, stamp, path in zip(
-                _encode_blocks(self._encoder, fresh, self.passage_chars),
+                encode_blocks(self._encoder, fresh, self.passage_chars),
                 stamps,
                 fresh_paths,
                 strict=True,
@@ -495,50 +408,9 @@ class CorpusAnswerer:
             self._file_blocks = {p: blocks[p] for p in order if p in blocks}
             ordered = list(self._file_blocks.values())
             self.skipped = skipped
-            self._index = self._assemble([*self._doc_blocks, *ordered])
+            self._index = assemble([*self._doc_blocks, *ordered], self.code_dim)
             self._refresh_s = time.perf_counter() - t0
             return len(fresh)
-
-    def _assemble(self, blocks: Sequence[_Block]) -> _Index:
-        passages: list[str] = []
-        sources: list[Source] = []
-        spans: list[tuple[int, int]] = []
-        headings: list[str] = []
-        for b in blocks:
-            passages.extend(b.passages)
-            sources.extend([b.source] * len(b.passages))
-            spans.extend(b.spans)
-            headings.extend(b.headings or ("",) * len(b.passages))
-        dim = self.code_dim
-        codes = (
-            np.ascontiguousarray(np.concatenate([b.codes for b in blocks]), dtype=np.float32)
-            if blocks
-            else np.zeros((0, dim), dtype=np.float32)
-        )
-        counts = store_terms.concat([b.terms for b in blocks]) if blocks else None
-        if counts is None or not passages:
-            packed, doc_len, avgdl = pack([], check=False), np.zeros(0, np.int32), 0.0
-        else:
-            seg = build_segment_unchecked(
-                counts.offsets[:-1],
-                counts.offsets[1:],
-                counts.terms,
-                counts.tfs,
-                np.arange(len(passages), dtype=np.int64),
-            )
-            packed = pack([seg], check=False)
-            doc_len = np.minimum(counts.lengths, 2**31 - 1).astype(np.int32)
-            avgdl = float(doc_len.mean())
-        return _Index(
-            passages=tuple(passages),
-            sources=tuple(sources),
-            spans=tuple(spans),
-            headings=tuple(headings),
-            codes=codes,
-            packed=packed,
-            doc_len=doc_len,
-            avgdl=avgdl,
-        )
 
     def answer(self, question: str, k: int = 3, min_score: float = 0.12) -> OfflineAnswer:
         """Up to ``k`` passages most relevant to ``question`` scoring at least ``min_score``.
