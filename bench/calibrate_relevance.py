@@ -15,6 +15,14 @@ and calls the question a success when it kept any — and prints:
 and the smallest threshold whose precision is at least the target (0.9) on
 every set. ``sentient_core.relevance.RELEVANT`` is set from this output.
 
+A second curve, at ``RELEVANT``, is over the answerer's *margin* (how far its best
+passage's ranking key beats the best candidate it did not give): a success also
+needs margin ≥ m, as the judge asks of ``DECISIVE``. Each row is also computed on
+the odd and the even questions alone (a threshold read off one half holds on
+the other, or it is fitted to noise). ``sentient_core.relevance.DECISIVE`` is
+read off this curve (together with the learn runs of ``cli.py evaluate``, whose
+judge precision is what the target is about).
+
 Run from a checkout with the package installed::
 
     python bench/calibrate_relevance.py [--k 3] [--target 0.9] [--json]
@@ -32,23 +40,25 @@ from sentient_core.evaluation.qa import load_qa, normalize
 from sentient_core.learning.chaperone import Chaperone
 from sentient_core.learning.offline import CorpusAnswerer
 from sentient_core.learning.splitting import with_heading
-from sentient_core.relevance import RELEVANT, TermStats, relevance
+from sentient_core.relevance import DECISIVE, RELEVANT, TermStats, relevance
 
 DATA = Path(__file__).resolve().parent / "data"
 SETS = ("pydoc", "debian")
 THRESHOLDS = np.round(np.arange(0.30, 1.001, 0.05), 2)
+MARGINS = np.round(np.arange(0.0, 0.601, 0.05), 2)
 # What the chaperone asks the offline answerer for (its defaults).
 _DEFAULTS = Chaperone.__init__.__kwdefaults__ or {}
 ANSWER_K = int(_DEFAULTS.get("answer_k", 3))
 ANSWER_MIN_SCORE = float(_DEFAULTS.get("min_score", 0.12))
 
 
-def questions_of(name: str, k: int) -> list[list[tuple[float, bool]]]:
-    """Per question: (relevance, holds-an-answer) of each passage the answerer returns."""
+def questions_of(name: str, k: int) -> tuple[list[list[tuple[float, bool]]], list[float]]:
+    """Per question: (relevance, holds-an-answer) of each passage the answerer returns;
+    and the answer's margin."""
     items = load_qa(DATA / name / "qa.json")
     answerer = CorpusAnswerer([DATA / name / "corpus"], include_python_docs=False)
     stats = TermStats(answerer.passages)
-    out = []
+    out, margins = [], []
     for item in items:
         answers = [normalize(a) for a in item.answers]
         answer = answerer.answer(item.q, k=k, min_score=ANSWER_MIN_SCORE)
@@ -57,6 +67,34 @@ def questions_of(name: str, k: int) -> list[list[tuple[float, bool]]]:
         out.append(
             [(relevance(item.q, p, stats), any(a in normalize(p) for a in answers)) for p in shown]
         )
+        margins.append(answer.margin if answer.margin is not None else 0.0)
+    return out, margins
+
+
+def margin_curve(questions: list[list[tuple[float, bool]]], margins: list[float]) -> list[dict]:
+    """Successes at RELEVANT that also have margin ≥ m: all questions, odd, even."""
+
+    def row(idx: list[int], m: float) -> tuple[int, float, float]:
+        answerable = sum(any(hit for _, hit in questions[i]) for i in idx)
+        kept = [
+            [hit for r, hit in questions[i] if r >= RELEVANT - 1e-12]
+            for i in idx
+            if margins[i] >= m - 1e-12
+        ]
+        successes = [k for k in kept if k]
+        good = sum(any(k) for k in successes)
+        precision = good / len(successes) if successes else float("nan")
+        return len(successes), precision, good / max(answerable, 1)
+
+    n = len(questions)
+    halves = {"all": list(range(n)), "odd": list(range(1, n, 2)), "even": list(range(0, n, 2))}
+    out = []
+    for m in MARGINS:
+        r = {"margin": float(m)}
+        for half, idx in halves.items():
+            kept, precision, recall = row(idx, float(m))
+            r[half] = {"kept": kept, "precision": precision, "recall": recall}
+        out.append(r)
     return out
 
 
@@ -86,7 +124,9 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=0.9, help="precision wanted (0.9)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    curves = {name: curve(questions_of(name, args.k)) for name in SETS}
+    asked = {name: questions_of(name, args.k) for name in SETS}
+    curves = {name: curve(q) for name, (q, _) in asked.items()}
+    margins = {name: margin_curve(q, m) for name, (q, m) in asked.items()}
     ok = [
         t
         for i, t in enumerate(THRESHOLDS)
@@ -94,7 +134,18 @@ def main() -> None:
     ]
     chosen = float(ok[0]) if ok else None
     if args.json:
-        print(json.dumps({"curves": curves, "chosen": chosen, "current": RELEVANT}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "curves": curves,
+                    "chosen": chosen,
+                    "current": RELEVANT,
+                    "margin_curves": margins,
+                    "decisive": DECISIVE,
+                },
+                indent=2,
+            )
+        )
         return
     for name, c in curves.items():
         print(f"{name}: threshold  successes  precision  recall")
@@ -105,6 +156,18 @@ def main() -> None:
             )
     print(f"smallest threshold with precision >= {args.target} on every set: {chosen}")
     print(f"sentient_core.relevance.RELEVANT = {RELEVANT}")
+    for name, c in margins.items():
+        print(
+            f"{name} at relevance {RELEVANT}: margin  successes  precision  recall   (odd | even)"
+        )
+        for row in c:
+            a, o, e = row["all"], row["odd"], row["even"]
+            print(
+                f"  {row['margin']:14.2f} {a['kept']:5d} {a['precision']:10.3f} {a['recall']:7.3f}"
+                f"   ({o['precision']:.3f} {o['recall']:.3f} | {e['precision']:.3f}"
+                f" {e['recall']:.3f})"
+            )
+    print(f"sentient_core.relevance.DECISIVE = {DECISIVE}")
 
 
 if __name__ == "__main__":

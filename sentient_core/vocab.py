@@ -211,7 +211,9 @@ class ChaperoneResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True,
     answers from the local corpus make none.
     ``passages`` — the answer's passages, best first, each with its own source
     and offsets; they are stored one trace set each, never glued under one
-    name (``content`` and ``sources`` summarise them).
+    name (``content`` and ``sources`` summarise them). ``margin`` — for a
+    ranked answer (the local corpus), how far its best passage's ranking key beats
+    the best passage it did not give; None when the source does not rank.
     """
 
     request_id: str
@@ -231,6 +233,7 @@ class ChaperoneResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True,
     tokens: NonNeg = 0
     tool_calls: NonNeg = 0
     elapsed_s: Annotated[float, msgspec.Meta(ge=0.0)] = 0.0
+    margin: float | None = None
 
 
 # ----------------------------------------------------------------------------- outcomes
@@ -275,10 +278,15 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
         Chunks memory already held (stored nothing; the holder's use count went up).
     known_trace : int
         A trace that already held them (-1 if none).
+    best_known : bool
+        The best passage (the most relevant) was among them: memory already held
+        the answer, and any new chunks are passages ranked below it.
     relevance : float or None
         How well the stored passage answers the question (the calibrated
         :func:`sentient_core.relevance.relevance`); None when there was no
         question to answer (a requested fetch or read).
+    margin : float or None
+        The response's :attr:`ChaperoneResponse.margin` (None: the source does not rank).
     content_chars : int
         Length of the response's content.
     answer, question : str
@@ -294,7 +302,9 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
     integrated_chunks: NonNeg = 0
     known_chunks: NonNeg = 0
     known_trace: int = -1
+    best_known: bool = False
     relevance: float | None = None
+    margin: float | None = None
     content_chars: NonNeg = 0
     answer: str = ""
     question: str = ""
@@ -308,6 +318,7 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
         question: str = "",
         known_chunks: int = 0,
         known_trace: int = -1,
+        best_known: bool = False,
         relevance: float | None = None,
         answer: str | None = None,
     ) -> IterationOutcome:
@@ -322,7 +333,9 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
             integrated_chunks=integrated_chunks,
             known_chunks=known_chunks,
             known_trace=known_trace,
+            best_known=best_known,
             relevance=relevance,
+            margin=response.margin,
             content_chars=len(response.content),
             answer=response.content if answer is None else answer,
             question=question,

@@ -260,6 +260,11 @@ def test_learn_mode_metrics_agree_with_the_audit_log(tiny, tmp_path):
     assert (judge.qa_success, judge.qa_verified) == (len(on_qa), len(good))
     assert judge.own_success == len(judged) - len(on_qa)
     assert judge.precision == (len(good) / len(on_qa) if on_qa else None)
+    # Recall: every verdict on a Q/A question whose stored text holds an answer.
+    verdicts = [e for e in events if isinstance(e, JudgeEvent) and question_of.get(e.id) in by_q]
+    holding = [e for e in verdicts if _has(text_of.get(e.id, ""), by_q[question_of[e.id]].answers)]
+    assert judge.qa_answer_stored == len(holding)
+    assert judge.recall == (len(good) / len(holding) if holding else None)
     assert on_qa, "the offline learner answers at least one of these questions"
 
 

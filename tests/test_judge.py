@@ -485,6 +485,45 @@ def test_an_irrelevant_passage_is_a_failure_even_when_grounded():
     )
 
 
+def test_an_ambiguous_ranked_answer_is_could_not_verify_not_success():
+    # The corpus ranked a passage it did not give within DECISIVE of its best: stored,
+    # but not claimed as learned.
+    v = Judge().judge(outcome(**GROUNDED_ANSWER, relevance=0.9, margin=0.05))
+    assert (v.outcome, v.basis) == ("could_not_verify", "deterministic")
+    assert v.reason.startswith("ambiguous") and "0.05" in v.reason
+    assert Judge().judge(outcome(**GROUNDED_ANSWER, relevance=0.9, margin=0.5)).outcome == (
+        "success"
+    )
+    # A source that does not rank (a fetch, a model) gives no margin: nothing changes.
+    assert Judge().judge(outcome(**GROUNDED_ANSWER, relevance=0.9, margin=None)).outcome == (
+        "success"
+    )
+    # The threshold is the judge's; relevance and novelty decide first.
+    assert (
+        Judge(decisive=0.0).judge(outcome(**GROUNDED_ANSWER, relevance=0.9, margin=0.05)).outcome
+        == "success"
+    )
+    assert (
+        Judge().judge(outcome(**GROUNDED_ANSWER, relevance=0.2, margin=0.05)).outcome == "failure"
+    )
+    known = {**GROUNDED_ANSWER, "integrated_chunks": 0}
+    v = Judge().judge(outcome(**known, relevance=0.9, margin=0.05, known_chunks=1, known_trace=3))
+    assert v.outcome == "not_applicable" and v.reason.startswith("already known")
+
+
+def test_new_chunks_below_a_best_passage_memory_held_are_already_known():
+    base = {**GROUNDED_ANSWER, "integrated_chunks": 2}
+    v = Judge().judge(
+        outcome(**base, relevance=0.9, known_chunks=1, known_trace=4, best_known=True)
+    )
+    assert (v.outcome, v.basis) == ("not_applicable", "deterministic")
+    assert v.reason.startswith("already known: memory holds the best passage (trace 4)")
+    assert "2 chunk(s)" in v.reason
+    # A known passage ranked below a new best one does not make it known.
+    v = Judge().judge(outcome(**base, relevance=0.9, known_chunks=1, best_known=False))
+    assert v.outcome == "success"
+
+
 def test_content_already_in_memory_is_already_known_not_success():
     v = Judge().judge(
         outcome(

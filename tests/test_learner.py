@@ -573,3 +573,66 @@ def test_an_iteration_with_a_user_question_spends_its_requests_on_it(tmp_path, c
         assert learner.query.pending == pending
         after = learner.step()  # the question is settled: the loop's own work resumes
         assert any(q.question != user_q for q in queries(core, after.iteration))
+
+
+def _ask_one(learner, core, question):
+    """Ask ``question``, run one iteration; its (judge event, integrate events)."""
+    from sentient_core.events import IntegrateEvent, JudgeEvent, QueryEvent
+
+    learner.ask(question)
+    learner.step()
+    events = [e for _, e in read_events(core.store)]
+    ids = {e.id for e in events if isinstance(e, QueryEvent) and e.question == question}
+    (verdict,) = [e for e in events if isinstance(e, JudgeEvent) and e.id in ids]
+    return verdict, [e for e in events if isinstance(e, IntegrateEvent) and e.id in ids]
+
+
+def test_an_answer_the_corpus_ranks_no_clearer_than_its_alternatives_is_not_success(tmp_path):
+    d = tmp_path / "corpus"
+    d.mkdir()
+    # Five files answer the wombat question equally well (the answerer gives three):
+    # which one holds "the" answer, the corpus cannot say.
+    for n, who in enumerate(("rangers", "surveyors", "farmers", "keepers", "hikers")):
+        (d / f"wombat{n}.txt").write_text(
+            f"Wombat burrows: {who} report that wombat burrows reach a depth of two metres."
+        )
+    (d / "quokka.txt").write_text(
+        "Quokka diet. The quokka eats grasses, sedges and leaves of shrubs on Rottnest Island."
+    )
+    with Core(tmp_path / "data") as core:
+        learner = _learner(core, d)
+        wombat, stored = _ask_one(learner, core, "What depth do wombat burrows reach?")
+        assert sum(e.chunks for e in stored) == 3  # stored all the same
+        assert (wombat.outcome, wombat.basis) == ("could_not_verify", "deterministic")
+        assert wombat.reason.startswith("ambiguous")
+        rec = learner.curiosity.book.get("What depth do wombat burrows reach?")
+        assert rec is not None and rec.status != "answered"
+        quokka, stored = _ask_one(learner, core, "What does the quokka eat on Rottnest Island?")
+        assert quokka.outcome == "success" and sum(e.chunks for e in stored) == 1
+
+
+def test_new_passages_ranked_below_one_memory_holds_are_not_a_success(tmp_path):
+    d = tmp_path / "corpus"
+    d.mkdir()
+    (d / "diet.txt").write_text("Quokka diet: the quokka eats grasses, sedges and leaves.")
+    (d / "grasses.txt").write_text(
+        "Rottnest grasses: many animals eat the grasses of Rottnest, the quokka among them,"
+        " and the grasses dry out in summer."
+    )
+    with Core(tmp_path / "data") as core:
+        learner = _learner(core, d)
+        first, first_int = _ask_one(learner, core, "What does the quokka diet of grasses hold?")
+        assert first.outcome == "success"
+        assert [e.source.rsplit("/", 1)[-1] for e in first_int] == ["diet.txt"]
+        question = "Which grasses and leaves does the quokka eat?"
+        second, second_int = _ask_one(learner, core, question)
+        # The second question's best passage is the one already learned; the lesser
+        # passage is stored, but the answer was memory's already.
+        assert [(e.source.rsplit("/", 1)[-1], e.chunks, e.known) for e in second_int] == [
+            ("diet.txt", 0, 1),
+            ("grasses.txt", 1, 0),
+        ]
+        assert second.outcome == "not_applicable"
+        assert second.reason.startswith("already known: memory holds the best passage")
+        rec = learner.curiosity.book.get(question)
+        assert rec is not None and rec.status == "answered"

@@ -441,6 +441,11 @@ def test_reranking_orders_candidates_by_score_plus_the_judges_relevance(tmp_path
         # Scores stay the ranking's own (what min_score cuts), passage by passage.
         by_text = dict(zip(cands.passages, cands.scores, strict=True))
         assert list(got.scores) == [by_text[p] for p in got.passages]
+        # The margin: the best key over the best key not given (the whole key if none).
+        keys = sorted((t[0] for t in keyed), reverse=True)
+        want_margin = keys[0] - (keys[2] if len(keys) > 2 else 0.0)
+        assert got.margin == pytest.approx(want_margin, abs=1e-12)
+        assert fast.answer(q, k=len(keys), min_score=0.0).margin == pytest.approx(keys[0])
     # The dated entry beats the passage that repeats "quokka parser fixed" (which the
     # plain ranking puts first): a date is what the question asks for.
     q = RERANK_QUESTIONS[1]

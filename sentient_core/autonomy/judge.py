@@ -14,14 +14,19 @@ poisons memory. Deterministic rails decide first, in this order:
 5. grounded, answering a question, but not *relevant* (the calibrated
    question–passage relevance is below :data:`sentient_core.relevance.RELEVANT`)
    → ``failure``: the source did not answer the question (nothing was stored);
-6. grounded and relevant, but every chunk already in memory →
-   ``not_applicable`` with the reason "already known": nothing new was learned,
-   and the holder's use count went up instead;
-7. grounded, relevant and *new* (at least one chunk stored) → ``success`` —
-   the only way to success;
-8. grounded but nothing integrated for another reason → ``could_not_verify``;
-9. ungrounded (e.g. an LLM-only answer) without a judge model, or without
-   an answer to judge → ``could_not_verify`` (``fail_safe``).
+6. grounded and relevant, but every chunk already in memory, or the *best*
+   (most relevant) passage already in memory → ``not_applicable`` with the
+   reason "already known": memory held the answer (the holder's use count went
+   up); new passages ranked below it are stored but are not what was asked;
+7. grounded but nothing integrated for another reason → ``could_not_verify``;
+8. grounded, relevant and new, but *ambiguous*: the ranked source (the local
+   corpus) has a passage it did not give within :data:`sentient_core.relevance.DECISIVE`
+   of its best one (``margin``) → ``could_not_verify``: stored, not claimed as
+   learned (calibrated with ``bench/calibrate_relevance.py``);
+9. grounded, relevant, new and decisive (at least one chunk stored) →
+   ``success`` — the only way to success;
+10. ungrounded (e.g. an LLM-only answer) without a judge model, or without
+    an answer to judge → ``could_not_verify`` (``fail_safe``).
 
 A judge model can only lower a verdict, never raise one. It is asked about
 the ungrounded middle, which it may turn into ``failure`` (the answer is
@@ -55,7 +60,7 @@ import msgspec
 
 from sentient_core.autonomy.breaker import CircuitBreaker
 from sentient_core.events import Emitter
-from sentient_core.relevance import RELEVANT
+from sentient_core.relevance import DECISIVE, RELEVANT
 from sentient_core.vocab import (
     BASES,
     GROUNDING_KINDS,
@@ -150,6 +155,11 @@ class Judge:
         could_not_verify). None: ungrounded answers are could_not_verify.
     max_tokens : int
         Reply budget for the judge model.
+    relevant : float
+        Relevance a stored passage needs (default :data:`sentient_core.relevance.RELEVANT`).
+    decisive : float
+        Ranking margin a ranked source's answer needs (default
+        :data:`sentient_core.relevance.DECISIVE`).
     breaker : CircuitBreaker, optional
         Shared with the chaperone: while open the model is not asked.
 
@@ -168,12 +178,14 @@ class Judge:
         *,
         max_tokens: int = 32,
         relevant: float = RELEVANT,
+        decisive: float = DECISIVE,
         breaker: CircuitBreaker | None = None,
     ) -> None:
         self.llm = llm
         self.breaker = breaker
         self.max_tokens = max_tokens
         self.relevant = relevant
+        self.decisive = decisive
         self.outcomes: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
         self.bases: dict[str, int] = dict.fromkeys(BASES, 0)
         self.model_calls = 0
@@ -249,9 +261,25 @@ class Judge:
                 "deterministic",
                 f"already known: memory holds this content{holder}; nothing new stored",
             )
+        if o.best_known and o.known_chunks > 0:
+            holder = f" (trace {o.known_trace})" if o.known_trace >= 0 else ""
+            return _v(
+                "not_applicable",
+                "deterministic",
+                f"already known: memory holds the best passage{holder};"
+                f" {o.integrated_chunks} chunk(s) ranked below it stored",
+            )
         if o.integrated_chunks == 0:
             return _v(
                 "could_not_verify", "deterministic", "grounded content, but nothing was integrated"
+            )
+        if o.margin is not None and o.margin < self.decisive:
+            return _v(
+                "could_not_verify",
+                "deterministic",
+                f"ambiguous: the source ranks a passage it did not give within {o.margin:.2f}"
+                f" < {self.decisive:.2f} of its best; {o.integrated_chunks} chunk(s) stored,"
+                " not counted as learned",
             )
         relevant = "" if o.relevance is None else f", relevant ({o.relevance:.2f})"
         verdict = _v(

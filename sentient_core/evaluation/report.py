@@ -33,6 +33,10 @@ judge precision
     that question's answers. Successes on the learner's own requests (reads,
     summaries, its own questions) cannot be checked by answer strings and are
     counted apart.
+judge recall
+    Among requests asking a Q/A question whose stored passage contains one of
+    its answers (whatever the verdict), the share judged ``success``: what the
+    judge's caution (an ambiguous ranking, content already known) costs.
 latency
     Per-query wall time of retrieval alone (ours: ``memory.recall``; bm25s:
     tokenise + retrieve), median and 95th percentile, in the same process.
@@ -79,6 +83,11 @@ class JudgeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
         Of those, the ones whose stored passage contains an answer of the question.
     precision : float or None
         ``qa_verified / qa_success`` (None without Q/A successes).
+    qa_answer_stored : int
+        Requests asking a Q/A question whose stored passage contains an answer,
+        whatever their verdict.
+    recall : float or None
+        ``qa_verified / qa_answer_stored`` (None when no such request).
     own_success : int
         ``success`` verdicts on the learner's own requests (no answer strings to check).
     own_success_by_type : dict
@@ -91,6 +100,8 @@ class JudgeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     qa_success: int
     qa_verified: int
     precision: float | None
+    qa_answer_stored: int = 0
+    recall: float | None = None
     own_success: int
     own_success_by_type: dict[str, int]
     unlinked: int
@@ -279,6 +290,8 @@ def _rows(k: int) -> list[tuple[str, object]]:
         ("judge precision", judge("precision")),
         ("  success on Q/A questions", judge("qa_success")),
         ("  … passage holds an answer", judge("qa_verified")),
+        ("judge recall", judge("recall")),
+        ("  passage holds an answer, any verdict", judge("qa_answer_stored")),
         ("  success on own requests", judge("own_success")),
         ("  unlinked integrations", judge("unlinked")),
         ("duplicate stores", lambda m: m.duplicate_stores),

@@ -272,24 +272,27 @@ class _Watch:
 def _judge_report(items: Sequence[QAItem], audit) -> JudgeReport:
     qa = {normalize(it.q): it for it in items}
     outcomes: Counter[str] = Counter(r.outcome for r in audit.requests if r.outcome)
-    qa_success = qa_verified = own = 0
+    qa_success = qa_verified = own = stored_answer = 0
     own_types: Counter[str] = Counter()
     for r in audit.requests:
+        item = qa.get(normalize(r.question)) if r.question else None
+        holds = item is not None and r.linked and first_answer(r.passage, item.answers) is not None
+        stored_answer += holds
         if r.outcome != "success":
             continue
-        item = qa.get(normalize(r.question)) if r.question else None
         if item is None:
             own += 1
             own_types[r.type] += 1
             continue
         qa_success += 1
-        if r.linked and first_answer(r.passage, item.answers) is not None:
-            qa_verified += 1
+        qa_verified += holds
     return JudgeReport(
         outcomes=dict(sorted(outcomes.items())),
         qa_success=qa_success,
         qa_verified=qa_verified,
         precision=qa_verified / qa_success if qa_success else None,
+        qa_answer_stored=stored_answer,
+        recall=qa_verified / stored_answer if stored_answer else None,
         own_success=own,
         own_success_by_type=dict(sorted(own_types.items())),
         unlinked=audit.unlinked,

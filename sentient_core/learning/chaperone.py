@@ -501,6 +501,7 @@ class Chaperone:
             "sources": _sources(answer.sources),
             "passages": passages,
             "grounded": True,
+            "margin": getattr(answer, "margin", None),
         }, fallback
 
     # ------------------------------------------------------------------ summarize

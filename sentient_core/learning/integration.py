@@ -43,6 +43,9 @@ class Integrated(msgspec.Struct):
         The first new passage as stored.
     stored : list
         ``(passage, trace ids)`` per kept passage (new ids, else the holders').
+    best_known : bool
+        The best kept passage (the most relevant) was already in memory: whatever
+        new passages ranked below it add, memory already held the answer.
     """
 
     new: int = 0
@@ -52,6 +55,7 @@ class Integrated(msgspec.Struct):
     relevance: float | None = None
     text: str = ""
     stored: list = msgspec.field(default_factory=list)
+    best_known: bool = False
 
 
 class AnswerIntegration:
@@ -87,6 +91,8 @@ class AnswerIntegration:
             summary = self.integrate_one(req, passage, response.grounded, selection.relevance, emit)
             done.new += summary.chunks
             done.known += summary.duplicates
+            if not done.stored:
+                done.best_known = bool(summary.known) and not summary.ids
             done.stored.append((passage, list(summary.ids) or list(summary.known)))
             if summary.ids and done.first_new < 0:
                 done.first_new = summary.ids[0]

@@ -459,6 +459,7 @@ class Learner:
                     integrated_chunks=done.new,
                     known_chunks=done.known,
                     known_trace=done.known_trace,
+                    best_known=done.best_known,
                     relevance=done.relevance,
                     question=req.question,
                     answer=done.text if done.text else None,
@@ -489,7 +490,7 @@ class Learner:
         if req.type == "question" and req.gap_type != "followup":
             if verdict.outcome == "success":
                 self.curiosity.record_outcome(req.question, "success", answered_by=done.first_new)
-            elif done.known and not done.new and verdict.outcome == "not_applicable":
+            elif done.known and verdict.outcome == "not_applicable":
                 # Already known: memory held the answer, the question is settled.
                 self.curiosity.record_outcome(req.question, "success", answered_by=done.known_trace)
             else:

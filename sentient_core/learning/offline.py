@@ -117,7 +117,10 @@ class OfflineAnswer(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     best first; ``headings[i]`` is the heading of its section ("" when none,
     or when the passage holds it), which is not part of the slice; ``text`` is
     the passages, each under its heading, joined by blank lines. Empty when
-    nothing scored above the threshold.
+    nothing scored above the threshold. ``margin`` is how far the first
+    passage's ranking key (score, plus relevance when re-ranked) beats the best
+    candidate *not* given (the whole key when there was none): how clearly the
+    corpus holds one answer rather than several near-equal ones.
     """
 
     text: str
@@ -126,6 +129,7 @@ class OfflineAnswer(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     passages: tuple[str, ...] = ()
     spans: tuple[tuple[int, int], ...] = ()
     headings: tuple[str, ...] = ()
+    margin: float | None = None
 
 
 class CorpusStats(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -445,27 +449,26 @@ class CorpusAnswerer:
         candidates: list[tuple[int, float]] = []
         seen: set[str] = set()
         for i, s, r in zip(rows.tolist(), scores.tolist(), rel.tolist(), strict=True):
-            if s < min_score or (not self.rerank and len(candidates) == k):
+            if s < min_score or (not self.rerank and len(candidates) > k):
                 break  # scores are sorted best first
             text = index.passages[i]
             if text in seen or r <= 0.0:
                 continue
             seen.add(text)
             candidates.append((i, float(s)))
-        if self.rerank and len(candidates) > 1:
+        keys = [s for _, s in candidates]
+        if self.rerank and candidates:
             stats = self.term_stats()
-            keyed = [
-                (
-                    s
-                    + relevance(
-                        question, with_heading(index.headings[i], index.passages[i]), stats
-                    ),
-                    n,
-                )
-                for n, (i, s) in enumerate(candidates)
+            keys = [
+                s + relevance(question, with_heading(index.headings[i], index.passages[i]), stats)
+                for i, s in candidates
             ]
-            order = sorted(range(len(candidates)), key=lambda n: (-keyed[n][0], n))
+            order = sorted(range(len(candidates)), key=lambda n: (-keys[n], n))
             candidates = [candidates[n] for n in order]
+            keys = [keys[n] for n in order]
+        margin = None
+        if keys:
+            margin = keys[0] - (keys[k] if len(keys) > k else 0.0)
         candidates = candidates[:k]
         picked = [i for i, _ in candidates]
         picked_scores = [s for _, s in candidates]
@@ -476,6 +479,7 @@ class CorpusAnswerer:
             passages=tuple(index.passages[i] for i in picked),
             spans=tuple(index.spans[i] for i in picked),
             headings=tuple(index.headings[i] for i in picked),
+            margin=margin,
         )
 
     def summarize(self, text: str, max_sentences: int = 3) -> str:
