@@ -19,9 +19,16 @@ A second curve, at ``RELEVANT``, is over the answerer's *margin* (how far its be
 passage's ranking key beats the best candidate it did not give): a success also
 needs margin ≥ m, as the judge asks of ``DECISIVE``. Each row is also computed on
 the odd and the even questions alone (a threshold read off one half holds on
-the other, or it is fitted to noise). ``sentient_core.relevance.DECISIVE`` is
-read off this curve (together with the learn runs of ``cli.py evaluate``, whose
-judge precision is what the target is about).
+the other, or it is fitted to noise). Last, every (relevance, margin) pair of
+the two grids, ranked by its worst recall over the sets among the pairs whose
+precision reaches the target on every set *and* on each half.
+
+How the defaults were read off it: relevance alone reaches 0.9 on no threshold
+for pydoc; with the margin, recall is the same for every relevance ≤ 0.5, and
+``RELEVANT = 0.5`` is the strictest of those. The grid's best margin is 0.2,
+but in the learn runs (``cli.py evaluate``: the judge precision the target is
+about) 0.2 gives 0.906 on pydoc, one wrong verdict from the target, and 0.3
+gives 0.927: ``DECISIVE = 0.3``.
 
 Run from a checkout with the package installed::
 
@@ -116,6 +123,39 @@ def curve(questions: list[list[tuple[float, bool]]]) -> list[dict]:
     return out
 
 
+def joint(asked: dict[str, tuple[list, list[float]]], target: float) -> list[dict]:
+    """(relevance, margin) pairs with precision ≥ target on every set and half, best
+    worst-set recall first (ties: the stricter relevance, then margin, first)."""
+    out = []
+    for t in THRESHOLDS:
+        for m in MARGINS:
+            worst_p, worst_r = 1.0, 1.0
+            for questions, margins in asked.values():
+                n = len(questions)
+                for idx in (range(n), range(1, n, 2), range(0, n, 2)):
+                    answerable = sum(any(hit for _, hit in questions[i]) for i in idx)
+                    kept = [
+                        [hit for r, hit in questions[i] if r >= t - 1e-12]
+                        for i in idx
+                        if margins[i] >= m - 1e-12
+                    ]
+                    successes = [k for k in kept if k]
+                    good = sum(any(k) for k in successes)
+                    worst_p = min(worst_p, good / len(successes) if successes else 0.0)
+                    if len(idx) == n:
+                        worst_r = min(worst_r, good / max(answerable, 1))
+            if worst_p >= target:
+                out.append(
+                    {
+                        "relevance": float(t),
+                        "margin": float(m),
+                        "precision": worst_p,
+                        "recall": worst_r,
+                    }
+                )
+    return sorted(out, key=lambda r: (-r["recall"], -r["relevance"], r["margin"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -127,6 +167,7 @@ def main() -> None:
     asked = {name: questions_of(name, args.k) for name in SETS}
     curves = {name: curve(q) for name, (q, _) in asked.items()}
     margins = {name: margin_curve(q, m) for name, (q, m) in asked.items()}
+    pairs = joint(asked, args.target)
     ok = [
         t
         for i, t in enumerate(THRESHOLDS)
@@ -142,6 +183,7 @@ def main() -> None:
                     "current": RELEVANT,
                     "margin_curves": margins,
                     "decisive": DECISIVE,
+                    "pairs": pairs,
                 },
                 indent=2,
             )
@@ -168,6 +210,12 @@ def main() -> None:
                 f" {e['recall']:.3f})"
             )
     print(f"sentient_core.relevance.DECISIVE = {DECISIVE}")
+    print(f"(relevance, margin) pairs with precision >= {args.target} on every set and half:")
+    print("  relevance  margin  worst precision  worst recall")
+    for r in pairs[:8]:
+        print(
+            f"  {r['relevance']:9.2f} {r['margin']:7.2f} {r['precision']:16.3f} {r['recall']:13.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,61 @@
+"""The calibration script's arithmetic (bench/calibrate_relevance.py) on hand-made inputs."""
+
+from __future__ import annotations
+
+import math
+
+from bench.calibrate_relevance import joint, margin_curve
+
+
+def _precision_recall(questions, margins, rel, margin):
+    succ = good = 0
+    for q, m in zip(questions, margins, strict=True):
+        kept = [hit for r, hit in q if r >= rel] if m >= margin else []
+        if kept:
+            succ += 1
+            good += any(kept)
+    answerable = sum(any(hit for _, hit in q) for q in questions)
+    return (good / succ if succ else float("nan")), good / answerable
+
+
+# Per question: (relevance, holds an answer) per returned passage; and the margin.
+QUESTIONS = [
+    [(0.9, True), (0.7, False)],
+    [(0.8, False), (0.6, False)],
+    [(0.55, True)],
+    [(0.95, False), (0.4, True)],
+    [(0.7, True)],
+    [(0.3, False)],
+]
+MARGINS = [0.5, 0.05, 0.4, 0.1, 0.25, 0.6]
+
+
+def test_margin_curve_matches_a_by_hand_count():
+    from sentient_core.relevance import RELEVANT
+
+    rows = margin_curve(QUESTIONS, MARGINS)
+    for row in rows:
+        p, r = _precision_recall(QUESTIONS, MARGINS, RELEVANT, row["margin"])
+        assert row["all"]["recall"] == r
+        got = row["all"]["precision"]
+        assert got == p or (math.isnan(p) and math.isnan(got))
+    # Odd and even halves are the questions 1, 3, 5 and 0, 2, 4.
+    first = rows[0]
+    p, r = _precision_recall(QUESTIONS[1::2], MARGINS[1::2], RELEVANT, 0.0)
+    assert (first["odd"]["recall"], first["odd"]["kept"]) == (r, 2)
+
+
+def test_joint_keeps_only_pairs_reaching_the_target_everywhere_best_recall_first():
+    asked = {"a": (QUESTIONS, MARGINS)}
+    pairs = joint(asked, 0.9)
+    assert pairs, "some pair separates this toy set"
+    for pair in pairs:
+        for idx in (range(6), range(1, 6, 2), range(0, 6, 2)):
+            q = [QUESTIONS[i] for i in idx]
+            m = [MARGINS[i] for i in idx]
+            p, _ = _precision_recall(q, m, pair["relevance"] - 1e-12, pair["margin"] - 1e-12)
+            assert p >= 0.9
+    recalls = [p["recall"] for p in pairs]
+    assert recalls == sorted(recalls, reverse=True)
+    # A margin of 0 keeps question 1 (an irrelevant passage at 0.8): precision 3/4 < 0.9.
+    assert all(not (p["margin"] == 0.0 and p["relevance"] <= 0.8) for p in pairs)
