@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -78,29 +79,42 @@ def questions_of(name: str, k: int) -> tuple[list[list[tuple[float, bool]]], lis
     return out, margins
 
 
+def counts(
+    questions: list[list[tuple[float, bool]]],
+    margins: list[float],
+    idx: Sequence[int],
+    relevant: float,
+    margin: float,
+) -> tuple[int, int, int]:
+    """(successes, successes holding an answer, questions with an answer returned) over
+    the questions ``idx`` when a success keeps passages with relevance ≥ ``relevant``
+    of an answer with margin ≥ ``margin``."""
+    answerable = sum(any(hit for _, hit in questions[i]) for i in idx)
+    kept = [
+        [hit for r, hit in questions[i] if r >= relevant - 1e-12]
+        for i in idx
+        if margins[i] >= margin - 1e-12
+    ]
+    successes = [k for k in kept if k]
+    return len(successes), sum(any(k) for k in successes), answerable
+
+
+def _halves(n: int) -> dict[str, range]:
+    return {"all": range(n), "odd": range(1, n, 2), "even": range(0, n, 2)}
+
+
 def margin_curve(questions: list[list[tuple[float, bool]]], margins: list[float]) -> list[dict]:
     """Successes at RELEVANT that also have margin ≥ m: all questions, odd, even."""
-
-    def row(idx: list[int], m: float) -> tuple[int, float, float]:
-        answerable = sum(any(hit for _, hit in questions[i]) for i in idx)
-        kept = [
-            [hit for r, hit in questions[i] if r >= RELEVANT - 1e-12]
-            for i in idx
-            if margins[i] >= m - 1e-12
-        ]
-        successes = [k for k in kept if k]
-        good = sum(any(k) for k in successes)
-        precision = good / len(successes) if successes else float("nan")
-        return len(successes), precision, good / max(answerable, 1)
-
-    n = len(questions)
-    halves = {"all": list(range(n)), "odd": list(range(1, n, 2)), "even": list(range(0, n, 2))}
     out = []
     for m in MARGINS:
-        r = {"margin": float(m)}
-        for half, idx in halves.items():
-            kept, precision, recall = row(idx, float(m))
-            r[half] = {"kept": kept, "precision": precision, "recall": recall}
+        r: dict = {"margin": float(m)}
+        for half, idx in _halves(len(questions)).items():
+            kept, good, answerable = counts(questions, margins, idx, RELEVANT, float(m))
+            r[half] = {
+                "kept": kept,
+                "precision": good / kept if kept else float("nan"),
+                "recall": good / max(answerable, 1),
+            }
         out.append(r)
     return out
 
@@ -131,18 +145,10 @@ def joint(asked: dict[str, tuple[list, list[float]]], target: float) -> list[dic
         for m in MARGINS:
             worst_p, worst_r = 1.0, 1.0
             for questions, margins in asked.values():
-                n = len(questions)
-                for idx in (range(n), range(1, n, 2), range(0, n, 2)):
-                    answerable = sum(any(hit for _, hit in questions[i]) for i in idx)
-                    kept = [
-                        [hit for r, hit in questions[i] if r >= t - 1e-12]
-                        for i in idx
-                        if margins[i] >= m - 1e-12
-                    ]
-                    successes = [k for k in kept if k]
-                    good = sum(any(k) for k in successes)
-                    worst_p = min(worst_p, good / len(successes) if successes else 0.0)
-                    if len(idx) == n:
+                for half, idx in _halves(len(questions)).items():
+                    kept, good, answerable = counts(questions, margins, idx, t, m)
+                    worst_p = min(worst_p, good / kept if kept else 0.0)
+                    if half == "all":
                         worst_r = min(worst_r, good / max(answerable, 1))
             if worst_p >= target:
                 out.append(
