@@ -1,4 +1,5 @@
-"""The calibration script's arithmetic (bench/calibrate_relevance.py) on hand-made inputs."""
+"""The arithmetic of the bench scripts behind the evaluate figures (calibrate_relevance.py,
+answer_floor.py), on hand-made and small random inputs."""
 
 from __future__ import annotations
 
@@ -59,3 +60,27 @@ def test_joint_keeps_only_pairs_reaching_the_target_everywhere_best_recall_first
     assert recalls == sorted(recalls, reverse=True)
     # A margin of 0 keeps question 1 (an irrelevant passage at 0.8): precision 3/4 < 0.9.
     assert all(not (p["margin"] == 0.0 and p["relevance"] <= 0.8) for p in pairs)
+
+
+def test_answer_floor_equals_brute_force_on_small_instances():
+    import itertools
+    import random
+
+    from bench.answer_floor import min_chunks
+
+    rng = random.Random(7)
+    for _ in range(40):
+        n_chunks = rng.randint(1, 7)
+        holds = [
+            {c for c in range(n_chunks) if rng.random() < 0.3} for _ in range(rng.randint(1, 6))
+        ]
+        answerable = sum(1 for h in holds if h)
+        for answered in range(answerable + 1):
+            # Naive: the smallest subset of chunks answering at least `answered` questions.
+            want = next(
+                size
+                for size in range(n_chunks + 1)
+                for kept in itertools.combinations(range(n_chunks), size)
+                if sum(1 for h in holds if h & set(kept)) >= answered
+            )
+            assert min_chunks(holds, n_chunks, answered) == want
