@@ -120,17 +120,15 @@ def margin_curve(questions: list[list[tuple[float, bool]]], margins: list[float]
 
 
 def curve(questions: list[list[tuple[float, bool]]]) -> list[dict]:
-    answerable = sum(any(hit for _, hit in q) for q in questions)
+    n = len(questions)
     out = []
     for t in THRESHOLDS:
-        kept = [[hit for r, hit in q if r >= t - 1e-12] for q in questions]
-        successes = [k for k in kept if k]
-        good = sum(any(k) for k in successes)
+        kept, good, answerable = counts(questions, [0.0] * n, range(n), float(t), 0.0)
         out.append(
             {
                 "threshold": float(t),
-                "kept": len(successes),
-                "precision": good / len(successes) if successes else float("nan"),
+                "kept": kept,
+                "precision": good / kept if kept else float("nan"),
                 "recall": good / max(answerable, 1),
             }
         )

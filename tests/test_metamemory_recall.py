@@ -23,6 +23,26 @@ from tests.test_memory import random_texts
 T0 = 1_700_000_000.0
 
 
+def _model_disagrees(meta, domain, times=4):
+    """``times`` disagreement surprises blaming the model in ``domain``."""
+    from sentient_core.metamemory import make_event
+    from sentient_core.store.surprise import SurpriseBasis
+
+    for _ in range(times):
+        meta.sources.observe(
+            make_event(
+                context="q",
+                action="recall",
+                magnitude=1.0,
+                basis=SurpriseBasis(rule="t"),
+                domain=domain,
+                source="llm:127.0.0.1/m",
+                cause="disagreement",
+                time=T0,
+            )
+        )
+
+
 @pytest.fixture
 def parts(tmp_path):
     clock = iter(np.arange(T0, T0 + 10_000, 7.0))
@@ -92,22 +112,7 @@ def test_evidence_against_a_trace_and_its_source_lowers_it(parts):
     # Two consistent negative signals, judged failures, and its source punished in "d".
     meta.credit.apply([CreditSignal(trace=9, direction=-1, magnitude=1.0)] * 2)
     meta.record_outcome([9], "failure")
-    from sentient_core.metamemory import make_event
-    from sentient_core.store.surprise import SurpriseBasis
-
-    for _ in range(4):
-        meta.sources.observe(
-            make_event(
-                context="q",
-                action="recall",
-                magnitude=1.0,
-                basis=SurpriseBasis(rule="t"),
-                domain="d",
-                source="llm:127.0.0.1/m",
-                cause="disagreement",
-                time=T0,
-            )
-        )
+    _model_disagrees(meta, "d")
     after = sr.recall(q, 3, domain="d", now=T0 + 5000)
     hit = next(h for h in after if h.record.id == 9)
     assert hit.score < first.score
@@ -145,8 +150,6 @@ def test_cli_recall_explain(tmp_path, capsys):
 
 
 def test_a_source_weight_change_alone_reorders_the_default_recall(tmp_path):
-    from sentient_core.metamemory import make_event
-    from sentient_core.store.surprise import SurpriseBasis
 
     with Store.open(tmp_path / "s", code_dim=256) as store:
         mem = HolographicMemory(store, clock=lambda: T0)
@@ -157,19 +160,8 @@ def test_a_source_weight_change_alone_reorders_the_default_recall(tmp_path):
         sr = ScoredRecall(mem, meta)
         before = [h.record.id for h in sr.recall(text, 2, domain="quokka", now=T0)]
         assert before == [a.id, b.id]  # equal relevance: the older row first
-        for _ in range(4):  # nothing in memory changes: only the model's weight for quokka
-            meta.sources.observe(
-                make_event(
-                    context="q",
-                    action="recall",
-                    magnitude=1.0,
-                    basis=SurpriseBasis(rule="t"),
-                    domain="quokka",
-                    source="llm:127.0.0.1/m",
-                    cause="disagreement",
-                    time=T0,
-                )
-            )
+        # Nothing in memory changes: only the model's weight for quokka.
+        _model_disagrees(meta, "quokka")
         after = sr.recall(text, 2, domain="quokka", now=T0)
         assert [h.record.id for h in after] == [b.id, a.id]
         assert after[1].contributions["source_weight"] < after[0].contributions["source_weight"]
