@@ -46,6 +46,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import NamedTuple
 
 import snowballstemmer
 
@@ -56,10 +57,12 @@ __all__ = [
     "DECISIVE",
     "QUESTION_WORDS",
     "RELEVANT",
+    "PassageTerms",
     "TermStats",
     "asked_kinds",
     "content_terms",
     "identifiers",
+    "passage_terms",
     "relevance",
     "stem",
 ]
@@ -133,25 +136,42 @@ def content_terms(text: str) -> list[str]:
     return [stem(t) for t in tokenize(text) if t not in STOP_WORDS and t not in QUESTION_WORDS]
 
 
+class PassageTerms(NamedTuple):
+    """What :func:`relevance` reads of a passage, computed once (:func:`passage_terms`):
+    a caller scoring many questions against the same passages keeps these."""
+
+    text: str
+    folded: str
+    counts: Counter[str]
+
+
+def passage_terms(passage: str) -> PassageTerms:
+    """The passage's content-term counts (words inside URLs left out) and folded text."""
+    # A word inside a URL is not the passage talking about it.
+    return PassageTerms(passage, passage.casefold(), Counter(content_terms(_URL.sub(" ", passage))))
+
+
 class TermStats:
     """Document frequencies of content terms over a collection, for idf weights.
 
     Parameters
     ----------
-    texts : iterable of str, optional
+    texts : iterable of str or PassageTerms, optional
         Documents to count at once (more can be added with :meth:`add`).
     """
 
-    def __init__(self, texts: Iterable[str] = ()) -> None:
+    def __init__(self, texts: Iterable[str | PassageTerms] = ()) -> None:
         self.documents = 0
         self._df: Counter[str] = Counter()
         for text in texts:
             self.add(text)
 
-    def add(self, text: str) -> None:
+    def add(self, text: str | PassageTerms) -> None:
         """Count one more document."""
         self.documents += 1
-        self._df.update(set(content_terms(text)))
+        self._df.update(
+            text.counts.keys() if isinstance(text, PassageTerms) else set(content_terms(text))
+        )
 
     def df(self, term: str) -> int:
         """Documents counted that contain ``term`` (a stem)."""
@@ -162,12 +182,26 @@ class TermStats:
         return math.log1p(self.documents / (1.0 + self._df.get(term, 0)))
 
 
-def relevance(question: str, passage: str, stats: TermStats | None = None) -> float:
+@functools.lru_cache(maxsize=1 << 12)
+def _question_parts(
+    question: str,
+) -> tuple[frozenset[str], frozenset[str], tuple[str, ...], tuple[str, ...]]:
+    """A question's content terms, identifiers, the terms of each identifier (once per
+    identifier, as :func:`relevance` weighs them) and the answer kinds it names: read once
+    per question, however many passages it is scored against."""
+    idents = frozenset(identifiers(question))
+    ident_terms = tuple(t for ident in idents for t in set(content_terms(ident)))
+    return frozenset(content_terms(question)), idents, ident_terms, tuple(asked_kinds(question))
+
+
+def relevance(question: str, passage: str | PassageTerms, stats: TermStats | None = None) -> float:
     """The idf-weighted share of the question's content terms found in the passage.
 
     Parameters
     ----------
-    question, passage : str
+    question : str
+    passage : str or PassageTerms
+        The passage, or its :func:`passage_terms` (the same score, without re-reading it).
     stats : TermStats, optional
         Where idf weights come from; without it every term weighs 1.
 
@@ -176,27 +210,25 @@ def relevance(question: str, passage: str, stats: TermStats | None = None) -> fl
     float
         In [0, 1]; 0 when the question has no content terms.
     """
-    terms = set(content_terms(question))
+    terms, idents, ident_terms, kinds = _question_parts(question)
     if not terms:
         return 0.0
-    # A word inside a URL is not the passage talking about it.
-    counts = Counter(content_terms(_URL.sub(" ", passage)))
+    text, folded, counts = passage if isinstance(passage, PassageTerms) else passage_terms(passage)
     weight = (lambda t: 1.0) if stats is None else stats.idf
     # An identifier (CVE-2024-2004, 7.88.1-10+deb12u5, __debug__) names one thing:
     # its parts scattered over the passage do not; it must be there whole. Found
     # whole, it weighs as much as its parts together once more.
-    folded = passage.casefold()
-    idents = set(identifiers(question))
     if any(ident not in folded for ident in idents):
         return 0.0
-    whole = sum(weight(t) for ident in idents for t in set(content_terms(ident)))
+    whole = sum(weight(t) for t in ident_terms)
     total = sum(weight(t) for t in terms) + whole
     if total <= 0.0:
         return 0.0
     # The kind of answer asked for is there when a value of that kind is.
-    for kind in asked_kinds(question):
-        if ANSWER_TYPES[kind].search(passage):
-            counts[stem(kind)] += 1
+    found = [stem(kind) for kind in kinds if ANSWER_TYPES[kind].search(text)]
+    if found:
+        counts = counts.copy()
+        counts.update(found)
     score = (sum(weight(t) for t in terms if counts[t]) + whole) / total
     if len(terms) == 1:
         # One word mentioned in passing is not a passage about it: ask for two mentions.

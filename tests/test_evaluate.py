@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections import Counter
 from pathlib import Path
 
 import msgspec
@@ -276,14 +277,20 @@ def test_free_run_lists_every_success(tmp_path):
             stored = list(traces.iter_range(txn))
     successes = [e for e in events if isinstance(e, JudgeEvent) and e.outcome == "success"]
     integrate: dict[str, IntegrateEvent] = {}
+    chunks: Counter[str] = Counter()
     for e in events:  # the first (most relevant) passage of each request
         if isinstance(e, IntegrateEvent):
             integrate.setdefault(e.id, e)
+            chunks[e.id] += e.chunks
     assert [s.request for s in report.successes] == [e.id for e in successes]
     for s in report.successes:
         assert s.source == integrate[s.request].source and s.linked
         assert len(s.passage) <= 120
-        assert any(_norm(t.text).startswith(_norm(s.passage)) for t in stored)
+        # The preview is the start of the first passage, the one stored under that source.
+        assert any(
+            t.source == s.source and _norm(t.text).startswith(_norm(s.passage)) for t in stored
+        )
+        assert s.more == chunks[s.request] - 1
     assert report.chunks_stored == len(stored)
     assert report.iterations == 4
     assert report.duplicate_stores == len(stored) - len({_norm(t.text) for t in stored})

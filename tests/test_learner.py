@@ -621,7 +621,7 @@ def test_new_passages_ranked_below_one_memory_holds_are_not_a_success(tmp_path):
     )
     with Core(tmp_path / "data") as core:
         learner = _learner(core, d)
-        first, first_int = _ask_one(learner, core, "What does the quokka diet of grasses hold?")
+        first, first_int = _ask_one(learner, core, "What does the quokka diet hold?")
         assert first.outcome == "success"
         assert [e.source.rsplit("/", 1)[-1] for e in first_int] == ["diet.txt"]
         question = "Which grasses and leaves does the quokka eat?"
@@ -636,3 +636,31 @@ def test_new_passages_ranked_below_one_memory_holds_are_not_a_success(tmp_path):
         assert second.reason.startswith("already known: memory holds the best passage")
         rec = learner.curiosity.book.get(question)
         assert rec is not None and rec.status == "answered"
+
+
+def test_a_lesser_passage_of_a_relevant_answer_is_stored_beside_the_best(tmp_path):
+    from sentient_core.learning.passages import LESSER_SHARE
+    from sentient_core.relevance import RELEVANT, relevance
+
+    d = tmp_path / "corpus"
+    d.mkdir()
+    diet = "Quokka diet: the quokka eats grasses, sedges and leaves."
+    grasses = (
+        "Rottnest grasses: many animals eat the grasses of Rottnest, the quokka among them,"
+        " and the grasses dry out in summer."
+    )
+    (d / "diet.txt").write_text(diet)
+    (d / "grasses.txt").write_text(grasses)
+    question = "What does the quokka diet of grasses hold?"
+    with Core(tmp_path / "data") as core:
+        learner = _learner(core, d)
+        stats = learner.chaperone.term_stats()
+        assert relevance(question, diet, stats) >= RELEVANT
+        assert LESSER_SHARE * RELEVANT <= relevance(question, grasses, stats) < RELEVANT
+        verdict, stored = _ask_one(learner, core, question)
+        assert verdict.outcome == "success"
+        assert [(e.source.rsplit("/", 1)[-1], e.chunks) for e in stored] == [
+            ("diet.txt", 1),
+            ("grasses.txt", 1),
+        ]
+        assert sorted(r.text for r in core.memory.recent(10)) == sorted([diet, grasses])

@@ -1,7 +1,9 @@
 """Scored recall on a real store: the learned scorer's rank equals a naive Σ w_k f_k over
 factor_matrix for every active trace (relevance: the memory's BM25 + cosine hybrid for a
-text, the cosine for a code); contributions add up to the score; vetoed traces never
-come back; a contradicted trace from a distrusted source drops below its old rank."""
+text, the cosine for a code; a text's ``k × RERANK_POOL`` best then re-ranked with the
+relevance factor the mean of the hybrid and the calibrated relevance); contributions add
+up to the score; vetoed traces never come back; a contradicted trace from a distrusted
+source drops below its old rank."""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from sentient_core.metamemory import (
     context_for,
     factor_matrix,
 )
-from sentient_core.metamemory.recall import ScoredRecall
+from sentient_core.metamemory.recall import RERANK_POOL, ScoredRecall
+from sentient_core.relevance import TermStats, relevance
 from sentient_core.store import Store
 from tests.test_memory import random_texts
 
@@ -85,9 +88,19 @@ def _naive(mem, meta, query, k, now, domain):
         )
         f[FACTOR_NAMES.index("smf_similarity")] = 0.0
         f[FACTOR_NAMES.index("recency")] = np.exp(-max(0.0, now - rec.last_access) / 86400.0)
-        out.append((-(f @ w), rec.row, rec.id))
+        out.append((-(f @ w), rec.row, rec.id, f[FACTOR_NAMES.index("relevance")], rec.text))
     out.sort()
-    return [(i, -s) for s, _, i in out[:k]]
+    if not text:
+        return [(i, -s) for s, _, i, _, _ in out[:k]]
+    pool = out[: k * RERANK_POOL]
+    stats = TermStats(t for *_, t in pool)
+    w_rel = w[FACTOR_NAMES.index("relevance")]
+    reranked = []
+    for s, row, i, hybrid, t in pool:
+        mean = (hybrid + relevance(query, t, stats)) / 2
+        reranked.append((s - w_rel * (mean - hybrid), row, i))
+    reranked.sort()
+    return [(i, -s) for s, _, i in reranked[:k]]
 
 
 def test_scored_recall_equals_the_naive_sum_and_contributions_add_up(parts):

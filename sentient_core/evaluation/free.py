@@ -138,12 +138,17 @@ def run_free(
     own = list(dict.fromkeys(own))
     dropped = silent_drops(own, events, held)
     n_queries, repeats = repeat_count(e for e in events if isinstance(e, QueryEvent))
+    text_of = {t.id: t.text for t in audit.traces}
     successes = tuple(
         SuccessEntry(
             request=r.id,
             asked=r.label,
             source=r.source,
-            passage=" ".join(r.passage.split())[:PASSAGE_PREVIEW],
+            # The first (most relevant) passage, under the source shown beside it.
+            passage=" ".join(text_of.get(r.trace_ids[0], r.passage).split())[:PASSAGE_PREVIEW]
+            if r.trace_ids
+            else " ".join(r.passage.split())[:PASSAGE_PREVIEW],
+            more=max(0, len(r.trace_ids) - 1),
             linked=r.linked,
         )
         for r in audit.requests

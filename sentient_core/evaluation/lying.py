@@ -16,10 +16,14 @@ Setup (``evaluate --scenario lying-source``)
       (each with up to ``iterations`` iterations), exactly as a user would ask;
       it never sees an answer.
     * Between the two halves (meta-memory on), a user reviews the default
-      recall's top answer to each *training* question, as ``cli.py feedback``
-      does: right when it holds the answer, wrong when it gives another value
-      for the question (the disagreement detector against the right one),
-      nothing when it gives none. Held-out answers are never shown.
+      recall's top :data:`REVIEWED` answers to each *training* question (the
+      first lines ``recall`` shows), as ``cli.py feedback`` does: right when
+      one holds the answer, wrong when it gives another value for the question
+      (the disagreement detector against the right one), nothing when it gives
+      none. Held-out answers are never shown. (Reading only the top answer
+      reviews no lie once recall ranks the right passages first: the
+      calibrated-relevance re-rank of :mod:`sentient_core.metamemory.recall`
+      puts them first for every training question.)
     * The same run twice, each on a fresh store: meta-memory on, and off
       (``--no-metamemory``, the ablation).
 
@@ -365,12 +369,16 @@ def _run(
         )
 
 
+REVIEWED = 3
+"""Answers to each training question the user reads in the review (``recall``'s first lines)."""
+
+
 def _user_review(core: Core, meta: Any, train: Sequence[QAItem], corpus: Path) -> Counter[str]:
-    """A user reads the default recall's top answer to each training question and says
-    whether it is right (``cli.py feedback``, in the question's domain): the second,
-    consistent signal that moves a trace's strength. A top passage that gives no value
-    for the question (no conflict with the right answer) is not marked. Held-out answers
-    are never shown."""
+    """A user reads the default recall's top :data:`REVIEWED` answers to each training
+    question and says whether each is right (``cli.py feedback``, in the question's
+    domain): the second, consistent signal that moves a trace's strength. A passage that
+    gives no value for the question (no conflict with the right answer) is not marked.
+    Held-out answers are never shown."""
     from sentient_core.learning.offline import CorpusAnswerer
     from sentient_core.metamemory import domain_of
     from sentient_core.metamemory.disagreement import detect_disagreement
@@ -381,27 +389,25 @@ def _user_review(core: Core, meta: Any, train: Sequence[QAItem], corpus: Path) -
     stats = TermStats(CorpusAnswerer([corpus], include_python_docs=False).passages)
     marks: Counter[str] = Counter()
     for it in train:
-        hits = scored.hits(it.q, 1)
-        if not hits:
-            continue
-        text = hits[0].record.text
-        right = first_answer(text, it.answers) is not None
-        # "Wrong" only for a passage that gives another value next to the question's
-        # identifiers than the right one (as the disagreement detector reads it); one
-        # that gives none (a fragment of the right entry, another entry) is no answer.
         truth = _sentence(it.q, it.answers[0])
-        if not right and detect_disagreement(it.q, text, truth, stats) is None:
-            marks["not an answer"] += 1
-            continue
-        feedback(
-            meta,
-            hits[0].record,
-            right=right,
-            note=f"review of the answer to {it.q!r}",
-            session="review",
-            domain=domain_of(it.q, None, stats),
-        )
-        marks["right" if right else "wrong"] += 1
+        for hit in scored.hits(it.q, REVIEWED):
+            text = hit.record.text
+            right = first_answer(text, it.answers) is not None
+            # "Wrong" only for a passage that gives another value next to the question's
+            # identifiers than the right one (as the disagreement detector reads it); one
+            # that gives none (a fragment of the right entry, another entry) is no answer.
+            if not right and detect_disagreement(it.q, text, truth, stats) is None:
+                marks["not an answer"] += 1
+                continue
+            feedback(
+                meta,
+                hit.record,
+                right=right,
+                note=f"review of the answer to {it.q!r}",
+                session="review",
+                domain=domain_of(it.q, None, stats),
+            )
+            marks["right" if right else "wrong"] += 1
     return marks
 
 

@@ -160,13 +160,15 @@ class ModeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
 
 
 class SuccessEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """One success verdict for a person to read: what was asked, where from, what was stored."""
+    """One success verdict for a person to read: what was asked, where from, what was
+    stored (the most relevant passage's start, and how many lesser passages beside it)."""
 
     request: str
     asked: str
     source: str
     passage: str
     linked: bool
+    more: int = 0
 
 
 class LinkStats(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -375,6 +377,8 @@ def format_free_run(fr: FreeRunReport) -> str:
         lines.append(f"  {i:>3}. {s.asked}")
         lines.append(f"       → {s.source}")
         lines.append(f"       → {passage}")
+        if s.more:
+            lines.append(f"       (+ {s.more} lesser passage(s) stored with it)")
     if fr.silent_dropped:
         lines.append("  silently dropped: " + "; ".join(fr.silent_dropped))
     return "\n".join(lines)
