@@ -130,6 +130,10 @@ def key_phrases(text: str, stats: TermStats | None = None, k: int = 5) -> list[s
                     if not _noun_like(gram):
                         continue
                     key = tuple(stem(w) for w in gram)
+                    if len(set(key)) < n:
+                        # "debugger commands commands": a heading run into the line
+                        # under it, not a phrase anyone writes.
+                        continue
                     counts[key] += 1
                     surfaces.setdefault(key, Counter())[" ".join(gram)] += 1
             run = []

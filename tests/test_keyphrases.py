@@ -56,6 +56,17 @@ def test_the_malformed_examples_cannot_be_produced():
     assert key_phrases(CHANGELOG)[0] != "laszlo boszormenyi"
 
 
+def test_a_heading_run_into_its_first_line_repeats_no_word():
+    # Seen in `make run`: "What is known about debugger commands commands?" from the
+    # heading "Debugger Commands" over the line "commands [bpnumber]".
+    text = "Debugger Commands\ncommands [bpnumber]\n\nDebugger commands: debugger commands."
+    phrases = key_phrases(text)
+    assert "debugger commands" in phrases
+    for phrase in phrases:
+        stems = [stem(w) for w in phrase.split()]
+        assert len(set(stems)) == len(stems), phrase
+
+
 def test_a_recurring_multi_word_term_beats_its_words():
     assert key_phrases(pydoc_topics.topics["with"], STATS)[0] == "context managers"
 
