@@ -191,6 +191,7 @@ def test_ingest_mode_matches_the_store(tiny, tmp_path):
                 next((i for i, h in enumerate(hits) if _has(h.record.text, it.answers)), None)
             )
     assert report.chunks_stored == len(stored) == len(chunks) == len(CORPUS)
+    assert report.chars_stored == sum(len(t.text) for t in stored)
     assert report.answer_at_1 == sum(r == 0 for r in ranks) / len(items)
     assert report.answer_at_k == sum(r is not None for r in ranks) / len(items)
     assert report.answered == sum(r is not None for r in ranks)
@@ -224,6 +225,7 @@ def test_learn_mode_metrics_agree_with_the_audit_log(tiny, tmp_path):
     queries = [e for e in events if isinstance(e, QueryEvent)]
     assert report.answer_at_k == sum(ranks) / len(items)
     assert report.chunks_stored == len(stored)
+    assert report.chars_stored == sum(len(t.text) for t in stored)
     assert report.iterations == sum(isinstance(e, (IterationEvent, SkipEvent)) for e in events)
     assert report.iterations <= 2 * len(items)
     # Tool calls: calls that leave the process (a web fetch, an LLM); offline, none.

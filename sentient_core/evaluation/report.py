@@ -11,6 +11,10 @@ answered
     Questions counted in answer@k.
 chunks stored
     Traces in the run's store at the end (retired ones too).
+characters stored
+    Their text, in characters: the fair measure of how much each mode keeps,
+    since ingest stores chunks of up to 2,000 characters and learn the
+    answerer's passages of up to 600.
 tool calls
     The budget's committed tool calls over the run (calls that leave the
     process: web fetches and LLM requests; offline corpus answers cost none).
@@ -140,6 +144,7 @@ class ModeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     answer_at_k: float
     answered: int
     chunks_stored: int | None = None
+    chars_stored: int | None = None
     tool_calls: int | None = None
     iterations: int | None = None
     chunks_per_answered: float | None = None
@@ -284,6 +289,7 @@ def _rows(k: int) -> list[tuple[str, object]]:
         ("answered", lambda m: m.answered),
         (f"answer@{k} right after own iterations", lambda m: m.answer_at_k_after_own_iterations),
         ("chunks stored", lambda m: m.chunks_stored),
+        ("characters stored", lambda m: m.chars_stored),
         ("tool calls", lambda m: m.tool_calls),
         ("iterations", lambda m: m.iterations),
         ("chunks / answered q", lambda m: m.chunks_per_answered),

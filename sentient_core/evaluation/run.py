@@ -177,6 +177,7 @@ def run_ingest(
     report = ModeReport(
         **base,
         chunks_stored=len(records),
+        chars_stored=sum(len(r.text) for r in records),
         tool_calls=0,
         iterations=0,
         chunks_per_answered=per_answered(len(records), base["answered"]),
@@ -389,6 +390,7 @@ def run_learn(
     return ModeReport(
         **base,
         chunks_stored=len(records),
+        chars_stored=sum(len(r.text) for r in records),
         tool_calls=calls,
         iterations=iterations,
         chunks_per_answered=per_answered(len(records), answered),
