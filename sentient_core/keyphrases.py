@@ -41,6 +41,8 @@ GENERIC_WORDS: frozenset[str] = frozenset(
     allow allows allowed become becomes came come comes gave give gives giving go goes
     going gone keep keeps kept need needs needed put puts seem seems want wants went
     provide provides appear appears happen happens refer refers
+    anything anybody anyone something somebody someone everything everybody everyone
+    nothing nobody whatever whenever wherever whoever
     """.split()  # noqa: SIM905 - a word list reads better than quoted strings
 )
 """Words that are too general to be what a passage is about."""

@@ -67,6 +67,13 @@ def test_a_heading_run_into_its_first_line_repeats_no_word():
         assert len(set(stems)) == len(stems), phrase
 
 
+def test_indefinite_pronouns_are_never_part_of_a_phrase():
+    # Seen in `make run`: "What is known about commands print anything?"
+    text = "If none of the other commands print anything, you see no sign. Something happened."
+    for phrase in key_phrases(text):
+        assert not {"anything", "something", "nothing"} & set(phrase.split()), phrase
+
+
 def test_a_recurring_multi_word_term_beats_its_words():
     assert key_phrases(pydoc_topics.topics["with"], STATS)[0] == "context managers"
 
