@@ -18,7 +18,8 @@ from sentient_core.metamemory import (
     context_for,
     factor_matrix,
 )
-from sentient_core.metamemory.recall import RERANK_POOL, ScoredRecall
+from sentient_core.metamemory import recall as recall_module
+from sentient_core.metamemory.recall import RERANK_MAX, RERANK_POOL, ScoredRecall, rerank_pool
 from sentient_core.relevance import TermStats, relevance
 from sentient_core.store import Store
 from tests.test_memory import random_texts
@@ -58,7 +59,7 @@ def parts(tmp_path):
         yield mem, MetaMemory(mem), texts
 
 
-def _naive(mem, meta, query, k, now, domain):
+def _naive(mem, meta, query, k, now, domain, cap=RERANK_MAX):
     recs = list(mem.recent(10**6))
     with mem.datastore.read() as txn:
         ctx = context_for(txn, recs, domain=domain, now=now)
@@ -92,7 +93,7 @@ def _naive(mem, meta, query, k, now, domain):
     out.sort()
     if not text:
         return [(i, -s) for s, _, i, _, _ in out[:k]]
-    pool = out[: k * RERANK_POOL]
+    pool = out[: max(k, min(k * RERANK_POOL, cap))]
     stats = TermStats(t for *_, t in pool)
     w_rel = w[FACTOR_NAMES.index("relevance")]
     reranked = []
@@ -114,6 +115,22 @@ def test_scored_recall_equals_the_naive_sum_and_contributions_add_up(parts):
         np.testing.assert_allclose([h.score for h in hits], [s for _, s in ref], atol=1e-9)
         for h in hits:
             assert sum(h.contributions.values()) == pytest.approx(h.score, abs=1e-9)
+
+
+def test_the_rerank_pool_is_bounded_and_never_below_k(parts, monkeypatch):
+    assert rerank_pool(10) == 10 * RERANK_POOL
+    assert rerank_pool(RERANK_MAX) == RERANK_MAX
+    assert rerank_pool(5 * RERANK_MAX) == 5 * RERANK_MAX
+    mem, meta, texts = parts
+    sr = ScoredRecall(mem, meta)
+    now = T0 + 5000
+    # A cap of 12 (the store has 120 traces): k = 2 re-ranks 8, k = 5 12, k = 20 just 20.
+    monkeypatch.setattr(recall_module, "RERANK_MAX", 12)
+    for k in (2, 5, 20):
+        for q in (texts[5], texts[50][:30]):
+            hits = sr.recall(q, k, domain="d", now=now)
+            ref = _naive(mem, meta, q, k, now, "d", cap=12)
+            assert [h.record.id for h in hits] == [i for i, _ in ref]
 
 
 def test_evidence_against_a_trace_and_its_source_lowers_it(parts):

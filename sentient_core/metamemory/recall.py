@@ -17,7 +17,8 @@ and ``relevance`` is the memory's own default ranking score:
   inside the streaming cosine scan (:func:`kernels.overlay.topk_scored`).
 
 A text query then re-ranks its candidates: the kernel selects the
-``k × RERANK_POOL`` best (exactly, over every active trace), and each one's
+``k × RERANK_POOL`` best (at most ``RERANK_MAX``, at least ``k``; exactly, over
+every active trace), and each one's
 relevance factor becomes the mean of that hybrid score and the judge's
 calibrated relevance (:func:`sentient_core.relevance.relevance`, idf over the
 candidates: which of the question's words tell them apart), the same check the
@@ -76,12 +77,22 @@ if TYPE_CHECKING:
     from sentient_core.memory import HolographicMemory
     from sentient_core.metamemory.core import MetaMemory
 
-__all__ = ["RERANK_POOL", "ScoredHit", "ScoredRecall"]
+__all__ = ["RERANK_MAX", "RERANK_POOL", "ScoredHit", "ScoredRecall", "rerank_pool"]
 
 _QUERY_DEPENDENT = ("relevance", "smf_similarity", "recency")
 
 RERANK_POOL = 4
 """A text query re-ranks the ``k ×`` this best candidates (see the module docstring)."""
+RERANK_MAX = 400
+"""…but no more than this many (or ``k``, if larger): a large ``k`` must not cost four
+times its records and relevance checks."""
+
+
+def rerank_pool(k: int) -> int:
+    """How many candidates a text query of ``k`` results re-ranks."""
+    return max(k, min(k * RERANK_POOL, RERANK_MAX))
+
+
 _TERMS_CACHED = 1 << 14  # traces whose content terms are kept (a few kB each)
 
 
@@ -236,7 +247,7 @@ class ScoredRecall:
                 n,
                 terms,
                 weights,
-                k * RERANK_POOL,
+                rerank_pool(k),
                 "hybrid",
                 code,
                 overlay=overlay,
