@@ -236,8 +236,9 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         choices=("scored", "hybrid", "bm25", "cosine"),
         default="scored",
         help="scored (default: the learned scorer over the hybrid, with what meta-memory"
-        " learned: credit, source weights, debts; see --explain), hybrid (BM25 + code"
-        " cosine), bm25, or cosine of the codes",
+        " learned: credit, source weights, debts, its best candidates re-ranked by"
+        " question-passage relevance; see --explain), hybrid (BM25 + code cosine), bm25,"
+        " or cosine of the codes",
     )
     rec.add_argument("--threshold", type=float, default=0.0, help="minimum score")
     rec.add_argument(
