@@ -133,6 +133,17 @@ def test_the_rerank_pool_is_bounded_and_never_below_k(parts, monkeypatch):
             assert [h.record.id for h in hits] == [i for i, _ in ref]
 
 
+def test_the_term_cache_is_bounded_and_changes_no_result(parts, monkeypatch):
+    mem, meta, texts = parts
+    monkeypatch.setattr(recall_module, "_TERMS_CACHED", 3)
+    sr = ScoredRecall(mem, meta)
+    now = T0 + 5000
+    for q in (texts[5], texts[50][:30], texts[5], texts[77]):
+        hits = sr.recall(q, 5, domain="d", now=now)
+        assert [h.record.id for h in hits] == [i for i, _ in _naive(mem, meta, q, 5, now, "d")]
+        assert len(sr._terms) <= 3
+
+
 def test_evidence_against_a_trace_and_its_source_lowers_it(parts):
     mem, meta, texts = parts
     sr = ScoredRecall(mem, meta)

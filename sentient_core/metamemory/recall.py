@@ -93,7 +93,7 @@ def rerank_pool(k: int) -> int:
     return max(k, min(k * RERANK_POOL, RERANK_MAX))
 
 
-_TERMS_CACHED = 1 << 14  # traces whose content terms are kept (a few kB each)
+_TERMS_CACHED = 2048  # traces whose terms are kept: ~11 kB each for a 1,650-character chunk, ~22 MB
 
 
 class ScoredHit(msgspec.Struct, frozen=True):
