@@ -664,3 +664,41 @@ def test_a_lesser_passage_of_a_relevant_answer_is_stored_beside_the_best(tmp_pat
             ("grasses.txt", 1),
         ]
         assert sorted(r.text for r in core.memory.recent(10)) == sorted([diet, grasses])
+
+
+def test_an_own_question_is_never_answered_by_what_its_unclaimed_answer_stored(tmp_path):
+    from sentient_core.events import IntegrateEvent, QueryEvent
+
+    d = tmp_path / "corpus"
+    d.mkdir()
+    for n, who in enumerate(("rangers", "surveyors", "farmers", "keepers", "hikers")):
+        (d / f"wombat{n}.txt").write_text(
+            f"Wombat burrows: {who} report that wombat burrows reach a depth of two metres."
+        )
+    (d / "quokka.txt").write_text(
+        "Quokka diet. The quokka eats grasses, sedges and leaves of shrubs on Rottnest Island."
+    )
+    question = "What depth do wombat burrows reach?"
+    with Core(tmp_path / "data") as core:
+        learner = _learner(core, d)
+        # The learner's own question (curiosity's, not a user's: those memory may answer).
+        learner.curiosity.ask(question, origin="curiosity")
+        learner.step()
+        events = [e for _, e in read_events(core.store)]
+        ids = {e.id for e in events if isinstance(e, QueryEvent) and e.question == question}
+        own = {
+            t for e in events if isinstance(e, IntegrateEvent) and e.id in ids for t in e.trace_ids
+        }
+        rec = learner.curiosity.book.get(question)
+        assert (rec.status, rec.last_outcome) == ("waiting", "could_not_verify")
+        assert len(own) == 3 and set(rec.unverified) == own  # ambiguous: stored, not claimed
+        # Memory changes (the user stores a note; the sources stay as they were), the
+        # back-off passes, and curiosity checks whether memory answers the question now.
+        before = core.memory.total
+        core.memory.store("Kangaroo notes: kangaroos hop.", source="local:/notes/kangaroo.txt")
+        for _ in range(3):
+            learner.step()
+        assert core.memory.total > before
+        rec = learner.curiosity.book.get(question)
+        assert rec.answered_by not in own
+        assert rec.status != "answered"

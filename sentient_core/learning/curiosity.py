@@ -190,14 +190,22 @@ class Curiosity:
         if rec is not None:
             self.book.update(question, status="asked", asked=rec.asked + 1)
 
-    def record_outcome(self, question: str, outcome: str, answered_by: int = -1) -> None:
-        """The judge's verdict on an asked question (answered, or waiting with back-off)."""
+    def record_outcome(
+        self,
+        question: str,
+        outcome: str,
+        answered_by: int = -1,
+        unverified: Sequence[int] = (),
+    ) -> None:
+        """The judge's verdict on an asked question (answered, or waiting with back-off);
+        ``unverified``: traces stored for it without a success, which never answer it."""
         self.book.record_outcome(
             question,
             outcome,
             memory_mark=self._memory_mark(),
             sources_mark=self.sources_mark(),
             answered_by=answered_by,
+            unverified=unverified,
         )
 
     @property
@@ -248,9 +256,7 @@ class Curiosity:
             and r.gap_type != "coherence_drop"
             and not _names_a_source(r.question)
         ]
-        found = dict(
-            zip((r.key for r in probed), self._probe([r.question for r in probed]), strict=True)
-        )
+        found = dict(zip((r.key for r in probed), self._probe(probed), strict=True))
         gaps, answered = [], []
         for rec in queued:
             trace_id, relevance = found.get(rec.key, (-1, 0.0))
@@ -291,7 +297,7 @@ class Curiosity:
         for rec in [r for r in waiting if _names_a_source(r.question)]:
             self.book.update(rec.question, memory_mark=memory_mark)
         waiting = [r for r in waiting if not _names_a_source(r.question)]
-        best = self._probe([r.question for r in waiting])
+        best = self._probe(waiting)
         for rec, (trace_id, score) in zip(waiting, best, strict=True):
             if trace_id >= 0 and score >= self.config.answer_threshold:
                 self.book.update(
@@ -370,18 +376,25 @@ class Curiosity:
             f" of {topic.source}",
         )
 
-    def _probe(self, questions: list[str]) -> list[tuple[int, float]]:
-        """(trace id, relevance) of each question's best recall (-1, 0.0 when none)."""
+    def _probe(self, records: list[QuestionRecord]) -> list[tuple[int, float]]:
+        """(trace id, relevance) of each question's best recall (-1, 0.0 when none),
+        never one of the question's own unverified traces."""
         if self.memory.count == 0:
-            return [(-1, 0.0)] * len(questions)
+            return [(-1, 0.0)] * len(records)
+        questions = [r.question for r in records]
         # BM25 candidates: the answers check is a term relevance (a trace sharing no
         # word of the question cannot pass it), and BM25 alone skips the hybrid's
         # cosine pass over every trace.
         hits = self.memory.recall_batch(questions, k=self.config.probe_k, touch=False, rank="bm25")
         out = []
-        for q, found in zip(questions, hits, strict=True):
+        for rec, found in zip(records, hits, strict=True):
+            q, own = rec.question, set(rec.unverified)
             # The best answer among the top hits (the top-ranked one need not be it).
-            scored = [(self.answers(q, h), -i, h.record.id) for i, h in enumerate(found)]
+            scored = [
+                (self.answers(q, h), -i, h.record.id)
+                for i, h in enumerate(found)
+                if h.record.id not in own
+            ]
             best = max(scored, default=(0.0, 0, -1))
             out.append((best[2], best[0]) if best[2] >= 0 else (-1, 0.0))
         return out

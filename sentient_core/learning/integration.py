@@ -43,6 +43,8 @@ class Integrated(msgspec.Struct):
         The first new passage as stored.
     stored : list
         ``(passage, trace ids)`` per kept passage (new ids, else the holders').
+    new_ids : list of int
+        Every new trace, in order.
     best_known : bool
         The best kept passage (the most relevant) was already in memory: whatever
         new passages ranked below it add, memory already held the answer.
@@ -55,6 +57,7 @@ class Integrated(msgspec.Struct):
     relevance: float | None = None
     text: str = ""
     stored: list = msgspec.field(default_factory=list)
+    new_ids: list[int] = msgspec.field(default_factory=list)
     best_known: bool = False
 
 
@@ -94,6 +97,7 @@ class AnswerIntegration:
             if not done.stored:
                 done.best_known = bool(summary.known) and not summary.ids
             done.stored.append((passage, list(summary.ids) or list(summary.known)))
+            done.new_ids.extend(summary.ids)
             if summary.ids and done.first_new < 0:
                 done.first_new = summary.ids[0]
                 done.text = passage.shown

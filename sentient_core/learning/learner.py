@@ -494,7 +494,10 @@ class Learner:
                 # Already known: memory held the answer, the question is settled.
                 self.curiosity.record_outcome(req.question, "success", answered_by=done.known_trace)
             else:
-                self.curiosity.record_outcome(req.question, verdict.outcome)
+                # What it stored was not claimed: it must not answer this question later.
+                self.curiosity.record_outcome(
+                    req.question, verdict.outcome, unverified=done.new_ids
+                )
                 rec = self.curiosity.book.get(req.question)
                 if self.meta is not None and verdict.outcome == "failure" and rec is not None:
                     self.meta.question_failing(req.question, rec.failures)

@@ -38,6 +38,7 @@ from sentient_core.store import RecordCodec, Store
 
 __all__ = [
     "MAX_BACKOFF",
+    "MAX_UNVERIFIED",
     "QuestionBook",
     "QuestionRecord",
     "QuestionStatus",
@@ -52,6 +53,9 @@ MAX_BACKOFF = 64
 """Longest wait of a failed question, in steps (iterations)."""
 
 MAX_QUESTION_CHARS = 1000
+
+MAX_UNVERIFIED = 32
+"""Unverified traces remembered per question (the latest)."""
 
 QuestionStatus = Literal["queued", "asked", "answered", "waiting", "dropped"]
 NonNeg = Annotated[int, msgspec.Meta(ge=0)]
@@ -85,6 +89,11 @@ class QuestionRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
         Trace id that answered it (-1 if none recorded).
     reason : str
         Why it is waiting, answered or dropped, in words.
+    unverified : tuple of int
+        Traces its own requests stored without a success verdict (an ambiguous or
+        unverified answer; the last :data:`MAX_UNVERIFIED`): they never count as
+        memory answering it, or the question would be "answered" by the very passages
+        the judge would not claim.
     """
 
     v: int = 1
@@ -101,6 +110,7 @@ class QuestionRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     sources_mark: str = ""
     answered_by: int = -1
     reason: str = ""
+    unverified: tuple[int, ...] = ()
 
     @property
     def key(self) -> str:
@@ -250,10 +260,13 @@ class QuestionBook:
         sources_mark: str,
         answered_by: int = -1,
         reason: str = "",
+        unverified: Iterable[int] = (),
     ) -> QuestionRecord | None:
         """The judge's verdict on an asked question: answered, or waiting with back-off.
 
-        Returns None for a question the book does not know (nothing recorded).
+        ``unverified``: traces the request stored although the verdict was not a
+        success (see :attr:`QuestionRecord.unverified`). Returns None for a question
+        the book does not know (nothing recorded).
         """
         with self._lock:
             old = self._records.get(normalise_question(question))
@@ -280,6 +293,7 @@ class QuestionBook:
                     sources_mark=sources_mark,
                     reason=reason
                     or f"{outcome}; waits {wait} step(s), then returns once memory or sources change",
+                    unverified=(*old.unverified, *unverified)[-MAX_UNVERIFIED:],
                 )
             self._write([new], None)
             return new
