@@ -587,11 +587,11 @@ def _ask_one(learner, core, question):
     return verdict, [e for e in events if isinstance(e, IntegrateEvent) and e.id in ids]
 
 
-def test_an_answer_the_corpus_ranks_no_clearer_than_its_alternatives_is_not_success(tmp_path):
+def _wombat_corpus(tmp_path):
+    """Five files answer the wombat question equally well (the answerer gives three):
+    which one holds "the" answer, the corpus cannot say. One file on quokkas."""
     d = tmp_path / "corpus"
     d.mkdir()
-    # Five files answer the wombat question equally well (the answerer gives three):
-    # which one holds "the" answer, the corpus cannot say.
     for n, who in enumerate(("rangers", "surveyors", "farmers", "keepers", "hikers")):
         (d / f"wombat{n}.txt").write_text(
             f"Wombat burrows: {who} report that wombat burrows reach a depth of two metres."
@@ -599,6 +599,11 @@ def test_an_answer_the_corpus_ranks_no_clearer_than_its_alternatives_is_not_succ
     (d / "quokka.txt").write_text(
         "Quokka diet. The quokka eats grasses, sedges and leaves of shrubs on Rottnest Island."
     )
+    return d
+
+
+def test_an_answer_the_corpus_ranks_no_clearer_than_its_alternatives_is_not_success(tmp_path):
+    d = _wombat_corpus(tmp_path)
     with Core(tmp_path / "data") as core:
         learner = _learner(core, d)
         wombat, stored = _ask_one(learner, core, "What depth do wombat burrows reach?")
@@ -669,15 +674,7 @@ def test_a_lesser_passage_of_a_relevant_answer_is_stored_beside_the_best(tmp_pat
 def test_an_own_question_is_never_answered_by_what_its_unclaimed_answer_stored(tmp_path):
     from sentient_core.events import IntegrateEvent, QueryEvent
 
-    d = tmp_path / "corpus"
-    d.mkdir()
-    for n, who in enumerate(("rangers", "surveyors", "farmers", "keepers", "hikers")):
-        (d / f"wombat{n}.txt").write_text(
-            f"Wombat burrows: {who} report that wombat burrows reach a depth of two metres."
-        )
-    (d / "quokka.txt").write_text(
-        "Quokka diet. The quokka eats grasses, sedges and leaves of shrubs on Rottnest Island."
-    )
+    d = _wombat_corpus(tmp_path)
     question = "What depth do wombat burrows reach?"
     with Core(tmp_path / "data") as core:
         learner = _learner(core, d)
