@@ -197,28 +197,41 @@ def test_a_request_for_a_named_source_is_never_answered_from_other_memory(tmp_pa
         assert set(named) <= {g.question for g in signal.gaps}
 
 
-def test_user_questions_are_always_asked_and_own_questions_may_be_answered_by_memory(tmp_path):
+def test_memory_settles_only_the_questions_configured(tmp_path):
     from sentient_core.learning.curiosity import CuriosityConfig
 
     text = CORPUS["bees.txt"]
+    user_q = "honey bees waggle dance direction flowers sun"
+    own_q = "bees waggle dance flowers direction sun honey"
+    expected = {"all": {user_q, own_q}, "own": {own_q}, "none": set()}
+    for mode, settled in expected.items():
+        with Core(tmp_path / mode) as core:
+            core.memory.store_batch([NewTrace(text=text, kind="learned")])
+            cur = Curiosity(core.observer, core.memory, CuriosityConfig(memory_settles=mode))
+            cur.ask(user_q)
+            cur.ask(own_q, origin="followup")
+            signal = cur.detect()
+            assert {a.question for a in signal.answered} == settled, mode
+            assert {user_q, own_q} - settled <= {g.question for g in signal.gaps}, mode
+
+
+def test_a_backlog_of_own_questions_never_keeps_a_users_question_out(tmp_path):
+    from sentient_core.learning.curiosity import CuriosityConfig
+
     with Core(tmp_path / "data") as core:
-        core.memory.store_batch([NewTrace(text=text, kind="learned")])
-        user_q = "honey bees waggle dance direction flowers sun"
-        own_q = "bees waggle dance flowers direction sun honey"
-        # A user question is asked, never settled by a recalled trace; the core's
-        # own follow-ups still are.
-        cur = Curiosity(core.observer, core.memory, CuriosityConfig(probe_user_questions=False))
-        cur.ask(user_q)
-        cur.ask(own_q, origin="followup")
-        signal = cur.detect()
-        assert [a.question for a in signal.answered] == [own_q]
-        assert user_q in {g.question for g in signal.gaps}
-    # build_learner: user questions are never settled from memory, with or without a model.
+        cur = Curiosity(core.observer, core.memory, CuriosityConfig(max_questions=4))
+        for i in range(6):
+            cur.ask(f"What is known about topic number {i}?", origin="followup")
+        cur.ask("Which bees dance?")
+        questions = {g.question for g in cur.detect().gaps}
+        assert "Which bees dance?" in questions
+        assert len([q for q in questions if q.startswith("What is known")]) == 3
+    # build_learner: no question is settled from memory, with or without a model.
     for llm in (None, LLMConfig(base_url="http://127.0.0.1:9/v1")):
         with Core(tmp_path / f"d{llm is None}") as core:
             learner = build_learner(core, LearnerSettings(llm=llm, include_python_docs=False))
             try:
-                assert learner.curiosity.config.probe_user_questions is False
+                assert learner.curiosity.config.memory_settles == "none"
                 assert learner.curiosity.config.answer_threshold == learner.judge.relevant
             finally:
                 learner.close()

@@ -203,15 +203,45 @@ def _offline(core: Core):
     )
 
 
-def test_memorys_wrong_answer_is_contradicted_and_the_question_reopened(tmp_path):
+def _wrong_in_memory(core: Core) -> int:
+    return core.memory.store(
+        f"The Debian curl package fixed CVE-2025-0167 in version {WRONG}.",
+        source="llm:127.0.0.1:9/m",
+    ).id
+
+
+def test_a_follow_up_memory_would_answer_wrongly_is_asked_and_memory_corrected(tmp_path):
+    # The learner lets no recalled trace settle a question: the follow-up is asked,
+    # memory's (wrong) answer is the prediction the corpus's answer contradicts.
     with Core(tmp_path / "d") as core:
-        wrong = core.memory.store(
-            f"The Debian curl package fixed CVE-2025-0167 in version {WRONG}.",
-            source="llm:127.0.0.1:9/m",
-        ).id
+        wrong = _wrong_in_memory(core)
         learner = _offline(core)
-        # The core's own follow-up (a user's question is always asked, never
-        # settled by memory): curiosity may answer it from memory.
+        assert learner.curiosity.config.memory_settles == "none"
+        learner.curiosity.ask(CVE_Q.q, origin="followup")
+        for _ in range(8):  # a follow-up waits behind the SMF gaps
+            learner.step()
+        learner.run(0)
+        learner.close()
+        events = [e for _, e in read_events(core.store)]
+        said = [e.status for e in events if e.kind == "question" and e.question == CVE_Q.q]
+        assert "answered" not in said
+        assert [e for e in events if e.kind == "query" and e.question == CVE_Q.q]
+        (ev,) = [e for e in MetaMemory(core.memory).surprises.events() if e.cause == "disagreement"]
+        assert (ev.source_memory, ev.expected, ev.actual) == (wrong, WRONG, RIGHT)
+        assert core.memory.get(wrong).failure_count == 1
+
+
+def test_memorys_wrong_answer_is_contradicted_and_the_question_reopened(tmp_path):
+    import msgspec
+
+    with Core(tmp_path / "d") as core:
+        wrong = _wrong_in_memory(core)
+        learner = _offline(core)
+        # Opted in: the core's own follow-ups may be settled by memory (never the
+        # user's questions); meta-memory checks memory's answer against the corpus.
+        learner.curiosity.config = msgspec.structs.replace(
+            learner.curiosity.config, memory_settles="own"
+        )
         learner.curiosity.ask(CVE_Q.q, origin="followup")
         for _ in range(8):  # a follow-up waits behind the SMF gaps
             learner.step()

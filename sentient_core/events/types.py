@@ -97,11 +97,12 @@ class SessionEvent(_Base, frozen=True, tag="session"):
 
 class QuestionEvent(_Base, frozen=True, tag="question"):
     """What became of a question: every user question ends in such an event
-    (and a question the core raised itself, when memory answers it).
+    (and a question the core raised itself, when memory settles it).
 
     ``status``: ``queued`` (waiting for a drive to pick it), ``asked`` (handed
-    to the chaperone), ``answered`` (memory already answers it, ``trace_id``
-    and ``relevance`` say with what; or it was answered before), ``waiting``
+    to the chaperone), ``answered`` (it was answered before; or, where curiosity
+    lets memory settle questions — the learner does not —, memory already
+    answers it: ``trace_id`` and ``relevance`` say with what), ``waiting``
     (it failed before and backs off until memory or the sources change) or
     ``dropped`` (with the ``reason``).
     """

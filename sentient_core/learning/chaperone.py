@@ -283,7 +283,7 @@ class Chaperone:
         self._count("corroborations")
         answer = self.answerer.answer(question, k=self.answer_k, min_score=self.min_score)
         spans = getattr(answer, "spans", ()) or ((-1, -1),) * len(answer.passages)
-        return self._with_context(
+        return self.with_context(
             tuple(
                 Passage(text=text, source=source, start=start, end=end, score=float(score))
                 for text, source, score, (start, end) in zip(
@@ -292,7 +292,7 @@ class Chaperone:
             )
         )
 
-    def _with_context(self, passages: tuple[Passage, ...]) -> tuple[Passage, ...]:
+    def with_context(self, passages: tuple[Passage, ...]) -> tuple[Passage, ...]:
         """Corpus passages widened by :data:`CORROBORATION_CONTEXT` characters on each side,
         from the neighbouring passages the offline answerer indexed of the same document
         (no file is read again); others as they are."""
@@ -488,7 +488,7 @@ class Chaperone:
         if not trusted:
             # Standing in for a distrusted model: the passages with their context (the
             # changelog entry's version line, say), as meta-memory's corroboration reads them.
-            passages = self._with_context(passages)
+            passages = self.with_context(passages)
             content = "\n\n".join(p.text for p in passages)
         if self.source_weight is not None and len(passages) > 1:
             weigh = self.source_weight

@@ -17,8 +17,10 @@ A failed question waits ``min(2^(failures−1), MAX_BACKOFF)`` steps, and then
 returns to the queue only if the sources changed since it failed (their marks
 differ): asking the same sources the same question again would only fail again.
 If only memory changed, curiosity checks whether memory now answers it (then it
-is ``answered`` without being asked) and otherwise leaves it waiting. A
-question memory already answers is ``answered`` without being asked.
+is ``answered`` without being asked) and otherwise leaves it waiting, where it
+lets memory settle questions (``CuriosityConfig.memory_settles``; the learner
+does not: it leaves the question waiting). A question memory already answers is
+then ``answered`` without being asked.
 
 The book is a write-through cache: records are read once at open; every change
 is one write transaction. One process (the learner) writes.

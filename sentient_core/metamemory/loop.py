@@ -25,17 +25,17 @@ The learner calls it at three points of one initiative; everything else is here.
       may add a ``disagreement.model`` signal of magnitude 0.35, never remove
       the detector's (it is not asked then).
     * **Memory contradicted.** Memory's prediction against every new grounded
-      passage: a conflict is a ``disagreement`` event (the wrong source is the
-      source the predicted trace came from); no conflict and a successful
-      verdict is a judged success of the predicted trace.
+      passage in its context: a conflict is a ``disagreement`` event (the wrong
+      source is the source the predicted trace came from); no conflict and a
+      successful verdict is a judged success of the predicted trace.
     * **Irrelevant.** A grounded answer the judge found irrelevant is an
       ``irrelevant`` event with ``s = 0.5·(threshold − relevance)/threshold``
       (weak evidence: below 0.55, so a source is punished only when it repeats).
-    * **Memory's answer contradicted.** When curiosity finds that memory
-      already answers a question, the answering trace is corroborated the same
-      way (:meth:`LoopMeta.check_answer`); a conflict re-opens the question, and
-      a trace judged wrong more often than right no longer answers questions
-      for curiosity (:meth:`LoopMeta.answers`).
+    * **Memory's answer contradicted.** Where curiosity lets memory settle a
+      question (``CuriosityConfig.memory_settles``; not the learner's), the answering
+      trace is corroborated the same way (:meth:`LoopMeta.check_answer`); a conflict
+      re-opens the question, and a trace judged wrong more often than right no
+      longer answers questions for curiosity (:meth:`LoopMeta.answers`).
     * **Failing questions.** A question judged a failure :data:`FAILING_AFTER`
       times opens a debt (no answer in the sources, or one the loop misses);
       its test is asking again, and a success verdict resolves it.
@@ -129,6 +129,11 @@ class Prediction(msgspec.Struct, frozen=True):
     text: str
     source: str
     relevance: float
+
+    @classmethod
+    def of(cls, question: str, rec: Any, relevance: float) -> Prediction:
+        """Trace ``rec`` as memory's answer to ``question``."""
+        return cls(question, rec.id, rec.text, source_id(rec.source), relevance)
 
 
 def source_id(source: str) -> str:
@@ -228,9 +233,7 @@ class LoopMeta:
         r = relevance(q, rec.text, self.chaperone.term_stats())
         if r < self.threshold:
             return None
-        return Prediction(
-            question=q, trace=rec.id, text=rec.text, source=source_id(rec.source), relevance=r
-        )
+        return Prediction.of(q, rec, r)
 
     def check_answer(self, question: str, trace_id: int) -> bool:
         """Memory answered ``question`` with trace ``trace_id`` (curiosity found it answers):
@@ -252,14 +255,8 @@ class LoopMeta:
             gap_type="corroborate",
             session=self.session,
         )
-        pred = Prediction(
-            question=q,
-            trace=rec.id,
-            text=rec.text,
-            source=source_id(rec.source),
-            relevance=relevance(q, rec.text, self.chaperone.term_stats()),
-        )
         stats = self.chaperone.term_stats()
+        pred = Prediction.of(q, rec, relevance(q, rec.text, stats))
         for passage in self.chaperone.corroborate(q):
             if relevance(q, passage.text, stats) < self.threshold:
                 continue
@@ -367,10 +364,12 @@ class LoopMeta:
         domain: str,
     ) -> None:
         q = req.question.strip()
-        for passage, ids in grounded:
+        # Stored passages in their context (a changelog entry's version line), as corroborated.
+        evidence = self.chaperone.with_context(tuple(p for p, _ in grounded))
+        for (passage, ids), wide in zip(grounded, evidence, strict=True):
             if pred.trace in ids:
                 continue  # the evidence is memory's own copy
-            found = self._disagreement(q, pred.text, passage.text)
+            found = self._disagreement(q, pred.text, wide.text)
             if found is None:
                 continue
             self._conflict(
