@@ -41,6 +41,7 @@ from sentient_core.events import (
     SkipEvent,
     read_events,
 )
+from sentient_core.learning.questions import QuestionBook
 from sentient_core.store import traces
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -269,6 +270,29 @@ def test_learn_mode_metrics_agree_with_the_audit_log(tiny, tmp_path):
     assert judge.qa_answer_stored == len(holding)
     assert judge.recall == (len(good) / len(holding) if holding else None)
     assert on_qa, "the offline learner answers at least one of these questions"
+    # The question book's "answered": what the settling requests (a success, or
+    # already known) stored or found in memory holds an answer.
+    settling = {
+        e.id
+        for e in events
+        if isinstance(e, JudgeEvent) and (e.outcome == "success" or "already known" in e.reason)
+    }
+    with Core(tmp_path / "store") as core:
+        book = QuestionBook(core.store)
+        answered = [it for it in items if getattr(book.get(it.q), "status", "") == "answered"]
+        verified = [
+            it
+            for it in answered
+            if any(
+                _has(core.memory.get(t).text, it.answers)
+                for e in integrations
+                if e.id in settling and question_of.get(e.id) == _norm(it.q)
+                for t in (*e.trace_ids, *e.known_ids)
+            )
+        ]
+    assert answered
+    assert (judge.book_answered, judge.book_verified) == (len(answered), len(verified))
+    assert judge.book_precision == len(verified) / len(answered)
 
 
 def test_free_run_lists_every_success(tmp_path):

@@ -509,6 +509,16 @@ def test_an_ambiguous_ranked_answer_is_could_not_verify_not_success():
     known = {**GROUNDED_ANSWER, "integrated_chunks": 0}
     v = Judge().judge(outcome(**known, relevance=0.9, margin=0.05, known_chunks=1, known_trace=3))
     assert v.outcome == "not_applicable" and v.reason.startswith("already known")
+    # ... and says the tie makes it no answer to the question (the learner does not
+    # count the question answered); a decisive or unranked source says nothing more.
+    assert "within 0.05 < 0.30 of its best: not an answer to the question" in v.reason
+    for margin in (0.3, None):
+        v = Judge().judge(
+            outcome(**known, relevance=0.9, margin=margin, known_chunks=1, known_trace=3)
+        )
+        assert v.reason == "already known: memory holds this content (trace 3); nothing new stored"
+    assert Judge().decisive_margin(None) and Judge().decisive_margin(0.3)
+    assert not Judge().decisive_margin(0.29)
 
 
 def test_new_chunks_below_a_best_passage_memory_held_are_already_known():

@@ -629,6 +629,23 @@ def test_an_answer_the_corpus_ranks_no_clearer_than_its_alternatives_is_not_succ
         assert quokka.outcome == "success" and sum(e.chunks for e in stored) == 1
 
 
+def test_an_ambiguous_answer_memory_already_holds_does_not_settle_the_question(tmp_path):
+    d = _wombat_corpus(tmp_path)
+    with Core(tmp_path / "data") as core:
+        learner = _learner(core, d)
+        first, _ = _ask_one(learner, core, "What depth do wombat burrows reach?")
+        assert first.outcome == "could_not_verify"
+        # The same tie again: its best passage is in memory now, but which of the five
+        # holds "the" answer the corpus still cannot say.
+        question = "Which depth do the wombat burrows reach?"
+        again, _ = _ask_one(learner, core, question)
+        assert again.outcome == "not_applicable"
+        assert again.reason.startswith("already known: memory holds")
+        assert "not an answer to the question" in again.reason
+        rec = learner.curiosity.book.get(question)
+        assert rec is not None and rec.status == "waiting" and rec.answered_by == -1
+
+
 def test_new_passages_ranked_below_one_memory_holds_are_not_a_success(tmp_path):
     d = tmp_path / "corpus"
     d.mkdir()
@@ -652,8 +669,10 @@ def test_new_passages_ranked_below_one_memory_holds_are_not_a_success(tmp_path):
         ]
         assert second.outcome == "not_applicable"
         assert second.reason.startswith("already known: memory holds the best passage")
+        assert "not an answer" not in second.reason  # the corpus ranks it clearly first
         rec = learner.curiosity.book.get(question)
         assert rec is not None and rec.status == "answered"
+        assert rec.reason.startswith("already known: memory held the answer (trace")
 
 
 def test_a_lesser_passage_of_a_relevant_answer_is_stored_beside_the_best(tmp_path):

@@ -41,6 +41,11 @@ judge recall
     Among requests asking a Q/A question whose stored passage contains one of
     its answers (whatever the verdict), the share judged ``success``: what the
     judge's caution (an ambiguous ranking, content already known) costs.
+answered per question book
+    Among the Q/A questions the question book counts answered at the end (never
+    to be asked again: a success, or already known with a decisive ranking),
+    the share where a trace the settling request stored or found already known
+    contains one of the question's answers.
 latency
     Per-query wall time of retrieval alone (ours: ``memory.recall``; bm25s:
     tokenise + retrieve), median and 95th percentile, in the same process.
@@ -98,6 +103,14 @@ class JudgeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
         Those by request type (and gap type for questions).
     unlinked : int
         Integrated requests whose stored traces could not be found and checked.
+    book_answered : int
+        Q/A questions the question book counts answered at the end (a success, or
+        already known with a decisive ranking): never asked again.
+    book_verified : int
+        Of those, the ones where a trace the settling request stored or found
+        already known contains an answer.
+    book_precision : float or None
+        ``book_verified / book_answered`` (None when none is counted answered).
     """
 
     outcomes: dict[str, int]
@@ -109,6 +122,9 @@ class JudgeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     own_success: int
     own_success_by_type: dict[str, int]
     unlinked: int
+    book_answered: int = 0
+    book_verified: int = 0
+    book_precision: float | None = None
 
 
 class QuestionResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -302,6 +318,9 @@ def _rows(k: int) -> list[tuple[str, object]]:
         ("  passage holds an answer, any verdict", judge("qa_answer_stored")),
         ("  success on own requests", judge("own_success")),
         ("  unlinked integrations", judge("unlinked")),
+        ("answered per question book", judge("book_precision")),
+        ("  Q/A questions counted answered", judge("book_answered")),
+        ("  … its traces hold an answer", judge("book_verified")),
         ("duplicate stores", lambda m: m.duplicate_stores),
         ("queries", lambda m: m.queries),
         ("repeat-query rate", lambda m: m.repeat_query_rate),

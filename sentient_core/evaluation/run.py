@@ -45,6 +45,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import msgspec
+
 from sentient_core.core import Core
 from sentient_core.errors import ArgumentError
 from sentient_core.evaluation.audit import (
@@ -73,6 +75,7 @@ from sentient_core.evaluation.report import (
     per_answered,
 )
 from sentient_core.events import (
+    IntegrateEvent,
     JudgeEvent,
     QueryEvent,
     QuestionEvent,
@@ -80,6 +83,7 @@ from sentient_core.events import (
 )
 from sentient_core.integrate import Integrator
 from sentient_core.learning.learner import MAX_SESSION_ITERATIONS
+from sentient_core.learning.questions import QuestionBook
 from sentient_core.learning.session import build_learner
 
 __all__ = [
@@ -300,6 +304,36 @@ def _judge_report(items: Sequence[QAItem], audit) -> JudgeReport:
     )
 
 
+def _book_answers(core: Core, items: Sequence[QAItem], events: Sequence[object]) -> list[bool]:
+    """For each Q/A question the question book counts answered: do the traces its settling
+    request stored or found already known (the judge's success or "already known") hold
+    an answer?"""
+    book = QuestionBook(core.store)
+    asked: dict[str, str] = {}
+    traces: dict[str, set[int]] = {}
+    settled: set[str] = set()
+    for e in events:
+        if isinstance(e, QueryEvent) and e.question:
+            asked[e.id] = normalize(e.question)
+        elif isinstance(e, IntegrateEvent):
+            traces.setdefault(e.id, set()).update((*e.trace_ids, *e.known_ids))
+        elif isinstance(e, JudgeEvent) and (
+            e.outcome == "success" or e.reason.startswith("already known")
+        ):
+            settled.add(e.id)
+    out = []
+    for it in items:
+        rec = book.get(it.q)
+        if rec is None or rec.status != "answered":
+            continue
+        ids = {
+            t for rid in settled if asked.get(rid) == normalize(it.q) for t in traces.get(rid, ())
+        }
+        texts = [t.text for t in map(core.memory.get, sorted(ids)) if t is not None]
+        out.append(any(first_answer(text, it.answers) is not None for text in texts))
+    return out
+
+
 def run_learn(
     items: Sequence[QAItem],
     corpus: str | os.PathLike[str],
@@ -372,6 +406,7 @@ def run_learn(
         audit = audit_run(core.store, events)
         ranked = [_rank(recall.texts(it.q, k), it.answers) for it in items]
         calls = spent_tool_calls(core, days)
+        book = _book_answers(core, items, events)
     iterations = count_iterations(events)
     base = _scored("learn", items, ranked, k)
     answered = base["answered"]
@@ -405,7 +440,12 @@ def run_learn(
         answer_at_k_after_own_iterations=(
             sum(1 for r, _ in after if r is not None) / len(items) if items else 0.0
         ),
-        judge=_judge_report(items, audit),
+        judge=msgspec.structs.replace(
+            _judge_report(items, audit),
+            book_answered=len(book),
+            book_verified=sum(book),
+            book_precision=sum(book) / len(book) if book else None,
+        ),
         stopped_by=stopped,
         seconds=time.perf_counter() - t0,
         results=tuple(results),

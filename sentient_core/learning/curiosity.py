@@ -208,12 +208,14 @@ class Curiosity:
         outcome: str,
         answered_by: int = -1,
         unverified: Sequence[int] = (),
+        reason: str = "",
     ) -> None:
         """The judge's verdict on an asked question (answered, or waiting with back-off);
         ``unverified``: traces stored for it without a success, which never answer it."""
         self.book.record_outcome(
             question,
             outcome,
+            reason=reason,
             memory_mark=self._memory_mark(),
             sources_mark=self.sources_mark(),
             answered_by=answered_by,

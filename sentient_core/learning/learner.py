@@ -490,9 +490,18 @@ class Learner:
         if req.type == "question" and req.gap_type != "followup":
             if verdict.outcome == "success":
                 self.curiosity.record_outcome(req.question, "success", answered_by=done.first_new)
-            elif done.known and verdict.outcome == "not_applicable":
+            elif (
+                done.known
+                and verdict.outcome == "not_applicable"
+                and self.judge.decisive_margin(response.margin)
+            ):
                 # Already known: memory held the answer, the question is settled.
-                self.curiosity.record_outcome(req.question, "success", answered_by=done.known_trace)
+                self.curiosity.record_outcome(
+                    req.question,
+                    "success",
+                    answered_by=done.known_trace,
+                    reason=f"already known: memory held the answer (trace {done.known_trace})",
+                )
             else:
                 # What it stored was not claimed: it must not answer this question later.
                 self.curiosity.record_outcome(

@@ -294,7 +294,7 @@ class QuestionBook:
                     memory_mark=memory_mark,
                     sources_mark=sources_mark,
                     reason=reason
-                    or f"{outcome}; waits {wait} step(s), then returns once memory or sources change",
+                    or f"{outcome}; waits {wait} step(s), then returns once the sources change",
                     unverified=(*old.unverified, *unverified)[-MAX_UNVERIFIED:],
                 )
             self._write([new], None)
