@@ -22,7 +22,7 @@ from collections import Counter
 from sentient_core.ingest.keywords import STOP_WORDS
 from sentient_core.relevance import QUESTION_WORDS, TermStats, stem
 
-__all__ = ["GENERIC_WORDS", "SINGLE_WORD_DF", "key_phrases", "question_about"]
+__all__ = ["GENERIC_WORDS", "RELATION_WORDS", "SINGLE_WORD_DF", "key_phrases", "question_about"]
 
 SINGLE_WORD_DF = 0.03
 """A one-word phrase must occur in at most this share of the collection's documents."""
@@ -46,6 +46,17 @@ GENERIC_WORDS: frozenset[str] = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better than quoted strings
 )
 """Words that are too general to be what a passage is about."""
+
+RELATION_WORDS: frozenset[str] = frozenset(
+    """
+    among amongst amid besides beside across along alongside around behind beneath
+    beyond despite onto toward towards throughout via versus unlike near
+    according concerning depending excluding pending preceding regarding
+    """.split()  # noqa: SIM905 - a word list reads better than quoted strings
+)
+"""Prepositions the encoder's stop words leave out, and participles used as ones:
+they relate a phrase to another and never end or start one ("implied relationships
+among", "besides keywords", "forked child depending" were free-run questions)."""
 
 _NOISE_LINE = re.compile(
     r"""@|https?://|www\.|^\s*--\s|\b\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\s+\d{4}\b|
@@ -79,7 +90,12 @@ def _clauses(text: str) -> list[list[str]]:
 
 
 def _content(word: str) -> bool:
-    return word not in STOP_WORDS and word not in QUESTION_WORDS and word not in GENERIC_WORDS
+    return not (
+        word in STOP_WORDS
+        or word in QUESTION_WORDS
+        or word in GENERIC_WORDS
+        or word in RELATION_WORDS
+    )
 
 
 # A phrase is a noun phrase more often than not when it neither starts with a

@@ -7,6 +7,7 @@ import pydoc_data.topics as pydoc_topics
 
 import pytest
 
+from sentient_core.ingest.keywords import STOP_WORDS
 from sentient_core.keyphrases import GENERIC_WORDS, key_phrases, question_about
 from sentient_core.relevance import (
     ANSWER_TYPES,
@@ -72,6 +73,22 @@ def test_indefinite_pronouns_are_never_part_of_a_phrase():
     text = "If none of the other commands print anything, you see no sign. Something happened."
     for phrase in key_phrases(text):
         assert not {"anything", "something", "nothing"} & set(phrase.split()), phrase
+
+
+def test_prepositions_never_end_or_start_a_phrase():
+    # Free-run questions: "What is known about implied relationships among?",
+    # "... besides keywords?", "... forked child depending?", "... block textually preceding?"
+    text = (
+        "There are no other implied relationships among the comparison operators.\n"
+        "Certain classes of identifiers (besides keywords) have special meanings.\n"
+        "Finish processing in a forked child depending on the request data.\n"
+        "Names in the block textually preceding the global statement."
+    )
+    phrases = key_phrases(text)
+    assert "implied relationships" in phrases and "forked child" in phrases
+    for phrase in phrases:
+        assert not set(phrase.split()) & {"among", "besides", "depending", "preceding"}, phrase
+    assert not {"among", "besides", "depending"} & STOP_WORDS  # why the list is needed
 
 
 def test_a_recurring_multi_word_term_beats_its_words():
