@@ -1,4 +1,4 @@
-"""The arithmetic of the bench scripts behind the evaluate figures (calibrate_relevance.py,
+"""The arithmetic of the bench scripts behind the evaluate figures (calibrate_relevance.py, memory_settles.py,
 answer_floor.py), on hand-made and small random inputs."""
 
 from __future__ import annotations
@@ -84,3 +84,14 @@ def test_answer_floor_equals_brute_force_on_small_instances():
                 if sum(1 for h in holds if h & set(kept)) >= answered
             )
             assert min_chunks(holds, n_chunks, answered) == want
+
+
+def test_memory_settles_table_counts_by_hand():
+    from bench.memory_settles import table
+
+    rows = [(0.9, 0.5, True), (0.6, 0.1, False), (0.5, 0.4, True), (0.2, 0.9, True)]
+    assert table(rows, 0.5, 0.0) == {"settled": 3, "right": 2, "precision": 2 / 3, "recall": 2 / 3}
+    assert table(rows, 0.5, 0.3) == {"settled": 2, "right": 2, "precision": 1.0, "recall": 2 / 3}
+    assert table(rows, 0.25, 0.0)["settled"] == 3
+    empty = table(rows, 2.0, 0.0)
+    assert empty["settled"] == 0 and math.isnan(empty["precision"])
