@@ -73,7 +73,10 @@ def _clauses(text: str) -> list[list[str]]:
     """Lower-cased word runs of the text, one list per clause, noise lines dropped."""
     out = []
     kept = "\n".join(line for line in text.splitlines() if not _NOISE_LINE.search(line))
-    for clause in _CLAUSE.split(kept):
+    # The first line ends a clause: a stored passage carries its section heading on
+    # its own first line ("Basic customization" over "Virtual subclassing ...").
+    first, _, rest = kept.partition("\n")
+    for clause in [*_CLAUSE.split(first), *_CLAUSE.split(rest)]:
         words: list[str] = []
         for token in clause.split():
             word = token.lower()
@@ -89,12 +92,18 @@ def _clauses(text: str) -> list[list[str]]:
     return out
 
 
+# Adverbs ("essentially render", "automatically generate", "textually preceding"
+# were free-run phrases) by their suffixes; long enough to spare nouns (rally, tally).
+_ADVERB = re.compile(r"^\w{3,}(?:ally|ently|antly|ously|ively|ately|fully|ably|ibly|ingly|edly)$")
+
+
 def _content(word: str) -> bool:
     return not (
         word in STOP_WORDS
         or word in QUESTION_WORDS
         or word in GENERIC_WORDS
         or word in RELATION_WORDS
+        or _ADVERB.match(word)
     )
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from sentient_core.ingest.keywords import STOP_WORDS
 from sentient_core.keyphrases import GENERIC_WORDS, key_phrases, question_about
+from sentient_core.learning.splitting import with_heading
 from sentient_core.relevance import (
     ANSWER_TYPES,
     TermStats,
@@ -89,6 +90,30 @@ def test_prepositions_never_end_or_start_a_phrase():
     for phrase in phrases:
         assert not set(phrase.split()) & {"among", "besides", "depending", "preceding"}, phrase
     assert not {"among", "besides", "depending"} & STOP_WORDS  # why the list is needed
+
+
+def test_a_heading_line_never_runs_into_the_passage_under_it():
+    # Free-run questions: "How does basic customization virtual fit with what I already
+    # know?", "... string methods str ..." (a stored passage under its section heading).
+    for heading, passage in (
+        ("Basic customization", "Virtual subclassing is not considered here."),
+        ("String Methods", "str casefold returns a casefolded copy of the string."),
+    ):
+        phrases = key_phrases(with_heading(heading, passage))
+        assert heading.lower() in phrases, phrases
+        assert not any(p.startswith(heading.lower() + " ") for p in phrases), phrases
+
+
+def test_adverbs_are_never_part_of_a_phrase():
+    # Free-run questions: "How does essentially render fit ...?", "What is known about
+    # automatically generate ordering?"
+    text = (
+        "The format essentially renders the value. Tools automatically generate ordering"
+        " methods. The assembly language and the rally results."
+    )
+    words = {w for p in key_phrases(text) for w in p.split()}
+    assert not {"essentially", "automatically"} & words
+    assert {"assembly", "rally"} <= words  # nouns with adverb-like endings stay
 
 
 def test_a_recurring_multi_word_term_beats_its_words():
