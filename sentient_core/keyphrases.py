@@ -9,8 +9,9 @@ times the summed inverse document frequency of its words
 win over common ones.
 
 Lines that are bookkeeping rather than content — e-mail addresses, URLs,
-signature lines (``-- Name <mail>  date``), dates and version strings — are
-dropped before phrases are collected, as are tokens with digits, tokens of
+signature lines (``-- Name <mail>  date``), dates and version strings — and
+lines of code, listings or table rows (fewer than half their tokens plain
+words) are dropped before phrases are collected, as are tokens with digits, tokens of
 fewer than three letters and words that only shape a sentence.
 """
 
@@ -67,12 +68,23 @@ _NOISE_LINE = re.compile(
 # a plain word and so ends a phrase (no "hand side", no "standard built").
 _CLAUSE = re.compile(r"[.,;:!?()\[\]{}<>\"'`|/\\=*#+~^&$%—–]+|\s-+\s|\n\s*\n")
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+_PLAIN = re.compile(r"[^\W\d_]+[.,;:!?]?", re.UNICODE)
+
+
+def _code_like(line: str) -> bool:
+    """A line of code, a listing or a table row rather than prose: of four or more
+    tokens, fewer than half are plain words ("drwxr-xr-x 2 root wheel 1024 Jan 3 1994
+    bin", "dropwhile(pred, seq) --> seq[n], seq[n+1], starting when pred fails")."""
+    tokens = line.split()
+    return len(tokens) >= 4 and 2 * sum(bool(_PLAIN.fullmatch(t)) for t in tokens) < len(tokens)
 
 
 def _clauses(text: str) -> list[list[str]]:
     """Lower-cased word runs of the text, one list per clause, noise lines dropped."""
     out = []
-    kept = "\n".join(line for line in text.splitlines() if not _NOISE_LINE.search(line))
+    kept = "\n".join(
+        line for line in text.splitlines() if not (_NOISE_LINE.search(line) or _code_like(line))
+    )
     # The first line ends a clause: a stored passage carries its section heading on
     # its own first line ("Basic customization" over "Virtual subclassing ...").
     first, _, rest = kept.partition("\n")

@@ -116,6 +116,21 @@ def test_adverbs_are_never_part_of_a_phrase():
     assert {"assembly", "rally"} <= words  # nouns with adverb-like endings stay
 
 
+def test_listings_and_table_rows_give_no_phrase():
+    # Free-run questions: "What is known about root wheel?" (an FTP listing in ftplib's
+    # docstring), "... seq?" (itertools' table of functions).
+    listing = (
+        "drwxr-xr-x   2 root  wheel  1024 Jan  3  1994 bin\n"
+        "drwxr-xr-x   2 root  wheel  1024 Jan  3  1994 etc\n"
+        "dropwhile(pred, seq) --> seq[n], seq[n+1], starting when pred fails\n"
+        "takewhile(pred, seq) --> seq[0], seq[1], until pred fails\n"
+    )
+    assert key_phrases(listing) == []
+    # Prose quoting code keeps its phrases.
+    prose = 'The simple form, "assert expression", is equivalent to a conditional raise.'
+    assert "conditional raise" in key_phrases(listing + prose)
+
+
 def test_a_recurring_multi_word_term_beats_its_words():
     assert key_phrases(pydoc_topics.topics["with"], STATS)[0] == "context managers"
 
