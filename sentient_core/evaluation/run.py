@@ -304,33 +304,33 @@ def _judge_report(items: Sequence[QAItem], audit) -> JudgeReport:
     )
 
 
+def _settles(verdict: JudgeEvent) -> bool:
+    """A verdict the question book may count as answering: success, or already known."""
+    return verdict.outcome == "success" or verdict.reason.startswith("already known")
+
+
 def _book_answers(core: Core, items: Sequence[QAItem], events: Sequence[object]) -> list[bool]:
     """For each Q/A question the question book counts answered: do the traces its settling
     request stored or found already known (the judge's success or "already known") hold
     an answer?"""
-    book = QuestionBook(core.store)
-    asked: dict[str, str] = {}
-    traces: dict[str, set[int]] = {}
-    settled: set[str] = set()
-    for e in events:
+    asked: dict[str, str] = {}  # request id -> normalised question
+    traces: dict[str, set[int]] = {}  # request id -> traces stored or found known
+    settling: dict[str, set[int]] = {}  # normalised question -> its settling requests' traces
+    for e in events:  # a request's query, integrations and verdict come in that order
         if isinstance(e, QueryEvent) and e.question:
             asked[e.id] = normalize(e.question)
         elif isinstance(e, IntegrateEvent):
             traces.setdefault(e.id, set()).update((*e.trace_ids, *e.known_ids))
-        elif isinstance(e, JudgeEvent) and (
-            e.outcome == "success" or e.reason.startswith("already known")
-        ):
-            settled.add(e.id)
+        elif isinstance(e, JudgeEvent) and e.id in asked and _settles(e):
+            settling.setdefault(asked[e.id], set()).update(traces.get(e.id, ()))
+    book = QuestionBook(core.store)
     out = []
     for it in items:
         rec = book.get(it.q)
         if rec is None or rec.status != "answered":
             continue
-        ids = {
-            t for rid in settled if asked.get(rid) == normalize(it.q) for t in traces.get(rid, ())
-        }
-        texts = [t.text for t in map(core.memory.get, sorted(ids)) if t is not None]
-        out.append(any(first_answer(text, it.answers) is not None for text in texts))
+        found = [core.memory.get(t) for t in sorted(settling.get(normalize(it.q), ()))]
+        out.append(any(t is not None and first_answer(t.text, it.answers) for t in found))
     return out
 
 

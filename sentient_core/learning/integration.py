@@ -35,8 +35,8 @@ class Integrated(msgspec.Struct):
     ----------
     new, known : int
         Chunks stored, and chunks memory already held.
-    known_trace, first_new : int
-        The first holder of known content, the first new trace (-1: none).
+    known_trace : int
+        The first holder of known content (-1: none).
     relevance : float or None
         The best passage's relevance to the question (None: no question).
     text : str
@@ -53,12 +53,16 @@ class Integrated(msgspec.Struct):
     new: int = 0
     known: int = 0
     known_trace: int = -1
-    first_new: int = -1
     relevance: float | None = None
     text: str = ""
     stored: list = msgspec.field(default_factory=list)
     new_ids: list[int] = msgspec.field(default_factory=list)
     best_known: bool = False
+
+    @property
+    def first_new(self) -> int:
+        """The first new trace (-1: none)."""
+        return self.new_ids[0] if self.new_ids else -1
 
 
 class AnswerIntegration:
@@ -97,10 +101,9 @@ class AnswerIntegration:
             if not done.stored:
                 done.best_known = bool(summary.known) and not summary.ids
             done.stored.append((passage, list(summary.ids) or list(summary.known)))
-            done.new_ids.extend(summary.ids)
-            if summary.ids and done.first_new < 0:
-                done.first_new = summary.ids[0]
+            if summary.ids and not done.new_ids:
                 done.text = passage.shown
+            done.new_ids.extend(summary.ids)
             if summary.known and done.known_trace < 0:
                 done.known_trace = summary.known[0]
         return done
