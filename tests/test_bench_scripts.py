@@ -95,3 +95,55 @@ def test_memory_settles_table_counts_by_hand():
     assert table(rows, 0.25, 0.0)["settled"] == 3
     empty = table(rows, 2.0, 0.0)
     assert empty["settled"] == 0 and math.isnan(empty["precision"])
+
+
+def test_reader_ceiling_features_match_naive_loops():
+    import random
+
+    from bench.reader_ceiling import bigram_share, proximity
+
+    rng = random.Random(3)
+    for _ in range(200):
+        q = [rng.choice("abcde") for _ in range(rng.randint(0, 4))]
+        p = [rng.choice("abcdefg") for _ in range(rng.randint(0, 12))]
+        wanted = {(q[i], q[i + 1]) for i in range(len(q) - 1)}
+        have = {(p[i], p[i + 1]) for i in range(len(p) - 1)}
+        assert bigram_share(q, p) == (len(wanted & have) / len(wanted) if wanted else 0.0)
+        present = set(q) & set(p)
+        if len(present) < 2:
+            assert proximity(set(q), p) == 0.0
+            continue
+        # Naive: every window [i, j] holding every present term; the shortest.
+        shortest = min(
+            j - i + 1
+            for i in range(len(p))
+            for j in range(i, len(p))
+            if present <= set(p[i : j + 1])
+        )
+        assert proximity(set(q), p) == len(present) / shortest
+
+
+def test_reader_ceiling_pairwise_fit_learns_the_separating_feature():
+    import numpy as np
+
+    from bench.reader_ceiling import FEATURES, fit_pairwise, top_counts
+
+    rng = np.random.default_rng(5)
+    questions = []
+    for _ in range(30):
+        x = rng.normal(size=(6, len(FEATURES)))
+        y = np.zeros(6, dtype=bool)
+        y[rng.integers(6)] = True
+        x[y, 2] += 3.0  # only feature 2 tells the hit from the misses
+        questions.append((x, y))
+    w = fit_pairwise(questions)
+    assert int(np.argmax(np.abs(w))) == 2 and w[2] > 0
+    assert top_counts(questions, w)[0] >= 28
+    # The answerer's own order: a hand count.
+    first = [
+        (np.zeros((3, 1)), np.array([True, False, False])),
+        (np.zeros((3, 1)), np.array([False, False, True])),
+    ]
+    assert top_counts(first, None) == (1, 2)
+    # A question whose every candidate (or none) holds an answer gives no pair.
+    assert not fit_pairwise([(np.ones((2, len(FEATURES))), np.array([True, True]))]).any()
