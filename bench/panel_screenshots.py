@@ -34,7 +34,7 @@ def main() -> None:
             try:
                 d = browser.driver
                 d.set_window_size(1280, 2300)
-                d.get(server.url)
+                d.get(server.login_url())
                 browser.wait(lambda: browser.text("conn") == "live", what="the stream")
                 d.save_screenshot(str(args.out / "panel-idle.png"))
                 d.find_element("id", "ask-input").send_keys("What is a generator in Python?\n")

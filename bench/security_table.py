@@ -1,61 +1,46 @@
-"""The security table of the report: every request of tests/test_server_security.py,
-what it must get and what it got, against real servers on loopback.
+"""The security table of docs/security.md: every attack of tests/hostile.py against a real
+``cli.py serve`` child, what it must get and what it got; then the server's log and store.
 
-    PYTHONPATH=. python bench/security_table.py
+    PYTHONPATH=. python bench/security_table.py            # print the table
+    PYTHONPATH=. python bench/security_table.py --write    # and put it in docs/security.md
+
+Exit 1 when any attack got something else than it must.
 """
 
 from __future__ import annotations
 
+import argparse
+import sys
 import tempfile
+import time
 from pathlib import Path
 
-from tests.servers.sentient import served
-from tests.test_server_security import CASES, EXTRA, _panel, _token_panel, run_case
+from tests.hostile import close_and_check, launch, run_all, table
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "security.md"
+START, END = "<!-- hostile-table -->", "<!-- /hostile-table -->"
 
 
-def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        (root / "o").mkdir()
-        (root / "t").mkdir()
-        with (
-            served(root / "o", EXTRA) as open_,
-            served(root / "t", EXTRA + "require_token = true\n") as token,
-        ):
-            open_.client.post("/learning/start")
-            servers = {"open": (open_, _panel(open_)), "token": (token, _token_panel(token))}
-            print("| server | request | expected | got |")
-            print("| --- | --- | --- | --- |")
-            bad = 0
-            for case in CASES:
-                got = run_case(case, servers)
-                bad += got != case.expected
-                mark = "" if got == case.expected else " ✗"
-                kind = "loopback" if case.server == "open" else "require_token"
-                print(f"| {kind} | {case.name} | {case.expected} | {got}{mark} |")
-            open_.client.post("/learning/stop")
-            import threading
-
-            replies: list[int] = []
-            gate = threading.Barrier(8)
-
-            def start() -> None:
-                gate.wait()
-                replies.append(open_.client.post("/learning/start").json()["ok"])
-
-            threads = [threading.Thread(target=start) for _ in range(8)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            loops = sum(t.name == "sentient-learner" for t in threading.enumerate())
-            print(
-                f"| loopback | 8 concurrent POST /learning/start (token) | 1 started, 1 loop |"
-                f" {sum(replies)} started, {loops} loop |"
-            )
-            open_.client.post("/learning/stop")
-    print(f"\n{len(CASES) - bad} of {len(CASES)} as expected")
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fuzz", type=int, default=10_000, help="fuzzed parameter values")
+    parser.add_argument("--write", action="store_true", help=f"update the table in {DOCS.name}")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp, launch(Path(tmp)) as target:
+        rows = run_all(target, fuzz_values=args.fuzz)
+        rows += close_and_check(target)
+    text = table(rows)
+    bad = sum(not r.ok for r in rows)
+    print(text)
+    print(f"\n{len(rows) - bad} of {len(rows)} as expected ({time.perf_counter() - t0:.0f} s)")
+    if args.write:
+        doc = DOCS.read_text()
+        head, rest = doc.split(START, 1)
+        _, tail = rest.split(END, 1)
+        DOCS.write_text(f"{head}{START}\n{text}\n{END}{tail}")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

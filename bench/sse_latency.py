@@ -47,7 +47,7 @@ def measure(events: int, delay_ms: float, interval: float, browser: Browser) -> 
         server = Server(data, load(data, env={}), env={}).start()
         try:
             d = browser.driver
-            d.get(server.url)
+            d.get(server.login_url())
             browser.wait(lambda: browser.text("conn") == "live", what="the panel's stream")
             last = server.host.bus.published  # nothing before this run's events
             d.execute_script(RECORDER, -1 if last == 0 else 10**12)

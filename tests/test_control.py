@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from sentient_core.cli import main
@@ -89,6 +90,13 @@ def test_cli_controls_a_served_learner(tmp_path, capsys):
         capsys.readouterr()
         assert main(["learner", "stop", "--data-dir", data]) == 0
         assert s.status()["state"] == "idle"
+        capsys.readouterr()
+        # A new one-time panel link, printed alone; it logs a browser in once.
+        assert main(["learner", "login", "--data-dir", data]) == 0
+        link = capsys.readouterr().out.strip()
+        assert link.startswith(s.url + "/?token=")
+        assert httpx.get(link, follow_redirects=False).status_code == 303
+        assert httpx.get(link, follow_redirects=False).status_code == 401
 
 
 def _wait_line(proc, needle: str, timeout: float = 120.0) -> list[str]:
@@ -135,6 +143,8 @@ def test_cli_controls_a_learner_in_another_terminal(tmp_path):
         with pytest.raises(LearnerBusyError):
             ControlServer(data, _echo, mode="test")
         assert request(data, "resume").ok
+        login = request(data, "login")  # `learn` serves no panel: it says so
+        assert not login.ok and "no panel" in login.message
         assert request(data, "stop").ok
         out, _ = proc.communicate(timeout=120)
         assert proc.returncode == 0, out

@@ -29,7 +29,10 @@ def test_panel_drives_the_learner_live_and_reconnects(tmp_path):
     try:
         with served(tmp_path, interval=0.3) as s:
             d = browser.driver
-            d.get(s.url + "/")
+            d.get(s.url + "/")  # no credentials: the login page, no data
+            assert "Log in" in d.title + d.find_element(By.TAG_NAME, "h1").text
+            d.get(s.server.login_url())  # the one-time link serve prints
+            assert d.current_url == s.url + "/"  # the code is gone from the address bar
             browser.wait(lambda: browser.text("conn") == "live", what="the stream")
             assert browser.text("state") == "idle"
             # Meta-memory is on: its three tables are shown (empty on a new store).
@@ -122,9 +125,9 @@ def test_panel_drives_the_learner_live_and_reconnects(tmp_path):
             browser.wait(lambda: browser.text("state") == "idle", what="stopped")
             assert any(t.endswith("session ended") for t in browser.log_items("session"))
 
-            # Restart the server on the same port: the page reconnects by itself.
+            # Restart the server on the same port: the old session is gone with it, the
+            # page says so; the new server's one-time link logs in again.
             data, port = s.host.core.data_dir, s.server.port
-            before = len(browser.log_items())
             s.server.stop()
             browser.wait(lambda: browser.text("conn") != "live", what="the outage shown")
             again = Server(
@@ -132,9 +135,12 @@ def test_panel_drives_the_learner_live_and_reconnects(tmp_path):
             )
             again.start()
             try:
+                browser.wait(lambda: browser.text("conn") == "logged out", what="logged out")
+                assert "Log in again" in browser.text("message")
+                d.get(again.login_url())
                 browser.wait(lambda: browser.text("conn") == "live", what="reconnected")
-                # By keyboard: Tab from the top of the page to Start, then Enter. The new
-                # server has a new secret: the page renewed its session by itself.
+                before = len(browser.log_items())
+                # By keyboard: Tab from the top of the page to Start, then Enter.
                 d.find_element(By.TAG_NAME, "body").click()
                 for _ in range(10):
                     if d.switch_to.active_element.get_attribute("id") == "start":

@@ -1,258 +1,120 @@
-"""The security model, request by request, against real servers on loopback.
+"""The security model's parts: sessions, login codes, the token plan, and what a refusal leaves.
 
-:data:`CASES` is the table the report shows (``python bench/security_table.py``
-prints it): each row is a request, the status it must get, and why.
+Every attack, request by request against a real ``cli.py serve``, is in
+:mod:`tests.hostile` (``tests/test_server_hostile.py``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import httpx
 import pytest
 
-from tests.servers.sentient import Served, served
-
-UPLOAD_LIMIT = 4096
-EXTRA = f"max_upload_bytes = {UPLOAD_LIMIT}\nmax_body_bytes = 2048\n"
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    server: str  # "open" (loopback default) or "token" (require_token = true)
-    request: Callable[[Served, dict], httpx.Response]
-    expected: int
+from sentient_core.server.sessions import LoginCodes, Sessions
+from tests.servers.sentient import served
+from tests.test_breaker import Clock
 
 
-def _panel(s: Served) -> dict:
-    """What a browser gets from GET /: the session cookie and the CSRF token."""
-    r = httpx.get(s.url + "/")  # a client of its own: the test clients keep no cookie
-    cookie = r.headers.get("set-cookie", "")
-    m = re.search(r'name="csrf-token" content="([^"]+)"', r.text)
-    name, _, rest = cookie.partition("=")
-    return {"cookie": f"{name}={rest.split(';')[0]}", "csrf": m.group(1) if m else ""}
+def test_a_session_ends_after_its_lifetime_or_idle_time_and_when_revoked():
+    clock = Clock()
+    sessions = Sessions(lifetime_s=100, idle_s=30, clock=clock)
+    a = sessions.create()
+    b = sessions.create()
+    assert a.id != b.id and a.csrf != b.csrf  # per client
+    clock.t += 20
+    assert sessions.get(a.id) == a  # used: its idle clock restarts
+    clock.t += 20
+    assert sessions.get(a.id) == a
+    assert sessions.get(b.id) is None  # idle 40 s > 30 s
+    clock.t += 25
+    assert sessions.get(a.id) == a
+    clock.t += 25
+    assert sessions.get(a.id) == a  # 90 s after login
+    clock.t += 15  # 105 s after login: past its lifetime, however busy
+    assert sessions.get(a.id) is None
+    c = sessions.create()
+    assert sessions.revoke(c.id) and sessions.get(c.id) is None and not sessions.revoke(c.id)
+    d, e = sessions.create(), sessions.create()
+    assert sessions.revoke_all() == 2 and sessions.get(d.id) is None and sessions.get(e.id) is None
+    assert sessions.get("") is None and sessions.get("nonsense") is None
 
 
-def _raw(s: Served, method: str, path: str, **headers: str) -> httpx.Response:
-    return s.anon.request(method, path, headers=headers)
+def test_sessions_are_capped_and_the_least_recently_used_goes_first():
+    sessions = Sessions(lifetime_s=100, idle_s=100, capacity=3, clock=Clock())
+    first, second, third = (sessions.create() for _ in range(3))
+    assert sessions.get(first.id) == first  # now second is the least recently used
+    sessions.create()
+    assert len(sessions) == 3
+    assert sessions.get(second.id) is None and sessions.get(first.id) == first
+    assert sessions.get(third.id) == third
 
 
-def _chunks(n: int):
-    sent = 0
-    while sent < n:
-        yield b"x" * 1024
-        sent += 1024
+def test_a_login_code_works_once_and_expires():
+    clock = Clock()
+    codes = LoginCodes(ttl_s=60, capacity=2, clock=clock)
+    code = codes.issue()
+    assert codes.redeem(code) and not codes.redeem(code)
+    late = codes.issue()
+    clock.t += 61
+    assert not codes.redeem(late)
+    old, mid, new = codes.issue(), codes.issue(), codes.issue()  # capacity 2: the oldest goes
+    assert not codes.redeem(old) and codes.redeem(mid) and codes.redeem(new)
+    assert not codes.redeem("") and not codes.redeem("x" * 32)
 
 
-CASES = [
-    Case(
-        "read status, no credentials, loopback",
-        "open",
-        lambda s, p: s.anon.get("/learning/status"),
-        200,
-    ),
-    Case("POST pause, no credentials", "open", lambda s, p: s.anon.post("/learning/pause"), 401),
-    Case(
-        "POST pause, wrong token",
-        "open",
-        lambda s, p: s.anon.post("/learning/pause", headers={"Authorization": "Bearer nope" * 4}),
-        401,
-    ),
-    Case("POST pause, right token", "open", lambda s, p: s.client.post("/learning/pause"), 200),
-    Case(
-        "POST pause, right token, Origin http://evil.example",
-        "open",
-        lambda s, p: s.client.post("/learning/pause", headers={"Origin": "http://evil.example"}),
-        403,
-    ),
-    Case(
-        "POST pause, panel cookie, no X-CSRF-Token",
-        "open",
-        lambda s, p: _raw(s, "POST", "/learning/pause", Cookie=p["cookie"]),
-        403,
-    ),
-    Case(
-        "POST pause, panel cookie, wrong X-CSRF-Token",
-        "open",
-        lambda s, p: _raw(
-            s, "POST", "/learning/pause", Cookie=p["cookie"], **{"X-CSRF-Token": "x"}
-        ),
-        403,
-    ),
-    Case(
-        "POST pause, panel cookie + X-CSRF-Token, same Origin",
-        "open",
-        lambda s, p: _raw(
-            s,
-            "POST",
-            "/learning/pause",
-            Cookie=p["cookie"],
-            **{"X-CSRF-Token": p["csrf"], "Origin": s.url},
-        ),
-        200,
-    ),
-    Case(
-        "POST pause, cookie + CSRF, Origin http://evil.example (cross-site form/fetch)",
-        "open",
-        lambda s, p: _raw(
-            s,
-            "POST",
-            "/learning/pause",
-            Cookie=p["cookie"],
-            **{"X-CSRF-Token": p["csrf"], "Origin": "http://evil.example"},
-        ),
-        403,
-    ),
-    Case(
-        "POST pause, cookie + CSRF, Sec-Fetch-Site: cross-site",
-        "open",
-        lambda s, p: _raw(
-            s,
-            "POST",
-            "/learning/pause",
-            Cookie=p["cookie"],
-            **{"X-CSRF-Token": p["csrf"], "Sec-Fetch-Site": "cross-site"},
-        ),
-        403,
-    ),
-    Case(
-        "GET status, Host: evil.example (DNS rebinding)",
-        "open",
-        lambda s, p: s.client.get("/learning/status", headers={"Host": "evil.example"}),
-        403,
-    ),
-    Case(
-        "GET /, Host: evil.example:PORT (DNS rebinding)",
-        "open",
-        lambda s, p: s.anon.get("/", headers={"Host": f"evil.example:{s.server.port}"}),
-        403,
-    ),
-    Case(
-        "GET status, Host: 127.0.0.1 on another port",
-        "open",
-        lambda s, p: s.client.get("/learning/status", headers={"Host": "127.0.0.1:1"}),
-        403,
-    ),
-    Case(
-        "GET stream, Origin http://evil.example",
-        "open",
-        lambda s, p: s.client.get("/learning/stream", headers={"Origin": "http://evil.example"}),
-        403,
-    ),
-    Case(
-        "POST /ask, JSON body past max_body_bytes (Content-Length)",
-        "open",
-        lambda s, p: s.client.post("/ask", json={"question": "q" * 5000}),
-        413,
-    ),
-    Case(
-        "POST /ingest, upload past max_upload_bytes (Content-Length)",
-        "open",
-        lambda s, p: s.client.post(
-            "/ingest", params={"name": "big.txt"}, content=b"x" * (UPLOAD_LIMIT + 1)
-        ),
-        413,
-    ),
-    Case(
-        "POST /ingest, chunked upload past max_upload_bytes (no Content-Length)",
-        "open",
-        lambda s, p: s.client.post(
-            "/ingest", params={"name": "big.txt"}, content=_chunks(UPLOAD_LIMIT + 2048)
-        ),
-        413,
-    ),
-    Case(
-        "POST /ask, token, text/plain body",
-        "open",
-        lambda s, p: s.client.post(
-            "/ask", content=b'{"question":"x"}', headers={"Content-Type": "text/plain"}
-        ),
-        415,
-    ),
-    Case(
-        "GET status, no credentials, require_token",
-        "token",
-        lambda s, p: s.anon.get("/learning/status"),
-        401,
-    ),
-    Case(
-        "GET metrics, no credentials, require_token",
-        "token",
-        lambda s, p: s.anon.get("/metrics"),
-        401,
-    ),
-    Case(
-        "GET health, no credentials, require_token",
-        "token",
-        lambda s, p: s.anon.get("/health"),
-        200,
-    ),
-    Case(
-        "GET / (panel), no credentials, require_token", "token", lambda s, p: s.anon.get("/"), 401
-    ),
-    Case(
-        "GET /?token=TOKEN (panel login)",
-        "token",
-        lambda s, p: s.anon.get("/", params={"token": s.token}),
-        200,
-    ),
-    Case(
-        "GET status with the cookie from /?token=",
-        "token",
-        lambda s, p: _raw(s, "GET", "/learning/status", Cookie=p["cookie"]),
-        200,
-    ),
-    Case(
-        "GET status, Bearer token, require_token",
-        "token",
-        lambda s, p: s.client.get("/learning/status"),
-        200,
-    ),
-]
+def test_login_link_sets_a_cookie_and_a_restart_ends_every_session(tmp_path):
+    with served(tmp_path) as s:
+        link = s.server.login_url()
+        r = httpx.get(link, follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == "/"
+        cookie = r.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Max-Age=" in cookie
+        value = cookie.split(";")[0]
+        page = httpx.get(s.url + "/", headers={"Cookie": value})
+        assert page.status_code == 200
+        csrf = re.search(r'name="csrf-token" content="([^"]+)"', page.text).group(1)
+        assert csrf not in httpx.get(s.url + "/").text  # the login page shows no secret
+        got = httpx.get(s.url + "/panel/session", headers={"Cookie": value}).json()
+        assert got == {"csrf": csrf}
+        assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+        assert page.headers["x-frame-options"] == "DENY"
+        data, port = s.host.core.data_dir, s.server.port
+    from sentient_core.config import load
+    from sentient_core.server import Server
+
+    again = Server(data, load(data, env={}, flags={"server.port": (port, "--port")}), env={})
+    again.start()
+    try:
+        assert (
+            httpx.get(again.url + "learning/status", headers={"Cookie": value}).status_code == 401
+        )
+        assert httpx.get(link, follow_redirects=False).status_code == 401  # nor the old link
+    finally:
+        again.stop()
 
 
-def _token_panel(s: Served) -> dict:
-    r = httpx.get(s.url + "/", params={"token": s.token})
-    name, _, rest = r.headers.get("set-cookie", "").partition("=")
-    return {"cookie": f"{name}={rest.split(';')[0]}", "csrf": ""}
+def test_the_token_opens_a_session_through_the_api_and_logout_ends_it(tmp_path):
+    with served(tmp_path) as s:
+        r = s.client.get("/panel/session")
+        value = r.headers["set-cookie"].split(";")[0]
+        csrf = r.json()["csrf"]
+        headers = {"Cookie": value, "X-CSRF-Token": csrf}
+        assert httpx.post(s.url + "/learning/pause", headers=headers).status_code == 200
+        assert httpx.post(s.url + "/panel/logout", headers=headers).status_code == 200
+        assert httpx.get(s.url + "/learning/status", headers={"Cookie": value}).status_code == 401
+        assert 'sentient_http_refused_total{status="401"}' in s.client.get("/metrics").text
 
 
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory):
-    with (
-        served(tmp_path_factory.mktemp("open"), EXTRA) as open_,
-        served(tmp_path_factory.mktemp("token"), EXTRA + "require_token = true\n") as token,
-    ):
-        open_.client.post("/learning/start")
-        yield {"open": (open_, _panel(open_)), "token": (token, _token_panel(token))}
-        open_.client.post("/learning/stop")
-
-
-def run_case(case: Case, servers: dict) -> int:
-    s, panel = servers[case.server]
-    return case.request(s, panel).status_code
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_security_table(servers, case):
-    assert run_case(case, servers) == case.expected
-
-
-def test_refusals_leave_no_trace_and_headers_are_set(servers):
-    s, _ = servers["open"]
-    before = s.status()["stats"]
-    r = s.anon.post("/ask", json={"question": "sneaky?"}, headers={"Host": "evil.example"})
-    assert r.status_code == 403
-    assert s.host.learner.curiosity.book.get("sneaky?") is None
-    r = httpx.get(s.url + "/")
-    assert "HttpOnly" in r.headers["set-cookie"] and "SameSite=strict" in r.headers["set-cookie"]
-    assert "frame-ancestors 'none'" in r.headers["content-security-policy"]
-    assert r.headers["x-frame-options"] == "DENY"
-    assert before["iterations"] <= s.status()["stats"]["iterations"]
-    assert 'sentient_http_refused_total{status="403"}' in s.client.get("/metrics").text
+def test_refusals_leave_no_trace(tmp_path):
+    with served(tmp_path) as s:
+        r = s.client.post("/ask", json={"question": "sneaky?"}, headers={"Host": "evil.example"})
+        assert r.status_code == 403
+        r = s.anon.post("/ask", json={"question": "sneaky too?"})
+        assert r.status_code == 401
+        book = s.host.learner.curiosity.book
+        assert book.get("sneaky?") is None and book.get("sneaky too?") is None
+        assert 'sentient_http_refused_total{status="403"}' in s.client.get("/metrics").text
 
 
 def test_a_second_server_on_the_same_data_dir_is_refused(tmp_path):
@@ -266,24 +128,24 @@ def test_a_second_server_on_the_same_data_dir_is_refused(tmp_path):
             Server(data, load(data, env={}), env={})
 
 
-def test_binding_beyond_loopback_requires_a_token_generated_and_printed_once(tmp_path):
+def test_the_token_is_kept_in_a_0600_file_and_never_printed(tmp_path):
     import stat
 
     from sentient_core.config import ServerSection
     from sentient_core.server.security import TOKEN_FILE, plan
 
     policy, notice = plan(ServerSection(host="0.0.0.0"), tmp_path, env={})
-    assert policy.require_token and policy.any_ip
-    assert policy.token in notice and "printed once" in notice
+    assert policy.any_ip and policy.token not in notice  # the token is never printed
     saved = tmp_path / TOKEN_FILE
-    assert saved.read_text().strip() == policy.token
+    assert saved.read_text().strip() == policy.token and str(saved) in notice
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
     given, notice = plan(
         ServerSection(host="192.0.2.10"), tmp_path, env={"SENTIENT_SERVER_TOKEN": "t" * 20}
     )
-    assert given.require_token and given.token == "t" * 20 and "t" * 20 not in notice
+    assert given.token == "t" * 20 and "t" * 20 not in notice
     assert "192.0.2.10" in given.hosts and not given.any_ip
+    assert given.token_matches("t" * 20) and not given.token_matches("t" * 19)
     loop, notice = plan(ServerSection(), tmp_path, env={})
-    assert not loop.require_token and loop.token not in notice
+    assert loop.token not in notice and loop.token != policy.token
     with pytest.raises(ValueError, match="shorter than 16"):
         plan(ServerSection(), tmp_path, env={"SENTIENT_SERVER_TOKEN": "short"})

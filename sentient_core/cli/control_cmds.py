@@ -65,6 +65,8 @@ def _cmd_learner(args: argparse.Namespace) -> int:
         )
     elif args.verb == "status" and reply.status is not None:
         _print_status(reply.status)
+    elif args.verb == "login" and reply.ok:
+        print(reply.message)  # the URL alone, for scripts and `xdg-open "$(…)"`
     else:
         print(f"{args.verb}: {reply.message} (state: {reply.state})")
     return 0 if reply.ok else 1
@@ -75,13 +77,15 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "learner",
         parents=[common],
-        help="status|pause|resume|stop of a learner running elsewhere (serve or learn)",
+        help="status|pause|resume|stop of a learner running elsewhere (serve or learn);"
+        " login: a new one-time panel URL from serve",
         description="Talk to the learner that `serve` or `learn` runs on the data directory,"
         " through its control socket (DATA_DIR/control.sock). Exit 0 when the verb was done;"
         " 1 when no learner runs there or it had nothing to do (already paused, not running);"
-        " 2 when the learner did not answer.",
+        " 2 when the learner did not answer. `login` asks a running `serve` for a new"
+        " one-time panel URL (only this user can: the socket is 0600).",
     )
-    p.add_argument("verb", choices=("status", "pause", "resume", "stop"))
+    p.add_argument("verb", choices=("status", "pause", "resume", "stop", "login"))
     p.add_argument("--json", action="store_true", help="print the reply as JSON")
     p.add_argument(
         "--timeout", type=float, default=30.0, help="seconds to wait for an answer (default 30)"

@@ -44,8 +44,18 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if effective.path:
         print(f"settings: {effective.path}", flush=True)
     print(f"serving {server.url}  (panel at /, API under /learning, /ask, /recall …)", flush=True)
+    login = server.login_url()
+    print(
+        f"panel (this link logs in once; `sentient learner login` makes another): {login}",
+        flush=True,
+    )
     print(server.notice, flush=True)
     print(f"control socket: {server.control.path}", flush=True)
+    if args.open:
+        import webbrowser
+
+        if not webbrowser.open(login):
+            print("warning: no browser could be opened; use the link above", file=sys.stderr)
     server.run()
     how = server.server.signal
     print("server stopped" + (f" ({signal.Signals(how).name})" if how else ""), flush=True)
@@ -60,12 +70,16 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         help="HTTP API + live web panel for one learner (loopback by default)",
         description="Host one learner over the data directory: start/pause/resume/stop, status,"
         " a live event stream (SSE), ask/focus/recall/ingest, health and Prometheus metrics,"
-        " and the panel at /. Binds 127.0.0.1 by default; any other address requires the"
-        " token (generated and printed once unless given).",
+        " and the panel at /. Binds 127.0.0.1 by default. Every request but /health needs"
+        " the token (DATA_DIR/server.token) or a panel session; the printed panel link logs"
+        " a browser in once.",
     )
     p.add_argument("--host", default=None, help="address to bind (default: server.host, 127.0.0.1)")
     p.add_argument(
         "--port", type=int, default=None, help="port (default: server.port, 8765; 0 = any free)"
+    )
+    p.add_argument(
+        "--open", action="store_true", help="open the panel's one-time login link in a browser"
     )
     p.add_argument(
         "--log-level",

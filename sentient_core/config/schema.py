@@ -152,7 +152,8 @@ class ServerSection(_Section, frozen=True):
     host, port : str, int
         Where to listen (loopback by default; port 0 picks a free one).
     require_token : bool
-        Ask for the token on loopback too (any other address always does).
+        Kept so that older files load: every address, loopback included, now
+        asks for the token (or a panel session obtained with it).
     token_file : str
         A file holding the token (else ``SENTIENT_SERVER_TOKEN``, else one is
         generated and printed once).
@@ -165,6 +166,10 @@ class ServerSection(_Section, frozen=True):
     flush_delay_ms : float
         How long the server lets events gather before committing them to the
         audit log (and so to the live stream).
+    session_lifetime_s, session_idle_s : float
+        A panel session ends this long after login, or after this long unused.
+    max_stream_clients : int
+        Live-stream (SSE) clients at once; one more gets 503.
     """
 
     host: Annotated[str, msgspec.Meta(min_length=1, max_length=255)] = "127.0.0.1"
@@ -177,6 +182,9 @@ class ServerSection(_Section, frozen=True):
         MAX_WHOLE_FILE_BYTES
     )
     flush_delay_ms: Annotated[float, msgspec.Meta(ge=0.0, le=10_000.0)] = 5.0
+    session_lifetime_s: Annotated[float, msgspec.Meta(ge=60.0, le=30 * 86400.0)] = 86400.0
+    session_idle_s: Annotated[float, msgspec.Meta(ge=60.0, le=30 * 86400.0)] = 8 * 3600.0
+    max_stream_clients: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 32
 
 
 class Settings(_Section, frozen=True):

@@ -47,7 +47,7 @@ LOCK_NAME = "control.lock"
 MAX_MESSAGE = 1 << 20
 """Largest reply a client reads (a request is at most 4 KiB)."""
 
-Op = Literal["status", "pause", "resume", "stop", "ping"]
+Op = Literal["status", "pause", "resume", "stop", "ping", "login"]
 
 
 class ControlError(SentientError):

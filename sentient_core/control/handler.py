@@ -38,6 +38,12 @@ def handler_for(target: Controlled) -> Handler:
         if op == "status":
             status = target.status()
             return ControlReply(ok=True, state=status.state, status=msgspec.to_builtins(status))
+        if op == "login":  # only `serve` has a panel; its Server answers this op itself
+            return ControlReply(
+                ok=False,
+                state=target.status().state,
+                message="no panel here: this learner runs under `learn`, not `serve`",
+            )
         done: Command = getattr(target, op)()
         return ControlReply(ok=done.ok, state=done.state, message=done.message)
 

@@ -20,6 +20,7 @@ a session is deterministic.
 from __future__ import annotations
 
 import contextlib
+import errno
 import threading
 import time
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from sentient_core.errors import SentientError
+from sentient_core.errors import SentientError, exhaustion
 from sentient_core.events import (
     BudgetEvent,
     CuriosityEvent,
@@ -261,6 +262,16 @@ class Learner:
                 self.stats.error = str(err)
                 self._emit.emit(ErrorEvent, where="store", error=str(err))
                 break
+            except OSError as err:
+                # Out of file descriptors, memory or space outside the store: the
+                # same clean stop, with what ran out.
+                reason = exhaustion(err)
+                if reason is None:
+                    raise
+                self.stats.stopped_by = f"resource:{errno.errorcode.get(err.errno or 0, 'OS')}"
+                self.stats.error = reason
+                self._emit.emit(ErrorEvent, where="resource", error=reason)
+                break
             if report.stopped_by:
                 self.stats.stopped_by = report.stopped_by
                 break
@@ -275,17 +286,17 @@ class Learner:
         if (
             self.config.reflect_every
             and self._iteration > self._reflected_at
-            and not self.stats.stopped_by.startswith(("budget:kill_switch", "store:"))
+            and not self.stats.stopped_by.startswith(("budget:kill_switch", "store:", "resource:"))
         ):
             # Consolidate what this session learned since the last reflection.
             self._reflect(self._emit)
-        if self.meta is not None and not self.stats.stopped_by.startswith("store:"):
+        if self.meta is not None and not self.stats.stopped_by.startswith(("store:", "resource:")):
             self.meta.close()  # train the scorer on the session's last judged outcomes
         self._emit.emit(SessionEvent, state="ended", stats=msgspec.structs.replace(self.stats))
         try:
             self.events.flush()
         except (StoreIOError, StoreFullError):
-            if not self.stats.stopped_by.startswith("store:"):
+            if not self.stats.stopped_by.startswith(("store:", "resource:")):
                 raise
             # The audit log cannot be written either; the listeners saw every event.
         return self.stats

@@ -2,8 +2,11 @@
 
 Routes::
 
-    GET  /                    the panel (sets the session cookie, embeds the CSRF token)
-    GET  /panel/session       a fresh cookie and CSRF token (the panel after a restart)
+    GET  /                    the panel with a session; else the login page (401)
+    GET  /?token=CODE         exchange a one-time login code (or the token) for a session
+    POST /login               the login form (token=…): the same exchange
+    GET  /panel/session       this session's CSRF token (a new session with the token)
+    POST /panel/logout        end this session
     GET  /static/…            the panel's files (package data, no network, no build step)
     POST /learning/start|stop|pause|resume
     GET  /learning/status     session stats, budget against its caps, gate counters
@@ -12,47 +15,59 @@ Routes::
     POST /ask  POST /focus  GET /recall?q=…&k=…&explain=1  POST /ingest?name=FILE
     GET  /health  GET /metrics
 
-Blocking work (the learner, LMDB) runs in worker threads, never on the event loop.
+Every query string and body is decoded by one typed layer (the msgspec structs
+of :mod:`~sentient_core.server.schemas`): a bad value is a 400 naming it,
+never a 500. A resource that runs out (disk, map, file descriptors) is a 503
+with one log line, and ``/health`` says ``degraded``. Blocking work (the
+learner, LMDB) runs in worker threads, never on the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import os
 import secrets
 from importlib import resources
+from urllib.parse import parse_qs
 
 import msgspec
 from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from sentient_core import __version__
+from sentient_core.errors import exhaustion
 from sentient_core.server.host import LearnerHost, UploadRefused
 from sentient_core.server.metrics import CONTENT_TYPE, render_metrics
 from sentient_core.server.schemas import (
     AskRequest,
     CommandReply,
+    EmptyQuery,
     FocusRequest,
     HealthReply,
+    IngestQuery,
+    LogsQuery,
     LogsReply,
+    PageQuery,
     RecallRequest,
     SessionReply,
     StatusReply,
+    StreamQuery,
     to_json,
 )
-from sentient_core.server.security import Guard, SecurityPolicy
-from sentient_core.server.stream import EventFeed, last_seq, parse_after
+from sentient_core.server.security import Credentials, Guard, SecurityPolicy
+from sentient_core.server.sessions import Session
+from sentient_core.server.stream import EventFeed, last_seq
 
 __all__ = ["STATIC", "create_app"]
 
 STATIC = resources.files("sentient_core.server") / "static"
-MAX_LOG_COUNT = 1000
 VERBS = frozenset({"start", "stop", "pause", "resume"})
 
 
@@ -75,11 +90,11 @@ def _json(value, status: int = 200) -> Response:
     )
 
 
-def _error(status: int, error: str, detail: str = "") -> Response:
+def _error(status: int, error: str, detail: str = "", headers: dict | None = None) -> Response:
     return JSONResponse(
         {"error": error, "detail": detail},
         status_code=status,
-        headers={"cache-control": "no-store"},
+        headers={"cache-control": "no-store", **(headers or {})},
     )
 
 
@@ -96,41 +111,127 @@ async def _decode(request: Request, cls):
         raise _HTTPError(400, "body is not JSON", str(exc)) from None
 
 
-def _query(request: Request, cls):
-    params = dict(request.query_params)
+def _query(request: Request, cls, extra: dict[str, str] | None = None):
+    """The query string as ``cls``: unknown, repeated or out-of-bound values are a 400."""
+    items = request.query_params.multi_items()
+    params = dict(items)
+    if len(params) != len(items):
+        twice = sorted({k for k, _ in items if sum(1 for j, _ in items if j == k) > 1})
+        raise _HTTPError(400, "invalid query", f"given more than once: {', '.join(twice)}")
+    params.update(extra or {})
     try:
         return msgspec.convert(params, cls, strict=False)
     except msgspec.ValidationError as exc:
         raise _HTTPError(400, "invalid query", str(exc)) from None
 
 
-def _page(policy: SecurityPolicy, request: Request) -> Response:
-    auth = request.scope.get("state", {}).get("auth", "")
-    if policy.require_token and not auth:
-        body = (STATIC / "login.html").read_text()
-        return HTMLResponse(body, status_code=401, headers={"cache-control": "no-store"})
-    html = (STATIC / "index.html").read_text().replace("{{csrf}}", policy.csrf)
-    html = html.replace("{{version}}", __version__)
-    response = HTMLResponse(html, headers={"cache-control": "no-store"})
-    _set_cookie(response, policy)
-    return response
+def _credentials(request: Request) -> Credentials:
+    return request.scope.get("state", {}).get("credentials") or Credentials()
 
 
-def _set_cookie(response: Response, policy: SecurityPolicy) -> None:
+def _login_page(message: str = "") -> Response:
+    text = (STATIC / "login.html").read_text()
+    text = text.replace("{{message}}", html.escape(message))
+    return HTMLResponse(text, status_code=401, headers={"cache-control": "no-store"})
+
+
+def _set_cookie(response: Response, policy: SecurityPolicy, session: Session) -> None:
     response.set_cookie(
-        policy.cookie, policy.secret, httponly=True, samesite="strict", path="/", secure=False
+        policy.cookie,
+        session.id,
+        max_age=int(policy.session_lifetime_s),
+        httponly=True,
+        samesite="strict",
+        path="/",
+        secure=False,
     )
+
+
+class _Stream(EventSourceResponse):
+    """An SSE response that gives its stream slot back however it ends."""
+
+    def __init__(self, feed: EventFeed, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._feed = feed
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._feed.release()
 
 
 def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None = None) -> Guard:
     """The ASGI application: the routes behind the :class:`Guard`.
 
-    ``feed`` (default: a new one over the host's bus) serves the live stream;
-    it is attached to the event loop at start-up.
+    ``feed`` (default: a new one over the host's bus, capped at
+    ``server.max_stream_clients``) serves the live stream; it is attached to
+    the event loop at start-up.
     """
-    state: dict = {"feed": feed or EventFeed(host.bus, host.core.store)}
+    cap = host.effective.settings.server.max_stream_clients
+    state: dict = {"feed": feed or EventFeed(host.bus, host.core.store, cap)}
+
+    def panel(session: Session) -> Response:
+        text = (STATIC / "index.html").read_text().replace("{{csrf}}", session.csrf)
+        return HTMLResponse(
+            text.replace("{{version}}", __version__), headers={"cache-control": "no-store"}
+        )
+
+    def exchange(secret: str) -> Response:
+        """A valid token or unused login code becomes a session and a redirect to /."""
+        if not (policy.token_matches(secret) or guard.codes.redeem(secret)):
+            guard.refused["401"] = guard.refused.get("401", 0) + 1
+            return _login_page(
+                "That login link was used already or has expired, or the token is wrong."
+                " Ask the server for a new link (sentient learner login) or enter the token."
+            )
+        response = RedirectResponse("/", status_code=303, headers={"cache-control": "no-store"})
+        _set_cookie(response, policy, guard.sessions.create())
+        return response
+
+    async def page(request: Request) -> Response:
+        q = _query(request, PageQuery)
+        if q.token:
+            return exchange(q.token)
+        creds = _credentials(request)
+        if creds.session is not None:
+            return panel(creds.session)
+        if creds.kind == "token":
+            made = guard.sessions.create()
+            response = panel(made)
+            _set_cookie(response, policy, made)
+            return response
+        return _login_page()
+
+    async def login(request: Request) -> Response:
+        _query(request, EmptyQuery)
+        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype != "application/x-www-form-urlencoded":
+            raise _HTTPError(415, "expected a form (application/x-www-form-urlencoded)")
+        form = parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=4)
+        return exchange((form.get("token") or [""])[0].strip())
+
+    async def session(request: Request) -> Response:
+        _query(request, EmptyQuery)
+        creds = _credentials(request)
+        if creds.session is not None:
+            return _json(SessionReply(csrf=creds.session.csrf))
+        made = guard.sessions.create()
+        response = _json(SessionReply(csrf=made.csrf))
+        _set_cookie(response, policy, made)
+        return response
+
+    async def logout(request: Request) -> Response:
+        _query(request, EmptyQuery)
+        creds = _credentials(request)
+        if creds.session is not None:
+            guard.sessions.revoke(creds.session.id)
+        response = _json({"ok": True})
+        response.delete_cookie(policy.cookie, path="/", httponly=True, samesite="strict")
+        return response
 
     async def control(request: Request) -> Response:
+        _query(request, EmptyQuery)
         verb = request.path_params["verb"]
         if verb not in VERBS:
             raise _HTTPError(404, "not found", request.url.path)
@@ -138,40 +239,41 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
         return _json(CommandReply(ok=done.ok, state=done.state, message=done.message))
 
     async def status(request: Request) -> Response:
+        _query(request, EmptyQuery)
         st = await run_in_threadpool(host.status)
         reply = StatusReply(
             **msgspec.structs.asdict(st),
             last_seq=await run_in_threadpool(last_seq, host.core.store),
             stream_clients=state["feed"].clients,
+            degraded=host.degraded(),
             unsafe=tuple(host.unsafe),
             version=__version__,
         )
         return _json(reply)
 
     async def logs(request: Request) -> Response:
-        raw = request.query_params.get("count", "100")
-        if not raw.isdigit() or not 1 <= int(raw) <= MAX_LOG_COUNT:
-            raise _HTTPError(
-                400, "invalid query", f"count must be an integer in [1, {MAX_LOG_COUNT}]"
-            )
-        return _json(LogsReply(entries=await run_in_threadpool(host.logs, int(raw))))
+        q = _query(request, LogsQuery)
+        return _json(LogsReply(entries=await run_in_threadpool(host.logs, q.count)))
 
     async def stream(request: Request) -> Response:
-        try:
-            after = parse_after(
-                request.headers.get("last-event-id"), request.query_params.get("after")
+        header = request.headers.get("last-event-id")
+        q = _query(request, StreamQuery, {"after": header} if header else None)
+        feed = state["feed"]
+        if not feed.admit():
+            raise _HTTPError(
+                503,
+                "too many live-stream clients",
+                f"at most {feed.max_clients} (server.max_stream_clients); retry later",
             )
-        except ValueError as exc:
-            raise _HTTPError(400, "invalid Last-Event-ID / after", str(exc)) from None
-        return EventSourceResponse(
-            state["feed"].messages(after), ping=15, headers={"cache-control": "no-store"}
-        )
+        return _Stream(feed, feed.messages(q.after), ping=15, headers={"cache-control": "no-store"})
 
     async def ask(request: Request) -> Response:
+        _query(request, EmptyQuery)
         body = await _decode(request, AskRequest)
         return _json(await run_in_threadpool(host.ask, body.question))
 
     async def focus(request: Request) -> Response:
+        _query(request, EmptyQuery)
         body = await _decode(request, FocusRequest)
         try:
             return _json(await run_in_threadpool(host.focus, body.topic))
@@ -183,11 +285,9 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
         return _json(await run_in_threadpool(host.recall, q.q, q.k, q.explain, q.threshold))
 
     async def ingest(request: Request) -> Response:
-        name = request.query_params.get("name", "")
-        if not name:
-            raise _HTTPError(400, "missing ?name=FILE (its extension picks the extractor)")
+        q = _query(request, IngestQuery)
         try:
-            target = host.upload_path(name)
+            target = host.upload_path(q.name)
         except UploadRefused as exc:
             raise _HTTPError(415, "unsupported upload", str(exc)) from None
         tmp = target.with_name(f".upload-{secrets.token_hex(8)}")
@@ -202,12 +302,25 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
         reply = await run_in_threadpool(host.ingest, target)
+        if reply.stopped_by:  # the store could not be written: what was committed stays
+            host.health.report("ingest", reply.stopped_by)
+            return _json(reply, 503)
         return _json(reply, 200 if reply.files or not reply.skipped else 422)
 
     async def health(request: Request) -> Response:
-        return _json(HealthReply(ok=True, version=__version__))
+        _query(request, EmptyQuery)
+        reasons = host.degraded()
+        return _json(
+            HealthReply(
+                ok=not reasons,
+                version=__version__,
+                status="degraded" if reasons else "ok",
+                reasons=reasons,
+            )
+        )
 
     async def metrics(request: Request) -> Response:
+        _query(request, EmptyQuery)
         st = await run_in_threadpool(host.status)
         feed = state["feed"]
         text = render_metrics(
@@ -218,32 +331,41 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
             stream_sent=feed.sent if feed else 0,
             refused=guard.refused,
             sessions_started=host.started,
+            panel_sessions=len(guard.sessions),
+            disconnects=guard.disconnects,
+            degraded=len(host.degraded()),
         )
         return Response(text, media_type=CONTENT_TYPE, headers={"cache-control": "no-store"})
 
-    async def page(request: Request) -> Response:
-        return _page(policy, request)
-
-    async def session(request: Request) -> Response:
-        auth = request.scope.get("state", {}).get("auth", "")
-        if policy.require_token and not auth:
-            raise _HTTPError(401, "token required")
-        response = _json(SessionReply(csrf=policy.csrf))
-        _set_cookie(response, policy)
-        return response
-
     def handle(fn):
+        where = fn.__name__
+
         async def wrapped(request: Request) -> Response:
             try:
-                return await fn(request)
+                response = await fn(request)
             except _HTTPError as exc:
                 return _error(exc.status, exc.error, exc.detail)
+            except ClientDisconnect:
+                raise  # the Guard notes it quietly
+            except Exception as exc:
+                reason = exhaustion(exc)
+                if reason is None:
+                    raise
+                host.health.report(where, reason)
+                return _error(
+                    503, "the server ran out of a resource", reason, {"retry-after": "60"}
+                )
+            if response.status_code < 500:
+                host.health.clear(where)
+            return response
 
         return wrapped
 
     routes = [
         Route("/", handle(page), methods=["GET"]),
+        Route("/login", handle(login), methods=["POST"]),
         Route("/panel/session", handle(session), methods=["GET"]),
+        Route("/panel/logout", handle(logout), methods=["POST"]),
         Route("/learning/{verb:str}", handle(control), methods=["POST"]),
         Route("/learning/status", handle(status), methods=["GET"]),
         Route("/learning/logs", handle(logs), methods=["GET"]),
@@ -257,13 +379,25 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
         Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static"),
     ]
 
+    def loop_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        # asyncio reports an accept() that ran out of descriptors with a traceback;
+        # it pauses accepting and retries by itself: say it in one line instead.
+        reason = exhaustion(context["exception"]) if "exception" in context else None
+        if reason is None:
+            loop.default_exception_handler(context)
+            return
+        host.health.report("accept", reason, transient=True)
+
     @contextlib.asynccontextmanager
     async def lifespan(app):
-        state["feed"].attach(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(loop_errors)
+        state["feed"].attach(loop)
         try:
             yield
         finally:
             state["feed"].close()
+            guard.sessions.revoke_all()
 
     async def not_found(request: Request, exc) -> Response:
         return _error(404, "not found", request.url.path)

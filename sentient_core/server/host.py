@@ -30,7 +30,7 @@ from sentient_core.control import (
     resume_learner,
 )
 from sentient_core.core import Core
-from sentient_core.errors import ArgumentError
+from sentient_core.errors import ArgumentError, exhaustion
 from sentient_core.events import EventBus
 from sentient_core.ingest import SUPPORTED
 from sentient_core.integrate import Integrator
@@ -38,6 +38,7 @@ from sentient_core.learning.learner import Learner
 from sentient_core.learning.session import build_learner, incoming_dir
 from sentient_core.relevance import content_terms, relevance
 from sentient_core.safetext import safe_path_text
+from sentient_core.server.health import Health
 from sentient_core.server.schemas import (
     FocusReply,
     IngestReply,
@@ -61,9 +62,10 @@ class Flusher:
     flushes at the end of each step, so nothing depends on this thread.
     """
 
-    def __init__(self, bus: EventBus, delay_s: float) -> None:
+    def __init__(self, bus: EventBus, delay_s: float, health: Health | None = None) -> None:
         self.bus = bus
         self.delay_s = delay_s
+        self.health = health
         self.commits = 0
         self._wake = threading.Event()
         self._closed = threading.Event()
@@ -80,11 +82,16 @@ class Flusher:
             try:
                 if self.bus.flush():
                     self.commits += 1
+                    if self.health is not None:
+                        self.health.clear("audit log")
                 elif self.bus.pending:
                     # Another thread is between write_in and confirm: try again shortly.
                     self._closed.wait(0.01)
                     self._wake.set()
-            except Exception:  # the learner flushes too; a failed commit is reported there
+            except Exception as exc:  # the learner flushes too and reports its own failures
+                reason = exhaustion(exc)
+                if reason is not None and self.health is not None:
+                    self.health.report("audit log", reason)
                 self._closed.wait(0.5)
 
     def close(self) -> None:
@@ -145,7 +152,10 @@ class LearnerHost:
         self.unsafe = log_unsafe(effective, self.bus)
         self.learner: Learner = self._build()
         self._scored: tuple[Any, Any] | None = None  # (meta-memory, its ScoredRecall)
-        self.flusher = Flusher(self.bus, effective.settings.server.flush_delay_ms / 1000.0)
+        self.health = Health()
+        self.flusher = Flusher(
+            self.bus, effective.settings.server.flush_delay_ms / 1000.0, self.health
+        )
         self.bus.flush()
 
     def _build(self) -> Learner:
@@ -164,6 +174,18 @@ class LearnerHost:
         return learner_status(
             learner, mode="serve", data_dir=self.data_dir, activity=self.activity.latest()
         )
+
+    def degraded(self) -> tuple[str, ...]:
+        """What ran out, as ``where: reason`` lines (empty: healthy).
+
+        The current session's learner stopped by a full disk, a full map or
+        missing descriptors counts until a new session starts.
+        """
+        stats = self.learner.stats
+        mine: tuple[str, ...] = ()
+        if stats.stopped_by.startswith(("store:", "resource:")):
+            mine = (f"learner: {stats.error or stats.stopped_by}",)
+        return tuple(sorted(mine + self.health.reasons()))
 
     def start(self) -> Command:
         """Start a session's loop; never a second one (a new session after a finished one)."""

@@ -51,6 +51,9 @@ def render_metrics(
     stream_sent: int,
     refused: dict[str, int],
     sessions_started: int,
+    panel_sessions: int = 0,
+    disconnects: int = 0,
+    degraded: int = 0,
 ) -> str:
     """The exposition text for one scrape."""
     o = _Out()
@@ -135,4 +138,12 @@ def render_metrics(
         "requests refused by the security layer",
         [({"status": k}, v) for k, v in sorted(refused.items())],
     )
+    o.one("panel_sessions", "gauge", "live panel sessions", panel_sessions)
+    o.one(
+        "http_disconnects_total",
+        "counter",
+        "requests whose client went away before the response",
+        disconnects,
+    )
+    o.one("degraded", "gauge", "reasons the server is degraded (0: healthy)", degraded)
     return "\n".join(o.lines) + "\n"

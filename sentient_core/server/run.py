@@ -113,7 +113,6 @@ class Server:
             except (OSError, ValueError) as exc:
                 raise ServerError(str(exc)) from None
             self.host = LearnerHost(self.core, effective, env=env)
-            self._target.append(handler_for(self.host))
             self.sock = _bind(server.host, server.port)
             self.port = self.sock.getsockname()[1]
             self.policy = policy.with_port(self.port)
@@ -128,17 +127,25 @@ class Server:
             )
             self.server = _Uvicorn(config)
             self.server.feed = self.app.feed
+            shown = f"[{server.host}]" if ":" in server.host else server.host
+            self.url = f"http://{shown}:{self.port}/"
+            self._target.append(handler_for(self.host))
         except BaseException:
             self.close()
             raise
-        shown = f"[{server.host}]" if ":" in server.host else server.host
-        self.url = f"http://{shown}:{self.port}/"
         self._thread: threading.Thread | None = None
 
     def _handle(self, op: str) -> ControlReply:
         if not self._target:
             return ControlReply(ok=op == "ping", state="starting", message="starting up")
+        if op == "login":
+            assert self.host is not None  # set before _target
+            return ControlReply(ok=True, state=self.host.status().state, message=self.login_url())
         return self._target[0](op)
+
+    def login_url(self) -> str:
+        """A panel URL carrying a new one-time login code (single use, one hour)."""
+        return self.app.login_url(self.url)
 
     def run(self) -> None:
         """Serve in this thread until SIGINT/SIGTERM, then close everything."""

@@ -16,12 +16,16 @@ __all__ = [
     "MAX_QUESTION_CHARS",
     "AskRequest",
     "CommandReply",
+    "EmptyQuery",
     "ErrorReply",
     "FocusReply",
     "FocusRequest",
     "HealthReply",
+    "IngestQuery",
     "IngestReply",
+    "LogsQuery",
     "LogsReply",
+    "PageQuery",
     "QuestionReply",
     "RecallExplain",
     "RecallHit",
@@ -29,10 +33,13 @@ __all__ = [
     "RecallRequest",
     "SessionReply",
     "StatusReply",
+    "StreamQuery",
 ]
 
 MAX_QUESTION_CHARS = 1000
 MAX_TOPIC_CHARS = 200
+MAX_LOG_COUNT = 1000
+MAX_SEQ = 2**62
 
 
 # Non-blank text of bounded length (type aliases, so that type checkers read them).
@@ -71,6 +78,34 @@ class RecallRequest(_Request, frozen=True):
     k: Annotated[int, msgspec.Meta(ge=1, le=100)] = 5
     threshold: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = 0.0
     explain: bool = False
+
+
+class EmptyQuery(_Request, frozen=True):
+    """A route that takes no query parameters (any given is a 400)."""
+
+
+class PageQuery(_Request, frozen=True):
+    """``GET /?token=…``: the token or a one-time login code, exchanged for a session."""
+
+    token: Annotated[str, msgspec.Meta(max_length=256)] = ""
+
+
+class LogsQuery(_Request, frozen=True):
+    """``GET /learning/logs?count=N``."""
+
+    count: Annotated[int, msgspec.Meta(ge=1, le=MAX_LOG_COUNT)] = 100
+
+
+class StreamQuery(_Request, frozen=True):
+    """``GET /learning/stream?after=N`` (or ``Last-Event-ID: N``): replay after sequence N."""
+
+    after: Annotated[int, msgspec.Meta(ge=-1, le=MAX_SEQ)] = -1
+
+
+class IngestQuery(_Request, frozen=True):
+    """``POST /ingest?name=FILE``: the file's name (its extension picks the extractor)."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=255, pattern=r"\S")]
 
 
 class ErrorReply(_Reply, frozen=True):
@@ -160,6 +195,8 @@ class StatusReply(LearnerStatus, frozen=True, forbid_unknown_fields=True, kw_onl
         The newest audit-log sequence number (-1: empty); a panel replays from near it.
     stream_clients : int
         Connected live-stream clients.
+    degraded : tuple of str
+        What ran out (disk, map, file descriptors), as ``/health`` says it; empty when healthy.
     unsafe : tuple of str
         ``unsafe_`` settings in force (also logged at start).
     version : str
@@ -167,6 +204,7 @@ class StatusReply(LearnerStatus, frozen=True, forbid_unknown_fields=True, kw_onl
 
     last_seq: int = -1
     stream_clients: int = 0
+    degraded: tuple[str, ...] = ()
     unsafe: tuple[str, ...] = ()
     version: str = ""
 
@@ -184,10 +222,12 @@ class SessionReply(_Reply, frozen=True):
 
 
 class HealthReply(_Reply, frozen=True):
-    """``GET /health``."""
+    """``GET /health``: ``ok`` and ``status`` "ok", or ``status`` "degraded" with the reasons."""
 
     ok: bool
     version: str
+    status: str = "ok"
+    reasons: tuple[str, ...] = ()
 
 
 def to_json(value: Any) -> bytes:

@@ -1,20 +1,25 @@
 """Who may talk to the server, and with how many bytes: an ASGI middleware.
 
-Model
------
+Model (what each secret protects is in ``docs/security.md``)
+-----------------------------------------------------------
 * **Host**: the ``Host`` header must name this server (loopback names and the
   bound address, plus ``server.allowed_hosts``), on its port. A DNS-rebinding
   page (``Host: attacker.example``) gets 403 before anything runs.
 * **Origin**: a request carrying ``Origin`` must come from this server's own
   origin; a cross-site ``Sec-Fetch-Site`` on a state-changing request is refused.
-* **Credentials**: the token (``Authorization: Bearer …`` or ``X-Sentient-Token``)
-  allows everything. The panel page sets an HttpOnly ``SameSite=Strict`` cookie
-  holding a per-server secret and embeds a CSRF token; a cookie request that
-  changes state must echo that token in ``X-CSRF-Token``. Without credentials,
-  a loopback server answers reads; one bound elsewhere (or with
-  ``require_token``) answers only ``/health`` and the login page.
-* **Size**: a JSON body is at most ``max_body_bytes``, an upload at most
-  ``max_upload_bytes`` (413, checked from ``Content-Length`` and while reading).
+* **Credentials**, on every address, loopback included: the token
+  (``Authorization: Bearer …`` or ``X-Sentient-Token``) allows everything; a
+  panel *session* (a cookie obtained with the token or a one-time login code,
+  see :mod:`~sentient_core.server.sessions`) allows what the panel does, and a
+  session request that changes state must echo the session's own CSRF token in
+  ``X-CSRF-Token``. Without credentials only ``/health``, the login page and
+  the panel's static files answer: everything else is 401.
+* **Size**: the headers are at most 16 KiB (431); a JSON body is at most ``max_body_bytes``, an upload at most
+  ``max_upload_bytes``. Checked from ``Content-Length`` and while reading a
+  chunked body; past the limit the server answers 413 and closes the
+  connection at once (it never reads the rest).
+* **Disconnects**: a client that goes away mid-body or mid-response leaves one
+  debug line, never a traceback.
 """
 
 from __future__ import annotations
@@ -22,26 +27,46 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import logging
 import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qs
 
 import msgspec
+from starlette.requests import ClientDisconnect
+
+from sentient_core.server.sessions import LoginCodes, Session, Sessions
 
 if TYPE_CHECKING:
     from sentient_core.server.stream import EventFeed
 
-__all__ = ["TOKEN_ENV", "TOKEN_FILE", "Guard", "SecurityPolicy", "is_loopback", "plan"]
+__all__ = [
+    "LOG",
+    "TOKEN_ENV",
+    "TOKEN_FILE",
+    "Credentials",
+    "Guard",
+    "SecurityPolicy",
+    "is_loopback",
+    "plan",
+]
+
+LOG = logging.getLogger("uvicorn.error.sentient")
+"""The server's own log lines (under uvicorn's, so they share its handler and level)."""
 
 TOKEN_ENV = "SENTIENT_SERVER_TOKEN"
 TOKEN_FILE = "server.token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-OPEN_PATHS = frozenset({"/health"})
-PAGE_PATHS = frozenset({"/", "/panel/session"})
+PUBLIC_PATHS = frozenset({"/health", "/", "/login"})
+"""Answered without credentials: liveness, and the login page and its form."""
 UPLOAD_PATHS = frozenset({"/ingest"})
+MAX_HEADER_BYTES = 16 * 1024
+"""All request headers together (names and values); more is a 431."""
+SESSION_LIFETIME_S = 24 * 3600.0
+SESSION_IDLE_S = 8 * 3600.0
+LOGIN_CODE_TTL_S = 3600.0
 
 HEADERS = [
     (b"x-content-type-options", b"nosniff"),
@@ -77,22 +102,20 @@ class SecurityPolicy(msgspec.Struct, frozen=True, kw_only=True):
     any_ip : bool
         Bound to a wildcard address: any IP literal is an accepted ``Host``.
     token : str
-    require_token : bool
-        No reads without credentials either.
-    secret, csrf : str
-        The panel cookie's value and the CSRF token the panel echoes.
+        The server token (allows everything).
     max_body_bytes, max_upload_bytes : int
+    session_lifetime_s, session_idle_s : float
+        How long a panel session lives, and how long it may go unused.
     """
 
     port: int
     hosts: frozenset[str]
     any_ip: bool = False
     token: str
-    require_token: bool
-    secret: str
-    csrf: str
     max_body_bytes: int
     max_upload_bytes: int
+    session_lifetime_s: float = SESSION_LIFETIME_S
+    session_idle_s: float = SESSION_IDLE_S
 
     @property
     def cookie(self) -> str:
@@ -102,6 +125,19 @@ class SecurityPolicy(msgspec.Struct, frozen=True, kw_only=True):
     def with_port(self, port: int) -> SecurityPolicy:
         """The same policy for the port actually bound (port 0 picks one)."""
         return msgspec.structs.replace(self, port=port)
+
+    def token_matches(self, offered: str) -> bool:
+        """Whether ``offered`` is the server token (constant time)."""
+        return bool(offered) and hmac.compare_digest(
+            offered.encode("utf-8", "surrogatepass"), self.token.encode()
+        )
+
+
+class Credentials(msgspec.Struct, frozen=True):
+    """What a request proved: ``kind`` is ``token``, ``session`` or "" (nothing)."""
+
+    kind: str = ""
+    session: Session | None = None
 
 
 def _write_token(data_dir: Path, token: str) -> Path:
@@ -118,8 +154,8 @@ def plan(server, data_dir: Path, env: Mapping[str, str] = os.environ) -> tuple[S
 
     The token comes from ``SENTIENT_SERVER_TOKEN``, else ``server.token_file``,
     else is generated; it is always written to ``DATA_DIR/server.token``
-    (mode 0600) for local clients. A generated token the server requires is
-    printed once, in the notice.
+    (mode 0600) for local clients. Every request but ``/health`` needs it (or
+    a panel session obtained with it), on loopback too.
     """
     host = server.host.strip("[]").lower()
     token = env.get(TOKEN_ENV, "").strip()
@@ -130,14 +166,13 @@ def plan(server, data_dir: Path, env: Mapping[str, str] = os.environ) -> tuple[S
         except OSError as exc:
             raise OSError(f"server.token_file {server.token_file}: {exc.strerror}") from None
         source = server.token_file
-    generated = not token
-    if generated:
+    if not token:
         token = secrets.token_urlsafe(32)
+        source = "a new random token"
     if len(token) < 16:
         raise ValueError(f"the server token from {source} is shorter than 16 characters")
     path = _write_token(data_dir, token)
     wildcard = host in ("0.0.0.0", "::")
-    required = server.require_token or not is_loopback(host)
     hosts = {
         "localhost",
         "127.0.0.1",
@@ -150,25 +185,15 @@ def plan(server, data_dir: Path, env: Mapping[str, str] = os.environ) -> tuple[S
         hosts=frozenset(hosts),
         any_ip=wildcard,
         token=token,
-        require_token=required,
-        secret=secrets.token_urlsafe(32),
-        csrf=secrets.token_urlsafe(32),
         max_body_bytes=server.max_body_bytes,
         max_upload_bytes=server.max_upload_bytes,
+        session_lifetime_s=server.session_lifetime_s,
+        session_idle_s=server.session_idle_s,
     )
-    if required and generated:
-        notice = (
-            f"token (printed once; also in {path}, mode 0600): {token}\n"
-            "every request needs it: Authorization: Bearer TOKEN, or open the panel once"
-            " at /?token=TOKEN"
-        )
-    elif required:
-        notice = f"every request needs the token from {source} (also in {path})"
-    else:
-        notice = (
-            f"loopback only; state-changing API calls need the token in {path}"
-            " (Authorization: Bearer …); the panel gets a session cookie"
-        )
+    notice = (
+        f"API clients send the token ({source}; also in {path}, mode 0600):"
+        " Authorization: Bearer TOKEN"
+    )
     return policy, notice
 
 
@@ -187,24 +212,52 @@ def _split_host(value: str) -> tuple[str, int | None]:
         name, rest = value, ""
     if not rest:
         return name, None
-    if not rest.startswith(":") or not rest[1:].isdigit():
+    digits = rest[1:]
+    if not rest.startswith(":") or not (
+        0 < len(digits) <= 5 and digits.isascii() and digits.isdigit()
+    ):
         return name, -1
-    return name, int(rest[1:])
+    return name, int(digits)
 
 
 class Guard:
-    """The ASGI middleware enforcing a :class:`SecurityPolicy` around ``app``."""
+    """The ASGI middleware enforcing a :class:`SecurityPolicy` around ``app``.
+
+    Attributes
+    ----------
+    sessions : Sessions
+        The panel sessions (in memory: a restart ends them all).
+    codes : LoginCodes
+        One-time login codes (:meth:`login_url` issues one).
+    refused : dict
+        Refusals by status code (``/metrics``).
+    """
 
     def __init__(self, app, policy: SecurityPolicy) -> None:
         self.app = app
         self.policy = policy
+        self.sessions = Sessions(policy.session_lifetime_s, policy.session_idle_s)
+        self.codes = LoginCodes(LOGIN_CODE_TTL_S)
         self.refused: dict[str, int] = {}
+        self.disconnects = 0
         self.feed: EventFeed | None = None  # the live stream's, set by create_app
+
+    def login_url(self, base: str) -> str:
+        """``base`` with a new one-time login code (``base/?token=CODE``)."""
+        return f"{base.rstrip('/')}/?token={self.codes.issue()}"
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if sum(len(k) + len(v) for k, v in scope["headers"]) > MAX_HEADER_BYTES:
+            return await self._refuse(
+                send,
+                431,
+                "request headers too large",
+                f"limit {MAX_HEADER_BYTES} bytes",
+                close=True,
+            )
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         method = scope["method"]
         path = scope["path"]
@@ -218,91 +271,108 @@ class Guard:
             return await self._refuse(send, 403, "cross-origin request refused", origin)
         if method not in SAFE_METHODS and headers.get("sec-fetch-site") == "cross-site":
             return await self._refuse(send, 403, "cross-site request refused", path)
-        auth = self._credentials(scope, headers)
-        scope.setdefault("state", {})["auth"] = auth
-        if auth == "":
-            public = path in OPEN_PATHS or path == "/" or path.startswith("/static/")
-            if p.require_token and not public:
-                return await self._refuse(send, 401, "token required", path)
-            if method not in SAFE_METHODS:
-                return await self._refuse(
-                    send, 401, "state-changing requests need the token or the panel's session"
-                )
-        elif auth == "cookie" and method not in SAFE_METHODS:
-            sent = headers.get("x-csrf-token", "")
-            if not hmac.compare_digest(sent.encode(), p.csrf.encode()):
+        creds = self._credentials(headers)
+        scope.setdefault("state", {})["credentials"] = creds
+        if not creds.kind and path not in PUBLIC_PATHS and not path.startswith("/static/"):
+            return await self._refuse(send, 401, "credentials required", "the token or a session")
+        if creds.kind == "session" and method not in SAFE_METHODS:
+            assert creds.session is not None
+            sent = headers.get("x-csrf-token", "").encode("latin-1")
+            if not hmac.compare_digest(sent, creds.session.csrf.encode()):
                 return await self._refuse(send, 403, "missing or wrong X-CSRF-Token", path)
         limit = p.max_upload_bytes if path in UPLOAD_PATHS else p.max_body_bytes
         length = headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > limit):
-            return await self._refuse(send, 413, "request body too large", f"limit {limit} bytes")
+        if length is not None and (not _is_count(length) or int(length) > limit):
+            return await self._refuse(
+                send, 413, "request body too large", f"limit {limit} bytes", close=True
+            )
         started = False
         refused = False
+        gone = False
         seen = 0
 
         async def limited_receive():
-            nonlocal seen, refused
-            if refused:
+            nonlocal seen, refused, gone
+            if refused or gone:
                 return {"type": "http.disconnect"}
             message = await receive()
-            if message["type"] == "http.request":
+            if message["type"] == "http.disconnect":
+                gone = True
+            elif message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit and not started:
-                    # Answer 413 now; the app sees the client gone and its replies are dropped.
+                    # Answer 413 and close now: the rest of the body is never read.
+                    # The app sees the client gone; its replies are dropped.
                     refused = True
-                    await self._refuse(send, 413, "request body too large", f"limit {limit} bytes")
+                    await self._refuse(
+                        send, 413, "request body too large", f"limit {limit} bytes", close=True
+                    )
                     return {"type": "http.disconnect"}
             return message
 
         async def secured_send(message):
-            nonlocal started
-            if refused:
+            nonlocal started, gone
+            if refused or gone:
                 return
             if message["type"] == "http.response.start":
                 started = True
                 message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
-            await send(message)
+            try:
+                await send(message)
+            except OSError:  # the client went away while we wrote
+                gone = True
 
         try:
             await self.app(scope, limited_receive, secured_send)
-        except Exception:
-            if not refused:
+        except ClientDisconnect:
+            gone = True
+        except Exception as exc:
+            if not (refused or gone):
                 raise
+            LOG.debug("%s %s: client gone (%s)", method, path, type(exc).__name__)
+        if gone:
+            self.disconnects += 1
+            LOG.debug("%s %s: the client disconnected before the response was sent", method, path)
 
-    def _credentials(self, scope, headers: dict[str, str]) -> str:
-        """``token``, ``cookie`` or "" (none valid)."""
+    def _credentials(self, headers: dict[str, str]) -> Credentials:
         p = self.policy
         offered = headers.get("x-sentient-token", "")
         bearer = headers.get("authorization", "")
-        if bearer.lower().startswith("bearer "):
+        if bearer[:7].lower() == "bearer ":
             offered = bearer[7:].strip()
-        if not offered and scope["path"] in PAGE_PATHS:
-            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-            offered = (query.get("token") or [""])[0]
-        if offered and hmac.compare_digest(offered.encode(), p.token.encode()):
-            return "token"
+        if offered and p.token_matches(offered):
+            return Credentials("token")
         for part in headers.get("cookie", "").split(";"):
             key, _, value = part.strip().partition("=")
-            if key == p.cookie and hmac.compare_digest(value.encode(), p.secret.encode()):
-                return "cookie"
-        return ""
+            if key == p.cookie:
+                session = self.sessions.get(value)
+                if session is not None:
+                    return Credentials("session", session)
+        return Credentials()
 
-    async def _refuse(self, send, status: int, error: str, detail: str = "") -> None:
+    async def _refuse(
+        self, send, status: int, error: str, detail: str = "", *, close: bool = False
+    ) -> None:
         self.refused[str(status)] = self.refused.get(str(status), 0) + 1
         body = json.dumps({"error": error, "detail": detail}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"cache-control", b"no-store"),
-                    *HEADERS,
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"cache-control", b"no-store"),
+            *HEADERS,
+        ]
+        if close:
+            headers.append((b"connection", b"close"))
+        try:
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+        except OSError:
+            self.disconnects += 1
+
+
+def _is_count(value: str) -> bool:
+    """A Content-Length: ASCII digits only (``"²".isdigit()`` is true), at most 18 of them."""
+    return 0 < len(value) <= 18 and value.isascii() and value.isdigit()
 
 
 def _is_ip(name: str) -> bool:

@@ -21,30 +21,13 @@ import msgspec
 from sentient_core.events import EVENTS_DB, EventBus, decode_event
 from sentient_core.store import Store, log
 
-__all__ = ["EventFeed", "last_seq", "parse_after"]
+__all__ = ["EventFeed", "last_seq"]
 
 REPLAY_BATCH = 500
 QUEUE_SIZE = 256
 _LAG = object()
 _END = object()
 _JSON = msgspec.json.Encoder()
-
-
-def parse_after(header: str | None, query: str | None) -> int:
-    """The last sequence a client has (-1: none), from ``Last-Event-ID`` or ``?after=``.
-
-    Raises
-    ------
-    ValueError
-        Not an integer >= -1.
-    """
-    raw = header if header not in (None, "") else query
-    if raw in (None, ""):
-        return -1
-    value = int(raw)
-    if value < -1:
-        raise ValueError(f"must be >= -1, got {value}")
-    return value
 
 
 def _read_raw(store: Store, after: int, limit: int) -> list[tuple[int, bytes]]:
@@ -87,16 +70,32 @@ class EventFeed:
     arrive from other threads and are handed to it).
     """
 
-    def __init__(self, bus: EventBus, store: Store) -> None:
+    def __init__(self, bus: EventBus, store: Store, max_clients: int = 32) -> None:
         self.store = store
         self.loop: asyncio.AbstractEventLoop | None = None
         self.sent = 0
+        self.max_clients = max_clients
+        self.admitted = 0  # streams admitted and not yet ended (on the event loop only)
+        self.turned_away = 0
         self._clients: set[asyncio.Queue] = set()
         self._unsubscribe = bus.subscribe_logged(self._committed)
 
     @property
     def clients(self) -> int:
         return len(self._clients)
+
+    def admit(self) -> bool:
+        """Take a stream slot (False: :attr:`max_clients` are connected); call on the
+        event loop, and :meth:`release` once that stream's response has ended."""
+        if self.admitted >= self.max_clients:
+            self.turned_away += 1
+            return False
+        self.admitted += 1
+        return True
+
+    def release(self) -> None:
+        """Give back a slot taken by :meth:`admit`."""
+        self.admitted -= 1
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         """Hand committed entries to ``loop`` from now on."""

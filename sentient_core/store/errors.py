@@ -16,7 +16,7 @@ Every error names the store path (or the record) and the reason::
 
 from __future__ import annotations
 
-from sentient_core.errors import SentientError
+from sentient_core.errors import ResourceError, SentientError
 
 __all__ = [
     "CorruptRecordError",
@@ -52,11 +52,11 @@ class CorruptRecordError(StoreError):
     """A stored record could not be decoded or is out of bounds."""
 
 
-class StoreFullError(StoreError):
+class StoreFullError(StoreError, ResourceError):
     """The memory map reached ``max_map_size`` and a write still does not fit."""
 
 
-class StoreIOError(StoreError):
+class StoreIOError(StoreError, ResourceError):
     """The operating system refused a write: the disk is full, a file-size limit
     was hit, or an I/O error. Nothing of the failed transaction was committed.
 

@@ -11,28 +11,30 @@ const MAX_LOG = 400, MAX_POINTS = 200, HISTORY = 600;
 const $ = (id) => document.getElementById(id);
 const state = {
   csrf: document.querySelector('meta[name="csrf-token"]').content,
-  token: sessionStorage.getItem("sentient-token") || "",
   lastId: -1, source: null, retry: 500, status: null,
   iterations: new Map(), judges: new Map(), drawPending: false,
 };
 
-// A token given in the URL (?token=…) is kept for this tab only and hidden from the address bar.
-(function takeToken() {
-  const url = new URL(window.location.href);
-  const t = url.searchParams.get("token");
-  if (t) {
-    state.token = t;
-    sessionStorage.setItem("sentient-token", t);
-    url.searchParams.delete("token");
-    history.replaceState(null, "", url.pathname + url.search);
-  }
-})();
-
+// The session lives in an HttpOnly cookie; this page only knows its CSRF token.
+// A session that expired, was ended, or belonged to a server since restarted is
+// gone for good: the page says so and links to the login page.
 async function refreshSession() {
-  const headers = state.token ? { Authorization: `Bearer ${state.token}` } : {};
-  const r = await fetch("/panel/session", { credentials: "same-origin", headers });
+  const r = await fetch("/panel/session", { credentials: "same-origin" });
+  if (r.status === 401) { sessionEnded(); throw new Error("session ended"); }
   if (!r.ok) throw new Error(`session refused (${r.status})`);
   state.csrf = (await r.json()).csrf;
+}
+
+function sessionEnded() {
+  state.ended = true;
+  if (state.source) state.source.close();
+  setConn("logged out", "down");
+  const m = $("message");
+  m.textContent = "Your panel session has ended (it expired, was closed, or the server restarted). ";
+  const a = document.createElement("a");
+  a.href = "/";
+  a.textContent = "Log in again";
+  m.appendChild(a);
 }
 
 async function api(method, path, body, raw) {
@@ -161,6 +163,7 @@ function setConn(text, cls) {
 
 function connect() {
   if (state.source) state.source.close();
+  if (state.ended) return;
   const src = new EventSource(`/learning/stream?after=${state.lastId}`);
   state.source = src;
   src.onopen = () => { setConn("live", "live"); state.retry = 500; };
@@ -179,7 +182,7 @@ function connect() {
       setConn(`reconnecting in ${(state.retry / 1000).toFixed(1)} s…`, "down");
       src.close();
       setTimeout(async () => {
-        try { await refreshSession(); } catch (e) { /* server still down */ }
+        try { await refreshSession(); } catch (e) { /* server still down, or logged out */ }
         state.retry = Math.min(state.retry * 2, 10000);
         connect();
       }, state.retry);
@@ -260,6 +263,7 @@ function render(st) {
 }
 
 async function loadStatus() {
+  if (state.ended) return;
   try { render(await api("GET", "/learning/status")); } catch (e) { /* the stream shows the outage */ }
 }
 

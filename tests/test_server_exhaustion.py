@@ -1,0 +1,154 @@
+"""Exhaustion under ``serve``: a full disk, a full map, too many open files, too many streams.
+
+Each is one log line and a 503 naming it (never a traceback), the learner
+stops cleanly, ``/health`` says ``degraded`` while it lasts, and ``check`` stays
+clean. The disk and descriptor cases are real: the child ``serve`` runs with a
+file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored: LMDB's writes past it fail in
+the kernel) or has its descriptor limit lowered once it runs (RLIMIT_NOFILE).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import socket
+import time
+
+import httpx
+import pytest
+
+from sentient_core.core import Core
+from sentient_core.store import StoreFullError
+from tests.hostile import close_and_check, launch
+from tests.servers.sentient import served
+
+HEADROOM = 600 * 1024
+
+
+def _file_limit(limit: int):
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def _upload(i: int) -> bytes:
+    words = " ".join(f"upload{i}word{j} reading{j % 13} gauge{(i * j) % 29}" for j in range(1200))
+    return f"Upload {i}.\n\n{words}.\n".encode()
+
+
+@pytest.mark.slow
+def test_a_full_disk_under_serve_is_a_503_one_line_and_degraded_health(tmp_path):
+    data = tmp_path / "data"
+    Core(data).close()
+    limit = (data / "data.mdb").stat().st_size + HEADROOM
+    with launch(tmp_path, preexec_fn=_file_limit(limit)) as t:
+        assert t.client.get("/health").json()["status"] == "ok"
+        refused = None
+        for i in range(60):
+            r = t.client.post(f"/ingest?name=u{i}.txt", content=_upload(i))
+            if r.status_code == 503:
+                refused = r.json()
+                break
+            assert r.status_code == 200, r.text
+        assert refused is not None, "the limit never bit"
+        # What was committed before the wall is said too (as `cli.py ingest` says it).
+        assert "cannot write the store" in refused.get("detail", refused.get("stopped_by", ""))
+        health = t.client.get("/health").json()
+        assert health["ok"] is False and health["status"] == "degraded"
+        assert any(r.startswith("ingest: cannot write the store") for r in health["reasons"])
+        # The learner meets the same wall on its first writes and stops cleanly.
+        assert t.client.post("/learning/start").json()["ok"]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            st = t.client.get("/learning/status").json()
+            if st["state"] == "idle":
+                break
+            time.sleep(0.1)
+        assert st["state"] == "idle"
+        assert st["stats"]["stopped_by"] == "store:io", st["stats"]
+        assert any(r.startswith("learner: cannot write the store") for r in st["degraded"])
+        metrics = t.client.get("/metrics").text
+        assert "sentient_degraded 2.0" in metrics
+        rows = close_and_check(t)
+    assert all(r.ok for r in rows), [r for r in rows if not r.ok]
+    log = t.log_text()
+    assert log.count("ERROR:") >= 1 and "Traceback" not in log
+    # One line per place the wall was met, however often it was met there.
+    assert log.count("ingest: cannot write the store") == 1
+
+
+@pytest.mark.slow
+def test_too_many_open_files_under_serve_is_one_line_and_passes(tmp_path):
+    with launch(tmp_path) as t:
+        t.client.get("/health")
+        in_use = len(os.listdir(f"/proc/{t.proc.pid}/fd"))
+        soft, hard = resource.prlimit(t.proc.pid, resource.RLIMIT_NOFILE)
+        resource.prlimit(t.proc.pid, resource.RLIMIT_NOFILE, (in_use + 8, hard))
+        held = []
+        try:
+            for _ in range(24):  # more connections than descriptors left
+                s = socket.create_connection(("127.0.0.1", t.port), timeout=5)
+                held.append(s)
+            time.sleep(1.5)
+        finally:
+            for s in held:
+                s.close()
+        resource.prlimit(t.proc.pid, resource.RLIMIT_NOFILE, (soft, hard))
+        deadline = time.monotonic() + 30
+        health = None
+        while time.monotonic() < deadline:
+            try:
+                health = httpx.get(t.url + "/health", timeout=5).json()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        assert health is not None and health["status"] == "degraded", health
+        assert health["reasons"] and health["reasons"][0].startswith("accept: too many open files")
+        assert t.client.get("/learning/status").status_code == 200  # serving again
+        rows = close_and_check(t)
+    assert all(r.ok for r in rows), [r for r in rows if not r.ok]
+    log = t.log_text()
+    assert "Traceback" not in log
+    assert log.count("accept: too many open files") == 1
+
+
+def test_a_full_map_is_a_503_and_clears_when_a_write_succeeds(tmp_path, monkeypatch, caplog):
+    with served(tmp_path) as s:
+        real = s.host.ingest
+
+        def full(path):
+            raise StoreFullError(str(path), "the map reached max_map_size")
+
+        monkeypatch.setattr(s.host, "ingest", full)
+        r = s.client.post("/ingest?name=a.txt", content=b"Tides follow the moon.")
+        assert r.status_code == 503 and r.headers["retry-after"] == "60"
+        assert "max_map_size" in r.json()["detail"]
+        health = s.client.get("/health").json()
+        assert health["status"] == "degraded" and health["reasons"][0].startswith("ingest:")
+        assert s.client.get("/learning/status").json()["degraded"] == health["reasons"]
+        monkeypatch.setattr(s.host, "ingest", real)
+        assert s.client.post("/ingest?name=a.txt", content=b"Tides follow the moon.").is_success
+        assert s.client.get("/health").json() == {
+            "ok": True,
+            "version": health["version"],
+            "status": "ok",
+            "reasons": [],
+        }
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_stream_clients_are_capped_with_a_503(tmp_path):
+    with served(tmp_path, "max_stream_clients = 2\n") as s:
+        with (
+            s.client.stream("GET", "/learning/stream") as a,
+            s.client.stream("GET", "/learning/stream") as b,
+        ):
+            assert a.status_code == b.status_code == 200
+            third = s.client.get("/learning/stream")
+            assert third.status_code == 503 and "max_stream_clients" in third.json()["detail"]
+        time.sleep(0.2)
+        with s.client.stream("GET", "/learning/stream") as again:
+            assert again.status_code == 200
