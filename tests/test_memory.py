@@ -92,8 +92,8 @@ def hit_key(hits) -> list[tuple[int, str, int]]:
 
 def mirror_snapshot(mem: HolographicMemory) -> tuple:
     """Everything the mirror holds, as bytes (white-box: a failed write must not change it)."""
-    m = mem._m
-    n = m.n
+    view = mem.view()
+    m, n = view.mirror, view.n
     arrays = (
         m.codes[:n],
         m.valid[:n],
@@ -104,8 +104,9 @@ def mirror_snapshot(mem: HolographicMemory) -> tuple:
         m.strength[:n],
         m.importance[:n],
     )
-    index = sorted((p, post.rows.tobytes()) for p, post in mem._prime_index.postings.items())
-    return (n, m.active, mem._next_id, mem.generation, *(a.tobytes() for a in arrays), index)
+    index = sorted((p, post.rows.tobytes()) for p, post in view.primes.postings.items())
+    next_id = mem._w.next_id  # white-box: the writer's own counter
+    return (n, m.active, next_id, view.generation, *(a.tobytes() for a in arrays), index)
 
 
 # ----------------------------------------------------------------------------- storing

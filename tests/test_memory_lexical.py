@@ -39,8 +39,8 @@ def store(tmp_path):
 
 def reference(mem: HolographicMemory, query: str, k: int) -> tuple[list[int], list[float]]:
     """BM25 from scratch over the active traces' texts (rows of the mirror)."""
-    m = mem._m
-    n = m.n
+    view = mem.view()
+    m, n = view.mirror, view.n
     docs, lens = [], []
     for row in range(n):
         d, length = naive.term_counts(mem.get(int(m.row_id[row])).text)
@@ -76,7 +76,7 @@ def test_new_traces_are_searchable_at_once_and_exact(store):
     assert all(s.new for s in got)
     assert bm25_hits(mem, "zanzibar")[0] == [got[0].record.id]
     # Segments stay few (binary-counter merging) and hold every active trace's postings.
-    assert len(mem._lexical.segments) <= 8
+    assert len(mem.view().lexical.segments) <= 8
 
 
 def test_retired_traces_leave_the_ranking_and_the_statistics(store):
@@ -90,7 +90,7 @@ def test_retired_traces_leave_the_ranking_and_the_statistics(store):
         np.testing.assert_allclose(scores, want_scores, rtol=1e-12)
         assert not {r.id for r in recs[::3]} & set(ids)
     total = sum(naive.term_counts(mem.get(r.id).text)[1] for r in recs if r not in recs[::3])
-    assert mem._m.lex_total == total
+    assert mem.view().mirror.lex_total == total
 
 
 def test_hybrid_is_the_default_for_text_and_mixes_bm25_with_the_cosine(store):
@@ -102,7 +102,7 @@ def test_hybrid_is_the_default_for_text_and_mixes_bm25_with_the_cosine(store):
         assert hit_key(hits) == hit_key(mem.recall(q, k=60, touch=False, rank="hybrid"))
         code = mem.encoder.encode(q).code.astype(np.float64)
         for h in hits:
-            cos = float(mem._m.codes[h.row].astype(np.float64) @ code / np.linalg.norm(code))
+            cos = float(mem.view().mirror.codes[h.row].astype(np.float64) @ code / np.linalg.norm(code))
             assert h.cosine == pytest.approx(cos, abs=1e-12)
             assert h.score == pytest.approx((h.lexical + alpha * h.cosine) / (1 + alpha), abs=1e-15)
         want = sorted(hits, key=lambda h: (-h.score, h.row))
@@ -171,8 +171,8 @@ def test_reopening_reads_stored_terms_and_never_tokenises(store, monkeypatch):
     monkeypatch.setattr(terms, "count", no_tokenising)
     again = HolographicMemory(store)
     assert {q: hit_key(again.recall(q, k=10, touch=False)) for q in QUERIES} == want
-    assert again._m.lex_total == mem._m.lex_total
-    assert (again._m.doc_len[: again.total] == mem._m.doc_len[: mem.total]).all()
+    assert again.view().mirror.lex_total == mem.view().mirror.lex_total
+    assert (again.view().mirror.doc_len[: again.total] == mem.view().mirror.doc_len[: mem.total]).all()
 
 
 def _drop_terms(path) -> None:

@@ -55,16 +55,16 @@ def test_a_retired_holder_frees_its_content(memory):
     memory.retire([old.record.id])
     (again,) = memory.store_unique([NewTrace(text=A)])
     assert again.new and again.record.id != old.record.id
-    assert check_integrity(memory._store).ok
+    assert check_integrity(memory.datastore).ok
 
 
 def test_every_append_registers_its_content(memory):
     (rec,) = memory.store_batch([NewTrace(text=B)])
-    with memory._store.read() as txn:
+    with memory.datastore.read() as txn:
         assert content.lookup(txn, content.digest(B)) == rec.id
     # store_batch never dedupes, but the first holder keeps the content
     (dup,) = memory.store_batch([NewTrace(text=B)])
-    with memory._store.read() as txn:
+    with memory.datastore.read() as txn:
         assert content.lookup(txn, content.digest(B)) == rec.id != dup.id
 
 

@@ -67,9 +67,7 @@ def _naive(mem, meta, query, k, now, domain, cap=RERANK_MAX):
     w = np.asarray(meta.scorer.weights)
     out = []
     from sentient_core.memory.lexical import HYBRID_ALPHA as alpha
-    from sentient_core.memory.recall import query_code
-
-    q = query_code(mem, query).astype(np.float64)
+    q = mem.query_code(query).astype(np.float64)
     q /= np.linalg.norm(q)
     # The relevance factor is the memory's hybrid: BM25/ceiling (as plain BM25 recall
     # reports it, checked against its own reference in test_bm25) mixed with the cosine.
@@ -83,7 +81,7 @@ def _naive(mem, meta, query, k, now, domain, cap=RERANK_MAX):
         if v:
             continue
         f = f.copy()
-        cos = float(mem._m.codes[rec.row].astype(np.float64) @ q)
+        cos = float(mem.view().mirror.codes[rec.row].astype(np.float64) @ q)
         f[FACTOR_NAMES.index("relevance")] = (
             (lex.get(rec.id, 0.0) + alpha * cos) / (1 + alpha) if text else cos
         )
@@ -108,7 +106,7 @@ def test_scored_recall_equals_the_naive_sum_and_contributions_add_up(parts):
     mem, meta, texts = parts
     sr = ScoredRecall(mem, meta)
     now = T0 + 5000
-    for q in (texts[5], texts[50][:30], "unrelated words entirely", mem._m.codes[17].copy()):
+    for q in (texts[5], texts[50][:30], "unrelated words entirely", mem.view().mirror.codes[17].copy()):
         hits = sr.recall(q, 10, domain="d", now=now)
         ref = _naive(mem, meta, q, 10, now, "d")
         assert [h.record.id for h in hits] == [i for i, _ in ref]
@@ -312,7 +310,7 @@ def test_a_trace_stored_after_the_factor_table_waits_for_the_next_refresh(parts)
     sr = ScoredRecall(mem, meta)
     sr.recall(texts[1], 3, domain="d", now=T0 + 5000)  # builds the table over 120 rows
     built = sr._refresh
-    sr._refresh = lambda domain, now: None  # as if another thread stored right after it
+    sr._refresh = lambda view, domain, now: None  # as if another thread stored right after it
     new = mem.store(texts[1] + " again", source="local:/c/a.txt")
     hits = sr.recall(texts[1] + " again", 3, domain="d", now=T0 + 5000)
     assert hits and new.id not in [h.record.id for h in hits]  # no factors yet: not a row

@@ -227,13 +227,13 @@ def _ceiling(memory: HolographicMemory, q: str) -> float:
     from sentient_core.memory import lexical
 
     terms, weights = lexical.query_terms(q)
-    m = memory._m
+    view = memory.view()
     _, idf = bm25_kernels.scores(
-        memory._lexical.packed,
+        view.lexical.packed,
         terms,
-        doc_len=np.ascontiguousarray(m.doc_len[: m.n]),
+        doc_len=np.ascontiguousarray(view.mirror.doc_len[: view.n]),
         query_weights=weights,
-        valid=np.ascontiguousarray(m.valid[: m.n]),
+        valid=np.ascontiguousarray(view.valid),
     )
     return bm25_kernels.ceiling(idf, weights)
 

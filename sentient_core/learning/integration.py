@@ -11,7 +11,7 @@ that explains it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -21,9 +21,11 @@ from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage
 
 if TYPE_CHECKING:
     from sentient_core.autonomy.judge import Judge
-    from sentient_core.integrate import Integrator
+    from sentient_core.integrate import IngestSummary, Integrator
     from sentient_core.learning.chaperone import Chaperone
     from sentient_core.observer import Observer
+    from sentient_core.store.records import TraceRecord
+    from sentient_core.store.txn import Txn
 
 __all__ = ["AnswerIntegration", "Integrated"]
 
@@ -115,32 +117,58 @@ class AnswerIntegration:
         grounded: bool,
         relevance: float | None,
         emit: Emitter,
-    ) -> Any:
+    ) -> IngestSummary:
         """Integrate one passage (under its heading) with its integrate event in the
         traces' own transaction; returns the integrator's summary."""
-        source = passage.source.id
-        written: list = [0, ()]
-
-        def also(txn, stored, known_ids, source=source, written=written) -> None:
-            event = emit.make(
-                IntegrateEvent,
-                id=req.id,
-                chunks=len(stored),
-                known=len(known_ids),
-                source=source,
-                grounded=grounded,
-                relevance=relevance,
-                trace_ids=tuple(r.id for r in stored),
-                known_ids=tuple(known_ids),
-                smf=self.observer.orientation(),
-            )
-            written[:] = [self.events.write_in(txn, [event]), (event,)]
-
+        audit = _IntegrateAudit(self, req, passage.source.id, grounded, relevance, emit)
         summary = self.integrator.ingest_texts(
             [passage.shown],
-            source=source,
+            source=passage.source.id,
             tags=(req.type, req.gap_type or "gap", passage.source.kind),
-            also=also,
+            also=audit,
         )
-        self.events.confirm(*written)
+        self.events.confirm(audit.written, audit.events)
         return summary
+
+
+class _IntegrateAudit:
+    """The integrate event of one passage, written in its traces' own transaction.
+
+    Memory calls it inside that transaction (possibly more than once, if the
+    store re-runs it after growing its map); what the last run wrote is kept
+    here for :meth:`EventBus.confirm` once the transaction committed.
+    """
+
+    def __init__(
+        self,
+        owner: AnswerIntegration,
+        req: ChaperoneRequest,
+        source: str,
+        grounded: bool,
+        relevance: float | None,
+        emit: Emitter,
+    ) -> None:
+        self.owner = owner
+        self.req = req
+        self.source = source
+        self.grounded = grounded
+        self.relevance = relevance
+        self.emit = emit
+        self.written = 0
+        self.events: tuple[IntegrateEvent, ...] = ()
+
+    def __call__(self, txn: Txn, stored: list[TraceRecord], known_ids: list[int]) -> None:
+        event = self.emit.make(
+            IntegrateEvent,
+            id=self.req.id,
+            chunks=len(stored),
+            known=len(known_ids),
+            source=self.source,
+            grounded=self.grounded,
+            relevance=self.relevance,
+            trace_ids=tuple(r.id for r in stored),
+            known_ids=tuple(known_ids),
+            smf=self.owner.observer.orientation(),
+        )
+        self.written = self.owner.events.write_in(txn, [event])
+        self.events = (event,)

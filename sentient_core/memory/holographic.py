@@ -44,37 +44,24 @@ other code put into the store without going through this class.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
 
 import numpy as np
 
-from sentient_core.encoder import TextEncoder, get_encoder
+from sentient_core.encoder import TextEncoder
 from sentient_core.memory import lifecycle as _lifecycle
 from sentient_core.memory import links as _links
-from sentient_core.memory import mirror as _mirror
 from sentient_core.memory import recall as _recall
 from sentient_core.memory import storing as _storing
-from sentient_core.memory.lexical import LexicalIndex
-from sentient_core.memory.mirror import Mirror, PrimeIndex
-from sentient_core.memory.types import (
-    EncoderMismatchError,
-    Hit,
-    MemoryState,
-    NewTrace,
-    PrunePolicy,
-    Stored,
-)
+from sentient_core.memory.types import Hit, NewTrace, PrunePolicy, Stored
+from sentient_core.memory.writer import MemoryView, Writer
 from sentient_core.store import traces
 from sentient_core.store.env import Store
 from sentient_core.store.records import LinkRecord, TraceRecord
 from sentient_core.store.txn import Txn
 
 __all__ = ["HolographicMemory"]
-
-T = TypeVar("T")
 
 
 class HolographicMemory:
@@ -106,13 +93,6 @@ class HolographicMemory:
     record once (without its text).
     """
 
-    # Set by mirror.rebuild (at open and on a full refresh); see the module docstring.
-    _m: Mirror
-    _prime_index: PrimeIndex
-    _lexical: LexicalIndex
-    _next_id: int
-    _state: MemoryState
-
     def __init__(
         self,
         store: Store,
@@ -120,19 +100,7 @@ class HolographicMemory:
         encoder: TextEncoder | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if encoder is not None and encoder.code_dim != store.code_dim:
-            raise EncoderMismatchError(
-                f"encoder {encoder.name!r} makes {encoder.code_dim}-dim codes; the store at"
-                f" {store.path} holds {store.code_dim}-dim codes"
-            )
-        self._store = store
-        self._encoder = encoder
-        self._clock = clock
-        self._lock = threading.RLock()
-        # buffers=False: py-lmdb makes bytes faster than memoryviews, and the trace
-        # scan dominates the load; code blocks cost one extra memcpy that way.
-        with store.read(buffers=False) as txn:
-            _mirror.rebuild(self, txn)
+        self._w = Writer(store, encoder, clock)
 
     # -- the mirror ------------------------------------------------------------------------
 
@@ -154,26 +122,22 @@ class HolographicMemory:
         int
             Number of traces the mirror gained.
         """
-        return _mirror.refresh(self, full)
+        return self._w.refresh(full)
 
-    def _commit(
-        self, write: Callable[[Txn], T], mirror: Callable[[Mirror, T], None] | None = None
-    ) -> T:
-        """Run ``write`` in one transaction; then, lock still held, ``mirror(m, result)``."""
-        with self._lock:
-            result = self._store.write(write)
-            if mirror is not None:
-                mirror(self._m, result)
-            return result
+    def view(self) -> MemoryView:
+        """The current generation of the read state (mirror, lexical and prime indexes).
+
+        A view stays consistent while it is held: traces stored later are not
+        in it (their rows lie beyond its ``n``), a trace retired later is masked.
+        """
+        return self._w.view()
 
     # -- encoder -----------------------------------------------------------------------------
 
     @property
     def encoder(self) -> TextEncoder:
         """The encoder used for text (built on first access if none was given)."""
-        if self._encoder is None:
-            self._encoder = get_encoder("token", code_dim=self._store.code_dim)
-        return self._encoder
+        return self._w.encoder
 
     # -- storing -----------------------------------------------------------------------------
 
@@ -236,7 +200,7 @@ class HolographicMemory:
         EncoderMismatchError
             Codes must be computed and the store's codes come from another encoder.
         """
-        return _storing.store_batch(self, items)
+        return _storing.store_batch(self._w, items)
 
     def store_unique(
         self,
@@ -273,36 +237,46 @@ class HolographicMemory:
         list of Stored
             One per item, in order: the new trace or the one already holding it.
         """
-        return _storing.store_unique(self, items, near, also, not_a_use)
+        return _storing.store_unique(self._w, items, near, also, not_a_use)
 
     # -- reading -----------------------------------------------------------------------------
 
     def get(self, trace_id: int) -> TraceRecord | None:
         """The trace ``trace_id`` as stored (retired ones too), or None."""
-        with self._store.read() as txn:
+        with self._w.store.read() as txn:
             return traces.get(txn, int(trace_id))
 
     @property
     def datastore(self) -> Store:
         """The :class:`~sentient_core.store.Store` this memory lives in."""
-        return self._store
+        return self._w.store
 
     @property
     def count(self) -> int:
         """Number of active (non-retired) traces in the mirror."""
-        return self._m.active
+        return self._w.mirror.active
 
     @property
     def total(self) -> int:
         """Number of traces in the mirror, retired ones included."""
-        return self._m.n
+        return self._w.mirror.n
 
     @property
     def generation(self) -> int:
         """The retirement generation the mirror reflects (see :class:`MemoryState`)."""
-        return self._state.generation
+        return self._w.state.generation
 
     # -- recall ------------------------------------------------------------------------------
+
+    def query_code(self, query: str | np.ndarray) -> np.ndarray | None:
+        """The code recall compares with: a text's (None if it has no content words),
+        or a checked code (shape, finiteness, not all zeros)."""
+        return _recall.query_code(self._w, query)
+
+    def touch(self, hits: Sequence[Hit]) -> list[Hit]:
+        """Bump ``use_count`` and ``last_access`` of the hits' traces (one write
+        transaction), as ``recall(..., touch=True)`` does; the hits with the new records."""
+        return _recall.touch_hits(self._w, [list(hits)])[0]
 
     def recall(
         self,
@@ -338,7 +312,7 @@ class HolographicMemory:
             Ties are broken by the lower row (older trace). A text without
             content words recalls nothing.
         """
-        return _recall.recall(self, query, k, threshold, touch, rank)
+        return _recall.recall(self._w, query, k, threshold, touch, rank)
 
     def recall_batch(
         self,
@@ -363,7 +337,7 @@ class HolographicMemory:
         list of list of Hit
             One list per query.
         """
-        return _recall.recall_batch(self, queries, k, threshold, touch, rank)
+        return _recall.recall_batch(self._w, queries, k, threshold, touch, rank)
 
     def recall_by_smf(
         self, s: np.ndarray | Sequence[float], k: int = 10, *, touch: bool = True
@@ -383,7 +357,7 @@ class HolographicMemory:
         list of Hit
             Score = cosine (:func:`kernels.smf.similarity`); ties go to the lower row.
         """
-        return _recall.recall_by_smf(self, s, k, touch)
+        return _recall.recall_by_smf(self._w, s, k, touch)
 
     def recall_by_primes(
         self, primes: Iterable[int], k: int = 10, *, touch: bool = True
@@ -405,11 +379,11 @@ class HolographicMemory:
         list of Hit
             Score = shared primes / distinct query primes, in (0, 1].
         """
-        return _recall.recall_by_primes(self, primes, k, touch)
+        return _recall.recall_by_primes(self._w, primes, k, touch)
 
     def recent(self, n: int = 10) -> list[TraceRecord]:
         """The ``n`` newest active traces (highest ids first)."""
-        return _recall.recent(self, n)
+        return _recall.recent(self._w, n)
 
     # -- links -------------------------------------------------------------------------------
 
@@ -437,11 +411,11 @@ class HolographicMemory:
         ------
         UnknownTraceError, RetiredTraceError
         """
-        return _links.link(self, a, b, weight, directed)
+        return _links.link(self._w, a, b, weight, directed)
 
     def unlink(self, a: int, b: int, *, directed: bool = False) -> int:
         """Remove the link ``a -> b`` (and ``b -> a`` unless ``directed``); returns how many."""
-        return _links.unlink(self, a, b, directed)
+        return _links.unlink(self._w, a, b, directed)
 
     def links(self, trace_id: int) -> list[LinkRecord]:
         """Links out of ``trace_id``, ordered by destination id.
@@ -450,7 +424,7 @@ class HolographicMemory:
         ------
         UnknownTraceError
         """
-        return _links.links_of(self, trace_id)
+        return _links.links_of(self._w, trace_id)
 
     def spread(
         self,
@@ -486,7 +460,7 @@ class HolographicMemory:
         UnknownTraceError
             A seed is not a trace.
         """
-        return _links.spread(self, seed_ids, hops, decay, limit)
+        return _links.spread(self._w, seed_ids, hops, decay, limit)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -507,7 +481,7 @@ class HolographicMemory:
         CorruptRecordError
             A field is out of bounds.
         """
-        _lifecycle.update(self, records)
+        _lifecycle.update(self._w, records)
 
     def retire(self, ids: Iterable[int], *, also: Callable[[Txn], None] | None = None) -> list[int]:
         """Retire traces (one write transaction): mark them, mask them, delete their links.
@@ -526,7 +500,7 @@ class HolographicMemory:
         UnknownTraceError
             An id is not a trace.
         """
-        return _lifecycle.retire(self, ids, also)
+        return _lifecycle.retire(self._w, ids, also)
 
     def prune(self, policy: PrunePolicy) -> list[int]:
         """Retire the lowest-value traces beyond ``policy.max_active`` (one write transaction).
@@ -546,7 +520,7 @@ class HolographicMemory:
         ValueError
             The policy is out of bounds.
         """
-        return _lifecycle.prune(self, policy)
+        return _lifecycle.prune(self._w, policy)
 
     def decay(self, now: float | None = None, half_life_days: float = 30.0) -> int:
         """Let the strength of unused traces fade toward the floor (one write transaction).
@@ -570,4 +544,4 @@ class HolographicMemory:
         int
             Number of traces whose strength changed.
         """
-        return _lifecycle.decay(self, now, half_life_days)
+        return _lifecycle.decay(self._w, now, half_life_days)

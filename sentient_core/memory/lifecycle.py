@@ -44,14 +44,14 @@ from sentient_core.store.records import TraceRecord
 from sentient_core.store.txn import Txn
 
 if TYPE_CHECKING:
-    from sentient_core.memory.holographic import HolographicMemory
+    from sentient_core.memory.writer import Writer
 
 __all__ = ["decay", "prune", "retire", "update"]
 
 _IMMUTABLE = ("row", "created", "text", "primes", "retired")
 
 
-def update(mem: HolographicMemory, records: Sequence[TraceRecord]) -> None:
+def update(w: Writer, records: Sequence[TraceRecord]) -> None:
     """See :meth:`HolographicMemory.update`."""
     records = list(records)
     if not records:
@@ -78,12 +78,10 @@ def update(mem: HolographicMemory, records: Sequence[TraceRecord]) -> None:
         m.last_access[rows] = [r.last_access for r in done]
         m.smf[rows] = np.array([r.smf for r in done], dtype=np.float64)
 
-    mem._commit(write, mirror_it)
+    w.commit(write, mirror_it)
 
 
-def retire(
-    mem: HolographicMemory, ids: Iterable[int], also: Callable[[Txn], None] | None = None
-) -> list[int]:
+def retire(w: Writer, ids: Iterable[int], also: Callable[[Txn], None] | None = None) -> list[int]:
     """See :meth:`HolographicMemory.retire`."""
     wanted = sorted(set(check_ids(ids, "ids")))
     if not wanted and also is None:
@@ -116,13 +114,13 @@ def retire(
     def mirror_it(m: Mirror, result: tuple[list[TraceRecord], MemoryState]) -> None:
         done, state = result
         m.mask([r.row for r in done])
-        mem._state = state
+        w.state = state
 
-    done, _ = mem._commit(write, mirror_it)
+    done, _ = w.commit(write, mirror_it)
     return [r.id for r in done]
 
 
-def prune(mem: HolographicMemory, policy: PrunePolicy) -> list[int]:
+def prune(w: Writer, policy: PrunePolicy) -> list[int]:
     """See :meth:`HolographicMemory.prune`."""
     if not isinstance(policy, PrunePolicy):
         raise ArgumentTypeError(f"policy must be a PrunePolicy, got {type(policy).__name__}")
@@ -132,8 +130,8 @@ def prune(mem: HolographicMemory, policy: PrunePolicy) -> list[int]:
         raise ArgumentError(f"invalid PrunePolicy: {exc}") from None
     if math.isnan(policy.min_strength):
         raise ArgumentError("invalid PrunePolicy: min_strength is NaN")
-    with mem._lock:
-        m = mem._m
+    with w.lock:
+        m = w.mirror
         live = np.flatnonzero(m.valid[: m.n])
         excess = live.size - policy.max_active
         if excess <= 0:
@@ -143,16 +141,16 @@ def prune(mem: HolographicMemory, policy: PrunePolicy) -> list[int]:
         cand = cand[m.strength[cand] < policy.min_strength]
         order = np.lexsort((cand, m.last_access[cand], m.strength[cand]))
         victims = cand[order][:excess]
-        return retire(mem, m.row_id[victims].tolist())
+        return retire(w, m.row_id[victims].tolist())
 
 
-def decay(mem: HolographicMemory, now: float | None, half_life_days: float) -> int:
+def decay(w: Writer, now: float | None, half_life_days: float) -> int:
     """See :meth:`HolographicMemory.decay`."""
     if not (isinstance(half_life_days, (int, float)) and half_life_days > 0):
         raise ArgumentError(f"half_life_days must be > 0, got {half_life_days!r}")
     if not math.isfinite(half_life_days):
         raise ArgumentError("half_life_days must be finite")
-    now = float(mem._clock() if now is None else now)
+    now = float(w.clock() if now is None else now)
     if not math.isfinite(now) or now < 0:
         raise ArgumentError(f"now must be a finite unix time, got {now!r}")
     half_life = float(half_life_days) * SECONDS_PER_DAY
@@ -163,9 +161,9 @@ def decay(mem: HolographicMemory, now: float | None, half_life_days: float) -> i
         s = STRENGTH_FLOOR + (strength - STRENGTH_FLOOR) * 2.0 ** (-dt / half_life)
         return min(STRENGTH_CEILING, max(STRENGTH_FLOOR, s))
 
-    with mem._lock:
-        m = mem._m
-        since = mem._state.last_decay
+    with w.lock:
+        m = w.mirror
+        since = w.state.last_decay
         since = -math.inf if since is None else since
         live = np.flatnonzero(m.valid[: m.n])
         ref = np.maximum(m.last_access[live], since)
@@ -193,7 +191,7 @@ def decay(mem: HolographicMemory, now: float | None, half_life_days: float) -> i
             changed, state = result
             rows = np.array([r.row for r in changed], dtype=np.int64)
             m.strength[rows] = [r.strength for r in changed]
-            mem._state = state
+            w.state = state
 
-        changed, _ = mem._commit(write, mirror_it)
+        changed, _ = w.commit(write, mirror_it)
     return len(changed)

@@ -25,7 +25,7 @@ from sentient_core.store.records import LinkRecord, TraceRecord
 from sentient_core.store.txn import Txn
 
 if TYPE_CHECKING:
-    from sentient_core.memory.holographic import HolographicMemory
+    from sentient_core.memory.writer import Writer
 
 __all__ = ["active_record", "link", "links_of", "spread", "unlink"]
 
@@ -40,14 +40,14 @@ def active_record(txn: Txn, trace_id: int) -> TraceRecord:
     return rec
 
 
-def link(mem: HolographicMemory, a: int, b: int, weight: float, directed: bool) -> list[LinkRecord]:
+def link(w: Writer, a: int, b: int, weight: float, directed: bool) -> list[LinkRecord]:
     """See :meth:`HolographicMemory.link`."""
     a, b = check_ids((a, b), "link ends")
     if a == b:
         raise ArgumentError(f"cannot link trace {a} to itself")
     if not (isinstance(weight, (int, float)) and 0.0 < weight <= 1.0):
         raise ArgumentError(f"weight must be in (0, 1], got {weight!r}")
-    now = float(mem._clock())
+    now = float(w.clock())
     pairs = [(a, b)] if directed else [(a, b), (b, a)]
     made = [LinkRecord(src=s, dst=d, weight=float(weight), created=now) for s, d in pairs]
 
@@ -58,27 +58,27 @@ def link(mem: HolographicMemory, a: int, b: int, weight: float, directed: bool) 
             store_links.put(txn, one)
         return made
 
-    return mem._commit(write)
+    return w.commit(write)
 
 
-def unlink(mem: HolographicMemory, a: int, b: int, directed: bool) -> int:
+def unlink(w: Writer, a: int, b: int, directed: bool) -> int:
     """See :meth:`HolographicMemory.unlink`."""
     a, b = check_ids((a, b), "link ends")
     pairs = [(a, b)] if directed else [(a, b), (b, a)]
-    return mem._commit(lambda txn: sum(store_links.delete(txn, s, d) for s, d in pairs))
+    return w.commit(lambda txn: sum(store_links.delete(txn, s, d) for s, d in pairs))
 
 
-def links_of(mem: HolographicMemory, trace_id: int) -> list[LinkRecord]:
+def links_of(w: Writer, trace_id: int) -> list[LinkRecord]:
     """See :meth:`HolographicMemory.links`."""
     (tid,) = check_ids((trace_id,), "trace_id")
-    with mem._store.read() as txn:
+    with w.store.read() as txn:
         if not traces.exists(txn, tid):
             raise UnknownTraceError(f"no trace {tid} in the store at {txn.store.path}")
         return list(store_links.iter_from(txn, tid))
 
 
 def spread(
-    mem: HolographicMemory, seed_ids: Iterable[int], hops: int, decay: float, limit: int
+    w: Writer, seed_ids: Iterable[int], hops: int, decay: float, limit: int
 ) -> list[tuple[int, float]]:
     """See :meth:`HolographicMemory.spread`."""
     seeds = sorted(set(check_ids(seed_ids, "seed_ids")))
@@ -88,7 +88,7 @@ def spread(
         raise ArgumentError(f"decay must be in (0, 1], got {decay!r}")
     limit = check_k("limit", limit)
     total: dict[int, float] = {}
-    with mem._store.read() as txn:
+    with w.store.read() as txn:
         for s in seeds:
             if not traces.exists(txn, s):
                 raise UnknownTraceError(f"no trace {s} in the store at {txn.store.path}")

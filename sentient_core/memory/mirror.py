@@ -11,9 +11,8 @@ dominant primes include it (retired rows stay; lookups filter with the mask).
 
 :func:`load` builds both from one read transaction (the code blocks in one copy
 each, the trace columns decoded in bulk by :mod:`sentient_core.store.columns`);
-:func:`append` adds rows that were committed since; :func:`rebuild` and
-:func:`refresh` apply them to a :class:`~sentient_core.memory.HolographicMemory`
-(its :meth:`~sentient_core.memory.HolographicMemory.refresh`). Rows ``[0, n)`` of a mirror
+the :class:`~sentient_core.memory.writer.Writer` appends the rows committed
+since (:meth:`Mirror.with_room`, :meth:`Mirror.put`, :meth:`PrimeIndex.add`). Rows ``[0, n)`` of a mirror
 are published: appends write rows beyond ``n`` first and publish the new ``n``
 last (or return a grown copy), so a concurrent reader never sees a half-written row.
 """
@@ -24,19 +23,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kernels.lexical import TermCounts
 from kernels.postings import bucket_rows
-from sentient_core.memory import lexical
-from sentient_core.memory import terms as mem_terms
-from sentient_core.memory.types import read_state
 from sentient_core.store import codes as store_codes
-from sentient_core.store import traces
 from sentient_core.store.columns import TraceColumns, iter_chunks
 from sentient_core.store.errors import CorruptRecordError
 from sentient_core.store.records import SMF_AXES
 
 if TYPE_CHECKING:
-    from sentient_core.memory.holographic import HolographicMemory
     from sentient_core.store.txn import Txn
 
 __all__ = ["Mirror", "Postings", "PrimeIndex", "load"]
@@ -227,68 +220,3 @@ def load(txn: Txn, code_dim: int) -> tuple[Mirror, PrimeIndex]:
     rows = np.concatenate(row_parts) if row_parts else np.zeros(0, np.int64)
     primes = np.concatenate(prime_parts) if prime_parts else np.zeros(0, np.int64)
     return mirror, PrimeIndex.build(rows, primes)
-
-
-def append(
-    mirror: Mirror,
-    index: PrimeIndex,
-    cols: TraceColumns,
-    new_codes: np.ndarray,
-    n_rows: int,
-    where: str,
-    lexicon: lexical.LexicalIndex,
-    counts: TermCounts,
-) -> Mirror:
-    """Add rows ``[mirror.n, n_rows)`` and the traces that own them.
-
-    ``counts`` holds the terms of the traces of ``cols`` (same order), which
-    go into ``lexicon``. Returns the mirror to publish: ``mirror`` itself with
-    its new ``n`` when the rows fit, else a grown copy (readers holding the
-    old one keep a consistent view). The caller holds the memory's write lock.
-    """
-    start = mirror.n
-    grown = mirror.with_room(n_rows)
-    grown.codes[start:n_rows] = new_codes
-    grown.put(cols, n_rows, where)
-    if cols.primes.size:
-        index.add(np.repeat(cols.rows, cols.prime_counts), cols.primes)
-    lexical.append(grown, lexicon, counts, cols.rows)
-    grown.n = n_rows  # publish: readers see the new rows only from here on
-    return grown
-
-
-def rebuild(mem: HolographicMemory, txn: Txn) -> None:
-    """(Re)build the memory's mirror, prime index and lexical index from one snapshot."""
-    m, prime_index = load(txn, mem._store.code_dim)
-    lexicon = lexical.load(txn, m)
-    mem._m, mem._prime_index, mem._lexical = m, prime_index, lexicon
-    mem._next_id = txn.counters().next_id
-    mem._state = read_state(txn)
-
-
-def refresh(mem: HolographicMemory, full: bool) -> int:
-    """See :meth:`HolographicMemory.refresh`."""
-    with mem._lock, mem._store.read(buffers=False) as txn:
-        before = mem._m.n
-        state = read_state(txn)
-        if full or state.generation != mem._state.generation:
-            rebuild(mem, txn)
-            return mem._m.n - before
-        mem._state = state
-        counters = txn.counters()
-        if counters.next_id == mem._next_id:
-            return 0
-        recs = list(traces.iter_range(txn, start=mem._next_id))
-        new_codes = store_codes.read_rows(txn, before, counters.row_count)
-        mem._m = append(
-            mem._m,
-            mem._prime_index,
-            TraceColumns.of_records(recs),
-            new_codes,
-            counters.row_count,
-            str(mem._store.path),
-            mem._lexical,
-            mem_terms.for_records(txn, recs),
-        )
-        mem._next_id = counters.next_id
-        return mem._m.n - before

@@ -4,10 +4,10 @@ Text queries rank by relevance (:mod:`sentient_core.memory.lexical`: the
 BM25 + cosine hybrid by default, or BM25 or the cosine alone); code queries
 by cosine.
 
-Functions over a :class:`~sentient_core.memory.holographic.HolographicMemory`
-(whose public methods call them; they use its mirror, store, lock and clock,
-which are private to this package). Reads take no lock: they take one reference
-to the current mirror and use its first ``n`` rows. A hit whose record turns
+Functions over memory's :class:`~sentient_core.memory.writer.Writer` (the
+public methods of :class:`~sentient_core.memory.HolographicMemory` call them).
+Reads take no lock: each search takes one :class:`~sentient_core.memory.writer.MemoryView`
+and uses its first ``n`` rows. A hit whose record turns
 out retired (by another process since the mirror was built) is masked and the
 search is run again, so returned records are always current and active.
 """
@@ -33,7 +33,6 @@ from sentient_core.memory.types import (
     check_ids,
     check_k,
     check_threshold,
-    checked_encoder,
 )
 from sentient_core.store import traces
 from sentient_core.store.errors import StoreUsageError
@@ -41,7 +40,7 @@ from sentient_core.store.records import SMF_AXES, TraceRecord
 from sentient_core.store.txn import Txn
 
 if TYPE_CHECKING:
-    from sentient_core.memory.holographic import HolographicMemory
+    from sentient_core.memory.writer import Writer
 
 __all__ = [
     "recall",
@@ -52,19 +51,19 @@ __all__ = [
 ]
 
 
-def query_code(mem: HolographicMemory, query: str | np.ndarray) -> np.ndarray | None:
+def query_code(w: Writer, query: str | np.ndarray) -> np.ndarray | None:
     """The code of a text or a checked code; None for a text without content words."""
     if isinstance(query, str):
-        code = checked_encoder(mem).encode(query).code
+        code = w.checked_encoder().encode(query).code
         return code if code.any() else None
-    code = as_code(query, mem._store.code_dim, "query")
+    code = as_code(query, w.store.code_dim, "query")
     if not code.any():
         raise ArgumentError("query must not be all zeros (its cosine is undefined)")
     return code
 
 
 def recall(
-    mem: HolographicMemory,
+    w: Writer,
     query: str | np.ndarray,
     k: int,
     threshold: float,
@@ -74,48 +73,46 @@ def recall(
     """See :meth:`HolographicMemory.recall`."""
     k = check_k("k", k)
     threshold = check_threshold(threshold)
-    check_touch(mem, touch)
+    check_touch(w, touch)
     rank = lexical.check_rank(rank, isinstance(query, str))
     if rank != "cosine":
-        ranked = _ranked_text(mem, query, k, threshold, rank)  # type: ignore[arg-type]
-        return touch_hits(mem, [ranked])[0] if touch and ranked else ranked
-    code = query_code(mem, query)
+        ranked = _ranked_text(w, query, k, threshold, rank)  # type: ignore[arg-type]
+        return touch_hits(w, [ranked])[0] if touch and ranked else ranked
+    code = query_code(w, query)
     if code is None:
         return []
     while True:
-        m = mem._m
-        n = m.n
+        v = w.view()
+        m, n = v.mirror, v.n
         if n == 0:
             return []
         rows, scores = holographic.topk_cosine(
             m.codes[:n], code, k, normalized=True, valid=m.valid[:n]
         )
-        hits = read_hits(mem, m, rows, scores, threshold, cosine=scores)
+        hits = read_hits(w, m, rows, scores, threshold, cosine=scores)
         if hits is not None:
-            return touch_hits(mem, [hits])[0] if touch else hits
+            return touch_hits(w, [hits])[0] if touch else hits
 
 
-def _ranked_text(
-    mem: HolographicMemory, text: str, k: int, threshold: float, rank: str
-) -> list[Hit]:
+def _ranked_text(w: Writer, text: str, k: int, threshold: float, rank: str) -> list[Hit]:
     """Recall of a text by BM25 or the hybrid (see :mod:`sentient_core.memory.lexical`)."""
     terms, weights = lexical.query_terms(text)
     if terms.size == 0:
         return []
-    code = checked_encoder(mem).encode(text).code if rank == "hybrid" else None
+    code = w.checked_encoder().encode(text).code if rank == "hybrid" else None
     while True:
-        m = mem._m
-        n = m.n
+        v = w.view()
+        m, n = v.mirror, v.n
         if n == 0:
             return []
-        rows, scores, rel, cos = lexical.search(mem._lexical, m, n, terms, weights, k, rank, code)
-        hits = read_hits(mem, m, rows, scores, threshold, lexical=rel, cosine=cos)
+        rows, scores, rel, cos = lexical.search(v.lexical, m, n, terms, weights, k, rank, code)
+        hits = read_hits(w, m, rows, scores, threshold, lexical=rel, cosine=cos)
         if hits is not None:
             return hits
 
 
 def recall_batch(
-    mem: HolographicMemory,
+    w: Writer,
     queries: Sequence[str] | np.ndarray,
     k: int,
     threshold: float,
@@ -125,8 +122,8 @@ def recall_batch(
     """See :meth:`HolographicMemory.recall_batch`."""
     k = check_k("k", k)
     threshold = check_threshold(threshold)
-    check_touch(mem, touch)
-    dim = mem._store.code_dim
+    check_touch(w, touch)
+    dim = w.store.code_dim
     if isinstance(queries, np.ndarray):
         rank = lexical.check_rank(rank, False)
         if queries.ndim != 2 or queries.shape[1] != dim:
@@ -145,17 +142,17 @@ def recall_batch(
             raise ArgumentTypeError("queries must be a sequence of str or a 2-d float array")
         rank = lexical.check_rank(rank, True)
         if rank != "cosine":
-            ranked = [_ranked_text(mem, t, k, threshold, rank) for t in texts]
-            return touch_hits(mem, ranked) if touch else ranked
+            ranked = [_ranked_text(w, t, k, threshold, rank) for t in texts]
+            return touch_hits(w, ranked) if touch else ranked
         qcodes = (
-            checked_encoder(mem).encode_batch(texts) if texts else np.zeros((0, dim), np.float32)
+            w.checked_encoder().encode_batch(texts) if texts else np.zeros((0, dim), np.float32)
         )
         live = qcodes.any(axis=1)
     out: list[list[Hit]] = [[] for _ in range(qcodes.shape[0])]
     live_idx = np.flatnonzero(live)
     while live_idx.size:
-        m = mem._m
-        n = m.n
+        v = w.view()
+        m, n = v.mirror, v.n
         if n == 0:
             break
         rows, scores = holographic.topk_cosine_batch(
@@ -166,7 +163,7 @@ def recall_batch(
             valid=m.valid[:n],
         )
         results = [
-            read_hits(mem, m, rows[j], scores[j], threshold, cosine=scores[j])
+            read_hits(w, m, rows[j], scores[j], threshold, cosine=scores[j])
             for j in range(rows.shape[0])
         ]
         done = [r for r in results if r is not None]
@@ -174,21 +171,19 @@ def recall_batch(
             for j, q in enumerate(live_idx):
                 out[q] = done[j]
             break
-    return touch_hits(mem, out) if touch else out
+    return touch_hits(w, out) if touch else out
 
 
-def recall_by_smf(
-    mem: HolographicMemory, s: np.ndarray | Sequence[float], k: int, touch: bool
-) -> list[Hit]:
+def recall_by_smf(w: Writer, s: np.ndarray | Sequence[float], k: int, touch: bool) -> list[Hit]:
     """See :meth:`HolographicMemory.recall_by_smf`."""
     k = check_k("k", k)
-    check_touch(mem, touch)
+    check_touch(w, touch)
     q = np.asarray(s, dtype=np.float64)
     if q.shape != (SMF_AXES,) or not np.isfinite(q).all():
         raise ArgumentError(f"s must be {SMF_AXES} finite floats, got shape {q.shape}")
     while True:
-        m = mem._m
-        n = m.n
+        v = w.view()
+        m, n = v.mirror, v.n
         valid = m.valid[:n]
         live = int(np.count_nonzero(valid))
         if live == 0:
@@ -196,25 +191,23 @@ def recall_by_smf(
         scores = smf_kernels.similarity(np.ascontiguousarray(q), m.smf[:n])
         scores[valid == 0] = -np.inf
         rows = topk_desc(scores, min(k, live))
-        hits = read_hits(mem, m, rows, scores[rows], -math.inf)
+        hits = read_hits(w, m, rows, scores[rows], -math.inf)
         if hits is not None:
             break
-    return touch_hits(mem, [hits])[0] if touch else hits
+    return touch_hits(w, [hits])[0] if touch else hits
 
 
-def recall_by_primes(
-    mem: HolographicMemory, primes: Iterable[int], k: int, touch: bool
-) -> list[Hit]:
+def recall_by_primes(w: Writer, primes: Iterable[int], k: int, touch: bool) -> list[Hit]:
     """See :meth:`HolographicMemory.recall_by_primes`."""
     k = check_k("k", k)
-    check_touch(mem, touch)
+    check_touch(w, touch)
     query = sorted(set(check_ids(primes, "primes")))
     if not query:
         return []
     while True:
-        m = mem._m
-        n = m.n
-        lists = mem._prime_index.rows_of(query)
+        v = w.view()
+        m, n = v.mirror, v.n
+        lists = v.primes.rows_of(query)
         cat = np.concatenate(lists) if lists else np.zeros(0, np.int64)
         cat = cat[cat < n]  # rows appended after we took the mirror
         if cat.size == 0:
@@ -226,17 +219,17 @@ def recall_by_primes(
             return []
         order = np.lexsort((-rows, -m.created[rows], -overlap))[:k]
         rows, overlap = rows[order], overlap[order]
-        hits = read_hits(mem, m, rows, overlap / len(query), -math.inf)
+        hits = read_hits(w, m, rows, overlap / len(query), -math.inf)
         if hits is not None:
             break
-    return touch_hits(mem, [hits])[0] if touch else hits
+    return touch_hits(w, [hits])[0] if touch else hits
 
 
-def recent(mem: HolographicMemory, n: int) -> list[TraceRecord]:
+def recent(w: Writer, n: int) -> list[TraceRecord]:
     """See :meth:`HolographicMemory.recent`."""
     n = check_k("n", n)
-    m = mem._m
-    total = m.n
+    v = w.view()
+    m, total = v.mirror, v.n
     valid = m.valid
     rows: list[int] = []
     stop = total
@@ -247,13 +240,13 @@ def recent(mem: HolographicMemory, n: int) -> list[TraceRecord]:
         rows.extend(found[: n - len(rows)].tolist())
         stop = start
     ids = m.row_id[np.array(rows, dtype=np.int64)].tolist()
-    with mem._store.read() as txn:
+    with w.store.read() as txn:
         recs = [traces.get(txn, i) for i in ids]
     return [r for r in recs if r is not None and not r.retired]
 
 
 def read_hits(
-    mem: HolographicMemory,
+    w: Writer,
     m: Mirror,
     rows: np.ndarray,
     scores: np.ndarray,
@@ -273,7 +266,7 @@ def read_hits(
     ids = m.row_id[rows]
     hits = []
     stale = []
-    with mem._store.read() as txn:
+    with w.store.read() as txn:
         for i, (row, tid, score) in enumerate(
             zip(rows.tolist(), ids.tolist(), scores.tolist(), strict=True)
         ):
@@ -284,15 +277,13 @@ def read_hits(
             hits.append(Hit(record=rec, score=float(score), row=row, lexical=lex[i], cosine=cos[i]))
     if stale:
         # Retired by another process since our mirror was built: mask and search again.
-        with mem._lock:
-            mem._m.mask(stale)
-            m.valid[stale] = 0  # an older mirror a reader may still hold
+        w.mask(stale, m)
         return None
     return hits
 
 
-def check_touch(mem: HolographicMemory, touch: bool) -> None:
-    store = mem._store
+def check_touch(w: Writer, touch: bool) -> None:
+    store = w.store
     if touch and store.readonly:
         raise StoreUsageError(
             f"the store at {store.path} is open read-only, so recall cannot bump"
@@ -300,12 +291,12 @@ def check_touch(mem: HolographicMemory, touch: bool) -> None:
         )
 
 
-def touch_hits(mem: HolographicMemory, groups: list[list[Hit]]) -> list[list[Hit]]:
+def touch_hits(w: Writer, groups: list[list[Hit]]) -> list[list[Hit]]:
     """Bump use_count/last_access of every hit (once per group it is in), one txn."""
     bumps = Counter(h.record.id for hits in groups for h in hits)
     if not bumps:
         return groups
-    now = float(mem._clock())
+    now = float(w.clock())
     replace = msgspec.structs.replace
 
     def write(txn: Txn) -> dict[int, TraceRecord]:
@@ -322,7 +313,7 @@ def touch_hits(mem: HolographicMemory, groups: list[list[Hit]]) -> list[list[Hit
     def mirror_it(m: Mirror, updated: dict[int, TraceRecord]) -> None:
         m.last_access[np.array([r.row for r in updated.values()], dtype=np.int64)] = now
 
-    updated = mem._commit(write, mirror_it)
+    updated = w.commit(write, mirror_it)
     return [
         [replace(h, record=updated.get(h.record.id, h.record)) for h in hits] for hits in groups
     ]

@@ -21,7 +21,6 @@ from sentient_core.encoder import TextEncoder
 from sentient_core.errors import ArgumentError
 from sentient_core.memory import terms as mem_terms
 from sentient_core.memory.mirror import Mirror
-from sentient_core.memory.mirror import append as append_rows
 from sentient_core.memory.types import (
     E0,
     MemoryState,
@@ -29,7 +28,6 @@ from sentient_core.memory.types import (
     Stored,
     as_code,
     check_new_trace,
-    checked_encoder,
     read_state,
     unique_primes,
     write_state,
@@ -40,7 +38,7 @@ from sentient_core.store.records import TraceRecord
 from sentient_core.store.txn import Txn
 
 if TYPE_CHECKING:
-    from sentient_core.memory.holographic import HolographicMemory
+    from sentient_core.memory.writer import Writer
 
 __all__ = ["store_batch", "store_unique"]
 
@@ -54,11 +52,11 @@ class _Prepared(msgspec.Struct, frozen=True):
     stamp: TextEncoder | None
 
 
-def _prepare(mem: HolographicMemory, items: list[NewTrace]) -> _Prepared:
+def _prepare(w: Writer, items: list[NewTrace]) -> _Prepared:
     """Check the items; compute missing codes and primes in one encoder call."""
     for i, it in enumerate(items):
         check_new_trace(i, it)
-    dim = mem._store.code_dim
+    dim = w.store.code_dim
     codes = np.zeros((len(items), dim), dtype=np.float32)
     for i, it in enumerate(items):
         if it.code is not None:
@@ -68,7 +66,7 @@ def _prepare(mem: HolographicMemory, items: list[NewTrace]) -> _Prepared:
     dominant: dict[int, tuple[int, ...]] = {}
     stamp: TextEncoder | None = None
     if need_code or need_primes:
-        enc = checked_encoder(mem)
+        enc = w.checked_encoder()
         wanted = sorted(set(need_code) | set(need_primes))
         texts = [items[i].text for i in wanted]
         position = {i: j for j, i in enumerate(wanted)}
@@ -81,13 +79,13 @@ def _prepare(mem: HolographicMemory, items: list[NewTrace]) -> _Prepared:
             made = enc.encode_batch(texts)
         if need_code:
             codes[need_code] = made[[position[i] for i in need_code]]
-            if not mem._state.encoder_fingerprint:
+            if not w.state.encoder_fingerprint:
                 stamp = enc
     # Unit rows let recall skip the row norms (topk_cosine normalized=True).
     norms = np.sqrt(np.einsum("ij,ij->i", codes, codes, dtype=np.float64))
     nonzero = norms > 0
     codes[nonzero] = (codes[nonzero] / norms[nonzero, None]).astype(np.float32)
-    now = float(mem._clock())
+    now = float(w.clock())
     records = [
         TraceRecord(
             id=0,
@@ -116,7 +114,7 @@ re-runs the transaction after growing its map; only the last run commits."""
 
 
 def _commit(
-    mem: HolographicMemory,
+    w: Writer,
     prepared: _Prepared,
     select: Callable[[Txn], tuple[list[int], Any]] | None = None,
     also: AlsoWrite | None = None,
@@ -152,39 +150,30 @@ def _commit(
     def mirror_it(m: Mirror, result: tuple[list[TraceRecord], list[int], Any, Any, Any]) -> None:
         stored, keep, state, _, counts = result
         if state is not None:
-            mem._state = state
+            w.state = state
         if not stored:
             return
-        if stored[0].row != m.n or stored[0].id != mem._next_id:
-            mem.refresh()  # rows committed around us: read everything up to now
+        if stored[0].row != m.n or stored[0].id != w.next_id:
+            w.refresh(False)  # rows committed around us: read everything up to now
             return
-        mem._m = append_rows(
-            m,
-            mem._prime_index,
-            TraceColumns.of_records(stored),
-            prepared.codes[keep],
-            stored[-1].row + 1,
-            str(mem._store.path),
-            mem._lexical,
-            counts,
-        )
-        mem._next_id = stored[-1].id + 1
+        w.append(TraceColumns.of_records(stored), prepared.codes[keep], stored[-1].row + 1, counts)
+        w.next_id = stored[-1].id + 1
 
-    stored, keep, _, extra, _ = mem._commit(write, mirror_it)
+    stored, keep, _, extra, _ = w.commit(write, mirror_it)
     return stored, keep, extra
 
 
-def store_batch(mem: HolographicMemory, items: Sequence[NewTrace]) -> list[TraceRecord]:
+def store_batch(w: Writer, items: Sequence[NewTrace]) -> list[TraceRecord]:
     """See :meth:`HolographicMemory.store_batch`."""
     items = list(items)
     if not items:
         return []
-    stored, _, _ = _commit(mem, _prepare(mem, items))
+    stored, _, _ = _commit(w, _prepare(w, items))
     return stored
 
 
 def store_unique(
-    mem: HolographicMemory,
+    w: Writer,
     items: Sequence[NewTrace],
     near: float | None,
     also: AlsoWrite | None = None,
@@ -198,11 +187,11 @@ def store_unique(
         isinstance(near, bool) or not isinstance(near, (int, float)) or not 0.0 < near <= 1.0
     ):
         raise ArgumentError(f"near must be in (0, 1] or None, got {near!r}")
-    prepared = _prepare(mem, items)
+    prepared = _prepare(w, items)
     digests = [content.digest(it.text) for it in items]
     # Near-duplicates: the best match of each new code among the active traces.
     close: dict[int, tuple[int, float]] = {}
-    m = mem._m
+    m = w.mirror
     if near is not None and m.n:
         rows, scores = holographic.topk_cosine_batch(
             m.codes[: m.n], prepared.codes, 1, normalized=True, valid=m.valid[: m.n]
@@ -210,7 +199,7 @@ def store_unique(
         for i in range(len(items)):
             if rows[i].size and scores[i][0] >= near and prepared.codes[i].any():
                 close[i] = (int(m.row_id[rows[i][0]]), float(scores[i][0]))
-    now = float(mem._clock())
+    now = float(w.clock())
 
     def select(txn: Txn) -> tuple[list[int], tuple[list[tuple[int, str]], dict[int, TraceRecord]]]:
         """Each item: new, or the active trace already holding it (whose use count goes up)."""
@@ -244,7 +233,7 @@ def store_unique(
         return [i for i, (tid, _) in enumerate(plan) if tid == -1], (plan, holders)
 
     stored, keep, (plan, holders) = _commit(
-        mem,
+        w,
         prepared,
         select,
         also,

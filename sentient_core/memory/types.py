@@ -27,8 +27,6 @@ from sentient_core.errors import ArgumentError, ArgumentTypeError, SentientError
 from sentient_core.store.records import SMF_AXES, RecordCodec, TraceRecord
 
 if TYPE_CHECKING:
-    from sentient_core.encoder import TextEncoder
-    from sentient_core.memory.holographic import HolographicMemory
     from sentient_core.store.txn import Txn
 
 __all__ = [
@@ -307,24 +305,3 @@ def check_new_trace(i: int, it: object) -> None:
         for p in it.primes:
             if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 2:
                 raise ArgumentError(f"items[{i}].primes must be integers >= 2, got {p!r}")
-
-
-def checked_encoder(mem: HolographicMemory) -> TextEncoder:
-    """The memory's encoder, after checking it made the codes the store holds.
-
-    Compared on every use: a refresh may bring the stamp another process wrote.
-
-    Raises
-    ------
-    EncoderMismatchError
-    """
-    enc = mem.encoder
-    state = mem._state
-    if state.encoder_fingerprint and state.encoder_fingerprint != enc.fingerprint:
-        raise EncoderMismatchError(
-            f"the store at {mem._store.path} holds codes made by encoder"
-            f" {state.encoder!r} (fingerprint {state.encoder_fingerprint}); this memory"
-            f" uses {enc.name!r} (fingerprint {enc.fingerprint}); open it with the"
-            " same encoder and options"
-        )
-    return enc

@@ -75,6 +75,7 @@ from sentient_core.store.columns import scorer_columns
 
 if TYPE_CHECKING:
     from sentient_core.memory import HolographicMemory
+    from sentient_core.memory.writer import MemoryView
     from sentient_core.metamemory.core import MetaMemory
 
 __all__ = ["RERANK_MAX", "RERANK_POOL", "ScoredHit", "ScoredRecall", "rerank_pool"]
@@ -136,12 +137,11 @@ class ScoredRecall:
     def _weights(self) -> np.ndarray:
         return np.asarray(self.meta.scorer.weights, dtype=np.float64)
 
-    def _refresh(self, domain: str, now: float) -> None:
+    def _refresh(self, view: MemoryView, domain: str, now: float) -> None:
         """Rebuild the per-row factors when the memory, the scorer or the credit changed;
         then the source-weight column for ``domain`` when its weights changed."""
-        m = self.memory._m
-        n = m.n
-        key = (n, self.memory.generation, self.meta.scorer.version, self._credit_mark())
+        m, n = view.mirror, view.n
+        key = (n, view.generation, self.meta.scorer.version, self._credit_mark())
         store = self.memory.datastore
         if key != self._key:
             with store.read() as txn:
@@ -211,20 +211,20 @@ class ScoredRecall:
     def _recall(
         self, query: str | np.ndarray, k: int, *, domain: str, now: float | None
     ) -> list[ScoredHit]:
-        from sentient_core.memory.recall import query_code
         from sentient_core.metamemory.domain import domain_of
 
         now = time.time() if now is None else float(now)
         if not domain:
             domain = domain_of(query) if isinstance(query, str) else "general"
-        code = query_code(self.memory, query)
-        if code is None or self.memory._m.n == 0:
+        code = self.memory.query_code(query)
+        view = self.memory.view()
+        if code is None or view.n == 0:
             return []
-        self._refresh(domain, now)
-        m = self.memory._m
-        # The rows the factor table covers: a trace another thread stored since the
-        # refresh waits for the next one (its row has no factors yet).
-        n = min(m.n, self._static.shape[0])
+        self._refresh(view, domain, now)
+        m = view.mirror
+        # The rows the factor table covers (the view's: a trace stored since waits
+        # for the next recall's view).
+        n = min(view.n, self._static.shape[0])
         w = self._weights()
         w_cos = float(w[FACTOR_NAMES.index("relevance")])
         w_rec = float(w[FACTOR_NAMES.index("recency")])
@@ -242,7 +242,7 @@ class ScoredRecall:
                 self._static_max,
             )
             rows, scores, lex, _ = lexical.search(
-                self.memory._lexical,
+                view.lexical,
                 m,
                 n,
                 terms,
@@ -336,14 +336,13 @@ class ScoredRecall:
         ``threshold``; ``touch`` bumps their use counts as :meth:`HolographicMemory.recall`
         does."""
         from sentient_core.memory import Hit
-        from sentient_core.memory.recall import touch_hits
 
         hits = [
             Hit(record=h.record, score=h.score, row=h.row, lexical=h.lexical, cosine=h.cosine)
             for h in self.recall(query, k)
             if h.record is not None and h.score >= threshold
         ]
-        return touch_hits(self.memory, [hits])[0] if touch and hits else hits
+        return self.memory.touch(hits) if touch and hits else hits
 
     def explain(self, query: str, k: int = 10, **kw: Any) -> list[dict[str, Any]]:
         """:meth:`recall` as plain dicts: id, score, cosine, every factor's contribution."""
