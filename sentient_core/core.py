@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.memory import HolographicMemory
 from sentient_core.memory import terms as memory_terms
 from sentient_core.observer import Observer
+from sentient_core.recall import DEFAULT_RANK, MemoryRanking, Ranking, ScoredRanking, recall
 from sentient_core.store import Store, content, default_data_dir
+
+if TYPE_CHECKING:
+    from sentient_core.memory import Hit
+    from sentient_core.metamemory import MetaMemory
 
 __all__ = ["CODE_DIM", "Core"]
 
@@ -73,6 +81,72 @@ class Core:
         except BaseException:
             self.store.close()
             raise
+        self._meta: MetaMemory | None = None
+        self._scored: ScoredRanking | None = None
+
+    # -- recall -------------------------------------------------------------------------------
+
+    @property
+    def meta(self) -> MetaMemory:
+        """The meta-memory over this core's memory (built on first use; a learner
+        session installs its own with :meth:`use_meta`)."""
+        if self._meta is None:
+            from sentient_core.metamemory import MetaMemory
+
+            self._meta = MetaMemory(self.memory)
+        return self._meta
+
+    def use_meta(self, meta: MetaMemory) -> None:
+        """Rank ``scored`` recalls with ``meta`` from now on (the running learner's, so
+        that the server, the CLI and the learner in one process rank alike)."""
+        self._meta = meta
+
+    def ranking(self, rank: str | Ranking = DEFAULT_RANK) -> Ranking:
+        """The :class:`~sentient_core.recall.Ranking` called ``rank`` (or ``rank`` itself).
+
+        Raises
+        ------
+        ArgumentError
+            An unknown name (see :data:`sentient_core.recall.RANKS`).
+        """
+        if not isinstance(rank, str):
+            return rank
+        if rank != "scored":
+            return MemoryRanking(self.memory, rank)
+        meta = self.meta
+        if self._scored is None or self._scored.meta is not meta:
+            self._scored = ScoredRanking(self.memory, meta)
+        return self._scored
+
+    def recall(
+        self,
+        query: str | np.ndarray,
+        k: int = 5,
+        *,
+        rank: str | Ranking = DEFAULT_RANK,
+        threshold: float = 0.0,
+        touch: bool = False,
+    ) -> list[Hit]:
+        """The ``k`` traces most relevant to ``query``, best first — as ``cli.py recall``
+        and ``GET /recall`` rank them.
+
+        Parameters
+        ----------
+        query : str or ndarray (code_dim,)
+        k : int
+        rank : str or Ranking
+            ``"scored"`` (default: the learned scorer with meta-memory's factors),
+            ``"hybrid"``, ``"bm25"``, ``"cosine"``, or a ranking of your own.
+        threshold : float
+            Hits scoring below it are dropped.
+        touch : bool
+            Bump the returned traces' use counts (needs a writable core).
+
+        Returns
+        -------
+        list of Hit
+        """
+        return recall(self.ranking(rank), query, k, threshold=threshold, touch=touch)
 
     def save(self) -> None:
         """Persist the observer state (one write transaction)."""

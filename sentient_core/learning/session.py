@@ -196,8 +196,11 @@ def build_learner(
         from sentient_core.metamemory import MetaMemory
         from sentient_core.metamemory.loop import LoopMeta
 
+        mm = MetaMemory(core.memory, emit=events.emitter(session=s.learner.session), clock=clock)
+        if hasattr(core, "use_meta"):
+            core.use_meta(mm)  # the core's scored recall (CLI, server) ranks with the learner's
         meta = LoopMeta(
-            MetaMemory(core.memory, emit=events.emitter(session=s.learner.session), clock=clock),
+            mm,
             core.memory,
             chaperone,
             threshold=judge.relevant,

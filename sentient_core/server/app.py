@@ -282,7 +282,7 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
 
     async def recall(request: Request) -> Response:
         q = _query(request, RecallRequest)
-        return _json(await run_in_threadpool(host.recall, q.q, q.k, q.explain, q.threshold))
+        return _json(await run_in_threadpool(host.recall, q.q, q.k, q.explain, q.threshold, q.rank))
 
     async def ingest(request: Request) -> Response:
         q = _query(request, IngestQuery)

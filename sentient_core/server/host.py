@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -151,7 +150,6 @@ class LearnerHost:
         self.started = 0
         self.unsafe = log_unsafe(effective, self.bus)
         self.learner: Learner = self._build()
-        self._scored: tuple[Any, Any] | None = None  # (meta-memory, its ScoredRecall)
         self.health = Health()
         self.flusher = Flusher(
             self.bus, effective.settings.server.flush_delay_ms / 1000.0, self.health
@@ -243,21 +241,19 @@ class LearnerHost:
         goal = pursuit.add(topic)
         return FocusReply(id=goal.id, topic=goal.topic, status=goal.status)
 
-    def recall(self, query: str, k: int, explain: bool, threshold: float = 0.0) -> RecallReply:
-        """The ``k`` traces ``cli.py recall`` ranks first for ``query`` — the learned scorer
-        over the hybrid, with the learner's meta-memory (the hybrid alone when it runs
-        without one) — read-only: no use count bumped."""
+    def recall(
+        self, query: str, k: int, explain: bool, threshold: float = 0.0, rank: str = "scored"
+    ) -> RecallReply:
+        """The ``k`` traces ``cli.py recall`` ranks first for ``query`` (the same
+        :meth:`Core.recall`; ``scored`` uses the learner's meta-memory) — read-only:
+        no use count bumped."""
         from kernels import smf
 
-        scored = self._scored_recall()
-        if scored is not None:
-            hits = scored.hits(query, k, threshold=threshold)
-        else:
-            hits = self.core.memory.recall(query, k=k, threshold=threshold, touch=False)
+        hits = self.core.recall(query, k, rank=rank, threshold=threshold)
         terms = set(content_terms(query))
         now = self.core.observer.smf
         out = []
-        for rank, h in enumerate(hits, 1):
+        for position, h in enumerate(hits, 1):
             r = h.record
             why = None
             if explain:
@@ -273,7 +269,7 @@ class LearnerHost:
                 )
             out.append(
                 RecallHit(
-                    rank=rank,
+                    rank=position,
                     id=r.id,
                     score=h.score,
                     kind=r.kind,
@@ -284,17 +280,6 @@ class LearnerHost:
                 )
             )
         return RecallReply(query=query, k=k, hits=out)
-
-    def _scored_recall(self) -> Any:
-        """The current learner's meta-memory's scored recall (None without meta-memory)."""
-        meta = self.learner.meta.meta if self.learner.meta is not None else None
-        if meta is None:
-            return None
-        if self._scored is None or self._scored[0] is not meta:
-            from sentient_core.metamemory.recall import ScoredRecall
-
-            self._scored = (meta, ScoredRecall(self.core.memory, meta))
-        return self._scored[1]
 
     def logs(self, count: int) -> list[dict]:
         """The chaperone's interaction log, the last ``count`` entries, oldest first."""

@@ -6,7 +6,7 @@ bound, is a 400 naming the field.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -72,10 +72,11 @@ class FocusRequest(_Request, frozen=True):
 
 
 class RecallRequest(_Request, frozen=True):
-    """``GET /recall?q=…&k=…&explain=…``."""
+    """``GET /recall?q=…&k=…&rank=…&explain=…`` (rank as ``cli.py recall --rank``)."""
 
     q: _QuestionText
     k: Annotated[int, msgspec.Meta(ge=1, le=100)] = 5
+    rank: Literal["scored", "hybrid", "bm25", "cosine"] = "scored"
     threshold: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = 0.0
     explain: bool = False
 
