@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from sentient_core.ingest.keywords import STOP_WORDS
+from sentient_core.analysis import PHRASE_WORD, PLAIN_WORD, STOP_WORDS
 from sentient_core.relevance import QUESTION_WORDS, TermStats, stem
 
 __all__ = ["GENERIC_WORDS", "RELATION_WORDS", "SINGLE_WORD_DF", "key_phrases", "question_about"]
@@ -67,8 +67,6 @@ _NOISE_LINE = re.compile(
 # Hyphens do not split: "left-hand" and "built-in" stay one token, which is not
 # a plain word and so ends a phrase (no "hand side", no "standard built").
 _CLAUSE = re.compile(r"[.,;:!?()\[\]{}<>\"'`|/\\=*#+~^&$%—–]+|\s-+\s|\n\s*\n")
-_WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
-_PLAIN = re.compile(r"[^\W\d_]+[.,;:!?]?", re.UNICODE)
 
 
 def _code_like(line: str) -> bool:
@@ -76,7 +74,7 @@ def _code_like(line: str) -> bool:
     tokens, fewer than half are plain words ("drwxr-xr-x 2 root wheel 1024 Jan 3 1994
     bin", "dropwhile(pred, seq) --> seq[n], seq[n+1], starting when pred fails")."""
     tokens = line.split()
-    return len(tokens) >= 4 and 2 * sum(bool(_PLAIN.fullmatch(t)) for t in tokens) < len(tokens)
+    return len(tokens) >= 4 and 2 * sum(bool(PLAIN_WORD.fullmatch(t)) for t in tokens) < len(tokens)
 
 
 def _clauses(text: str) -> list[list[str]]:
@@ -92,7 +90,7 @@ def _clauses(text: str) -> list[list[str]]:
         words: list[str] = []
         for token in clause.split():
             word = token.lower()
-            if _WORD.fullmatch(word):
+            if PHRASE_WORD.fullmatch(word):
                 words.append(word)
                 continue
             # A token with digits, underscores or too few letters ends a phrase.

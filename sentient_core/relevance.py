@@ -48,9 +48,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import NamedTuple
 
-import snowballstemmer
-
-from sentient_core.ingest.keywords import STOP_WORDS, tokenize
+from sentient_core.analysis import QUESTION_WORDS, content_terms, identifiers, stem
 
 __all__ = [
     "ANSWER_TYPES",
@@ -78,16 +76,6 @@ SINGLE_TERM_MENTIONS = 2
 
 _URL = re.compile(r"\S+://\S+")
 
-QUESTION_WORDS: frozenset[str] = frozenset(
-    """
-    what which who whom whose when where why how does do did is are was were can could
-    should would will explain describe tell mean means meaning known know kind kinds
-    type types use used using way ways
-    """.split()  # noqa: SIM905 - a word list reads better than quoted strings
-)
-"""Words that shape a question but say nothing about its subject."""
-
-_STEMMER = snowballstemmer.stemmer("english")
 
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 ANSWER_TYPES: dict[str, re.Pattern[str]] = {
@@ -110,30 +98,6 @@ _ASKS_FOR = re.compile(r"\b(?:which|what)\s+(\w+)", re.IGNORECASE)
 def asked_kinds(question: str) -> set[str]:
     """The :data:`ANSWER_TYPES` a question asks for by name (``which date`` → {"date"})."""
     return {m.group(1).casefold() for m in _ASKS_FOR.finditer(question)} & ANSWER_TYPES.keys()
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def stem(token: str) -> str:
-    """The Snowball (Porter 2) stem: ``raises``/``raised``/``raise`` match, ``loops``/``loop``."""
-    return _STEMMER.stemWord(token)
-
-
-_IDENTIFIER = re.compile(r"[\w+]+(?:[-.:][\w+]+)+|\b_\w+_\b|\b\w*_\w*\b")
-
-
-def identifiers(text: str) -> list[str]:
-    """Case-folded identifiers in ``text``: joined tokens with a digit or an underscore."""
-    out = []
-    for match in _IDENTIFIER.finditer(text):
-        ident = match.group(0).strip(".:-")
-        if any(c.isdigit() or c == "_" for c in ident) and len(ident) >= 3:
-            out.append(ident.casefold())
-    return out
-
-
-def content_terms(text: str) -> list[str]:
-    """Stemmed content tokens of ``text`` (stop words and question words dropped), in order."""
-    return [stem(t) for t in tokenize(text) if t not in STOP_WORDS and t not in QUESTION_WORDS]
 
 
 class PassageTerms(NamedTuple):

@@ -34,9 +34,9 @@ import time
 
 import numpy as np
 
+from sentient_core.analysis import STOP_WORDS
 from sentient_core.benchmarks import peers
 from sentient_core.benchmarks.cases import Case
-from sentient_core.ingest.keywords import STOP_WORDS
 from sentient_core.memory import HolographicMemory, NewTrace
 
 __all__ = ["build", "cases", "latency"]

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from kernels.text import FNV_OFFSET, FNV_PRIME, GOLDEN, MASK64
+from sentient_core.analysis import STOP_WORDS, tokenize
 from sentient_core.errors import ArgumentError, ArgumentTypeError
-from sentient_core.ingest.keywords import STOP_WORDS, tokenize
 
 __all__ = [
     "ASTRAL_LEAD",

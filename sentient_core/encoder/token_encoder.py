@@ -14,6 +14,7 @@ import numpy as np
 
 from kernels import text as text_kernels
 from kernels import unchecked
+from sentient_core.analysis import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, STOP_WORDS
 from sentient_core.encoder.bank import DEFAULT_BANK_PRIMES, check_bank
 from sentient_core.encoder.hashing import (
     ASTRAL_LEAD,
@@ -31,7 +32,6 @@ from sentient_core.encoder.types import (
     read_only,
 )
 from sentient_core.errors import ArgumentError, ArgumentTypeError
-from sentient_core.ingest.keywords import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, STOP_WORDS
 from sentient_core.ingest.keywords import keywords as _python_keywords
 
 __all__ = ["TokenEncoderConfig", "TokenPrimeEncoder"]

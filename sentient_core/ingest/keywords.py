@@ -1,7 +1,8 @@
 """Deterministic tokens, keywords and a topic line for a chunk of text.
 
-:func:`tokenize` and :data:`STOP_WORDS` are shared with the text encoder, so
-both must stay stable: changing them changes every stored prime encoding.
+Tokens and stop words are :mod:`sentient_core.analysis`'s (re-exported here for
+the ingest API); they are shared with the text encoder, so both must stay
+stable: changing them changes every stored prime encoding.
 """
 
 from __future__ import annotations
@@ -11,62 +12,14 @@ import re
 from collections import Counter
 from operator import itemgetter
 
+from sentient_core.analysis import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, STOP_WORDS, tokenize
 from sentient_core.errors import ArgumentError
 
-MIN_TOKEN_CHARS = 2
-MAX_TOKEN_CHARS = 40
 MAX_TOPIC_CHARS = 80
 
-# English function words; "don", "isn", ... are what tokenize leaves of "don't", "isn't".
-STOP_WORDS: frozenset[str] = frozenset(
-    """
-    a about above after again against all also am an and any are aren as at be because
-    been before being below between both but by can could couldn did didn do does doesn
-    doing don down during each either else etc even ever every few for from further get
-    gets got had hadn has hasn have haven having he her here hers herself him himself
-    his how however i if in into is isn it its itself just ll let like may me might more
-    most must mustn my myself neither no nor not now of off often on once only or other
-    our ours ourselves out over own per quite rather re same shall shan she should
-    shouldn so some such than that the their theirs them themselves then there these
-    they this those through thus to too under until up upon us very ve was wasn we were
-    weren what when where whether which while who whom whose why will with within
-    without won would wouldn yet you your yours yourself yourselves
-    """.split()  # noqa: SIM905 - a word list reads better than 175 quoted strings
-)
-
-# A whole run of word characters of length 2..40: \b on both sides stops the
-# pattern from matching a piece of a longer run.
-_TOKEN = re.compile(rf"\b\w{{{MIN_TOKEN_CHARS},{MAX_TOKEN_CHARS}}}\b")
-_ASCII_WORDS = bytes(
-    c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95) else 32
-    for c in range(256)
-)
 _ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _SENTENCE_PUNCT = ".,;:!?"
-
-
-def tokenize(text: str) -> list[str]:
-    """Split text into lowercase word tokens.
-
-    Tokens are maximal runs of Unicode word characters (letters, digits,
-    underscore) of 2 to 40 characters; numbers are kept.
-
-    Parameters
-    ----------
-    text : str
-
-    Returns
-    -------
-    list of str
-        Tokens in text order.
-    """
-    if text.isascii():
-        # Same tokens, about 4x faster: one C pass maps A-Z to a-z and every
-        # non-word byte to a space, then split() finds the runs.
-        runs = text.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
-        return [run for run in runs if MIN_TOKEN_CHARS <= len(run) <= MAX_TOKEN_CHARS]
-    return _TOKEN.findall(text.lower())
 
 
 def keywords(text: str, k: int = 8) -> list[str]:

@@ -425,7 +425,7 @@ def _names_a_source(question: str) -> bool:
 
 
 def _topic_of(question: str, words: int = 6) -> str:
-    from sentient_core.ingest.keywords import STOP_WORDS, tokenize
+    from sentient_core.analysis import STOP_WORDS, tokenize
 
     toks = [t for t in tokenize(question) if t not in STOP_WORDS]
     return " ".join(toks[:words]) or question[:60]

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kernels.lexical import TermCounts, count_terms
+from sentient_core.analysis import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, STOP_WORDS
 from sentient_core.encoder.hashing import STOP_TABLE, WORD_TABLE
-from sentient_core.ingest.keywords import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, STOP_WORDS
 from sentient_core.store import terms as store_terms
 from sentient_core.store import traces
 from sentient_core.store.records import u64_key

@@ -32,10 +32,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from sentient_core.analysis import IDENTIFIER_RUN, QUESTION_WORDS, STOP_WORDS, stem, tokenize
 from sentient_core.errors import ArgumentTypeError
-from sentient_core.ingest.keywords import STOP_WORDS, tokenize
 from sentient_core.keyphrases import GENERIC_WORDS
-from sentient_core.relevance import QUESTION_WORDS, stem
 
 if TYPE_CHECKING:
     from sentient_core.relevance import TermStats
@@ -59,7 +58,6 @@ FRAME_WORDS: frozenset[str] = frozenset(
 """Words that frame a factual question (what kind of value is asked) rather than name its
 subject: "Which *version* of the curl *package fixed* ...", "On which *date* ..."."""
 
-_IDENT = re.compile(r"[\w.+~:-]+")
 _NAMED = re.compile(r"^[a-z_]{3}[\w.]*$")
 
 
@@ -67,7 +65,7 @@ def _named_identifiers(question: str) -> tuple[list[str], set[str]]:
     """Named identifiers of ``question`` and every word token inside any identifier."""
     named: list[str] = []
     inside: set[str] = set()
-    for m in _IDENT.finditer(question.lower()):
+    for m in IDENTIFIER_RUN.finditer(question.lower()):
         token = m.group(0).strip(".:-~+")
         if not any(c.isdigit() or c == "_" for c in token) or len(token) < 3:
             continue
