@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from sentient_core.analysis import PHRASE_WORD, PLAIN_WORD, STOP_WORDS
-from sentient_core.relevance import QUESTION_WORDS, TermStats, stem
+from sentient_core.analysis import PHRASE_WORD, PLAIN_WORD, QUESTION_WORDS, STOP_WORDS, stem
+from sentient_core.relevance import TermStats
 
 __all__ = ["GENERIC_WORDS", "RELATION_WORDS", "SINGLE_WORD_DF", "key_phrases", "question_about"]
 

@@ -102,7 +102,9 @@ def test_hybrid_is_the_default_for_text_and_mixes_bm25_with_the_cosine(store):
         assert hit_key(hits) == hit_key(mem.recall(q, k=60, touch=False, rank="hybrid"))
         code = mem.encoder.encode(q).code.astype(np.float64)
         for h in hits:
-            cos = float(mem.view().mirror.codes[h.row].astype(np.float64) @ code / np.linalg.norm(code))
+            cos = float(
+                mem.view().mirror.codes[h.row].astype(np.float64) @ code / np.linalg.norm(code)
+            )
             assert h.cosine == pytest.approx(cos, abs=1e-12)
             assert h.score == pytest.approx((h.lexical + alpha * h.cosine) / (1 + alpha), abs=1e-15)
         want = sorted(hits, key=lambda h: (-h.score, h.row))
@@ -172,7 +174,9 @@ def test_reopening_reads_stored_terms_and_never_tokenises(store, monkeypatch):
     again = HolographicMemory(store)
     assert {q: hit_key(again.recall(q, k=10, touch=False)) for q in QUERIES} == want
     assert again.view().mirror.lex_total == mem.view().mirror.lex_total
-    assert (again.view().mirror.doc_len[: again.total] == mem.view().mirror.doc_len[: mem.total]).all()
+    assert (
+        again.view().mirror.doc_len[: again.total] == mem.view().mirror.doc_len[: mem.total]
+    ).all()
 
 
 def _drop_terms(path) -> None:

@@ -67,6 +67,7 @@ def _naive(mem, meta, query, k, now, domain, cap=RERANK_MAX):
     w = np.asarray(meta.scorer.weights)
     out = []
     from sentient_core.memory.lexical import HYBRID_ALPHA as alpha
+
     q = mem.query_code(query).astype(np.float64)
     q /= np.linalg.norm(q)
     # The relevance factor is the memory's hybrid: BM25/ceiling (as plain BM25 recall
@@ -106,7 +107,12 @@ def test_scored_recall_equals_the_naive_sum_and_contributions_add_up(parts):
     mem, meta, texts = parts
     sr = ScoredRecall(mem, meta)
     now = T0 + 5000
-    for q in (texts[5], texts[50][:30], "unrelated words entirely", mem.view().mirror.codes[17].copy()):
+    for q in (
+        texts[5],
+        texts[50][:30],
+        "unrelated words entirely",
+        mem.view().mirror.codes[17].copy(),
+    ):
         hits = sr.recall(q, 10, domain="d", now=now)
         ref = _naive(mem, meta, q, 10, now, "d")
         assert [h.record.id for h in hits] == [i for i, _ in ref]

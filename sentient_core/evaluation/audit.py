@@ -300,8 +300,8 @@ def audit_run(store: Store, events: Sequence[object]) -> RunAudit:
 
 def link_stats(store: Store, records: Sequence[TraceRecord]) -> LinkStats:
     """:class:`LinkStats` of ``store``'s links over its traces ``records``."""
+    from sentient_core.analysis import content_terms
     from sentient_core.keyphrases import key_phrases
-    from sentient_core.relevance import content_terms
 
     by_id = {r.id: r for r in records}
     with store.read() as txn:

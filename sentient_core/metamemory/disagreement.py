@@ -53,8 +53,7 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 import msgspec
 
-from sentient_core.analysis import STOP_WORDS
-from sentient_core.relevance import QUESTION_WORDS, stem
+from sentient_core.analysis import QUESTION_WORDS, STOP_WORDS, stem
 from sentient_core.store.surprise import SurpriseBasis
 
 if TYPE_CHECKING:

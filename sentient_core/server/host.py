@@ -19,6 +19,7 @@ from pathlib import Path
 
 import msgspec
 
+from sentient_core.analysis import content_terms
 from sentient_core.config import Effective, log_unsafe
 from sentient_core.control import (
     ActivityTracker,
@@ -35,7 +36,7 @@ from sentient_core.ingest import SUPPORTED
 from sentient_core.integrate import Integrator
 from sentient_core.learning.learner import Learner
 from sentient_core.learning.session import build_learner, incoming_dir
-from sentient_core.relevance import content_terms, relevance
+from sentient_core.relevance import relevance
 from sentient_core.safetext import safe_path_text
 from sentient_core.server.health import Health
 from sentient_core.server.schemas import (
