@@ -21,8 +21,14 @@ from sentient_core.recall import DEFAULT_RANK, MemoryRanking, Ranking, ScoredRan
 from sentient_core.store import Store, content, default_data_dir
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+    from sentient_core.integrate import IngestSummary
     from sentient_core.memory import Hit
     from sentient_core.metamemory import MetaMemory
+    from sentient_core.store.debts import DebtRecord
+    from sentient_core.store.wisdom import WisdomRecord
 
 __all__ = ["CODE_DIM", "Core"]
 
@@ -83,6 +89,59 @@ class Core:
             raise
         self._meta: MetaMemory | None = None
         self._scored: ScoredRanking | None = None
+
+    # -- the façade: what the CLI, the server and an embedding application ask of a core -----
+
+    def ingest(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        progress: Callable[..., None] | None = None,
+    ) -> IngestSummary:
+        """Extract, chunk and store files and folders as ``cli.py ingest`` does (same
+        extraction, caps and idempotence); see :meth:`Integrator.ingest`."""
+        from sentient_core.integrate import Integrator
+
+        return Integrator(self.memory, self.observer).ingest(
+            [os.fspath(p) for p in paths], progress=progress
+        )
+
+    def feedback(self, trace_id: int, *, right: bool, note: str = "") -> dict[str, Any]:
+        """A user's verdict on trace ``trace_id`` (see :func:`sentient_core.metamemory.feedback`).
+
+        Raises
+        ------
+        NotFoundError
+            No such trace, or it is retired.
+        """
+        from sentient_core.errors import NotFoundError
+        from sentient_core.metamemory.feedback import feedback
+
+        rec = self.memory.get(int(trace_id))
+        if rec is None or rec.retired:
+            state = "retired" if rec is not None else "not a trace"
+            raise NotFoundError(f"trace {trace_id} is {state}")
+        return feedback(self.meta, rec, right=right, note=note)
+
+    def debts(self, *, status: str | None = None, domain: str | None = None) -> list[DebtRecord]:
+        """Meta-memory's epistemic debts (all, or those of one status or domain)."""
+        return self.meta.debts.debts(status=status, domain=domain)
+
+    def wisdom(self, *, state: str | None = None) -> list[WisdomRecord]:
+        """Meta-memory's wisdom records (all, or those in one state)."""
+        return self.meta.wisdom.records(state=state)
+
+    def status(self) -> dict[str, Any]:
+        """What the core holds: traces (active and in all), the code size, the observer's
+        coherence and SMF orientation."""
+        return {
+            "path": str(self.data_dir),
+            "traces": self.memory.count,
+            "total": self.memory.total,
+            "code_dim": self.store.code_dim,
+            "coherence": float(self.observer.coherence),
+            "smf": self.observer.orientation(),
+        }
 
     # -- recall -------------------------------------------------------------------------------
 

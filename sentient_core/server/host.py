@@ -33,7 +33,6 @@ from sentient_core.core import Core
 from sentient_core.errors import ArgumentError, exhaustion
 from sentient_core.events import EventBus
 from sentient_core.ingest import SUPPORTED
-from sentient_core.integrate import Integrator
 from sentient_core.learning.learner import Learner
 from sentient_core.learning.session import build_learner, incoming_dir
 from sentient_core.relevance import relevance
@@ -296,7 +295,7 @@ class LearnerHost:
     def ingest(self, path: Path) -> IngestReply:
         """Ingest a saved upload as ``cli.py ingest`` does (same extraction and limits)."""
         with self._ingest_lock:
-            summary = Integrator(self.core.memory, self.core.observer).ingest([str(path)])
+            summary = self.core.ingest([path])
         return IngestReply(
             name=path.name,
             files=summary.files,
