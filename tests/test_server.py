@@ -65,6 +65,12 @@ def test_health_status_and_metrics(tmp_path):
             for ln in samples
         ), samples[:5]
         assert 'sentient_learner_state{state="idle"} 1.0' in text
+        # The reference parser reads every family back.
+        from prometheus_client.parser import text_string_to_metric_families
+
+        families = {f.name: f for f in text_string_to_metric_families(text)}
+        assert families["sentient_sessions_started"].type == "counter"
+        assert len(families) >= 25
 
 
 def test_concurrent_starts_run_one_loop_and_pause_holds_it(tmp_path):

@@ -1,45 +1,61 @@
-"""``GET /metrics``: the learner's counters in the Prometheus text format (version 0.0.4).
+"""``GET /metrics``: the learner's counters in the Prometheus text format.
 
-Written by hand (a few dozen lines) rather than through prometheus_client,
-whose process-global registry would outlive one server in tests.
+Exposed through ``prometheus_client`` (the reference client: it owns the text
+format, label and help escaping, and the content type) with a registry of this
+server's own, filled at scrape time from one status read — never the
+process-global registry, which would outlive one server in tests and mix two
+servers in one process.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
 from sentient_core.control import LearnerStatus
 
 __all__ = ["CONTENT_TYPE", "render_metrics"]
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-
 STATES = ("idle", "running", "pausing", "paused", "stopping")
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
 class _Out:
+    """The metric families of one scrape."""
+
     def __init__(self) -> None:
-        self.lines: list[str] = []
+        self.families: list[Metric] = []
 
     def metric(
         self, name: str, kind: str, help_text: str, samples: Iterable[tuple[dict, float]]
     ) -> None:
-        self.lines.append(f"# HELP sentient_{name} {help_text}")
-        self.lines.append(f"# TYPE sentient_{name} {kind}")
-        for labels, value in samples:
-            tag = ",".join(f'{k}="{_escape(str(v))}"' for k, v in labels.items())
-            self.lines.append(
-                f"sentient_{name}{{{tag}}} {float(value)!r}"
-                if tag
-                else f"sentient_{name} {float(value)!r}"
-            )
+        samples = list(samples)
+        labels = sorted({k for tags, _ in samples for k in tags})
+        family_type = CounterMetricFamily if kind == "counter" else GaugeMetricFamily
+        family = family_type(f"sentient_{name}", help_text, labels=labels)
+        for tags, value in samples:
+            family.add_metric([str(tags.get(k, "")) for k in labels], float(value))
+        self.families.append(family)
 
     def one(self, name: str, kind: str, help_text: str, value: float) -> None:
         self.metric(name, kind, help_text, [({}, value)])
+
+    def text(self) -> str:
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(_Families(self.families))
+        return generate_latest(registry).decode()
+
+
+class _Families:
+    """A collector that yields families already built (one scrape's)."""
+
+    def __init__(self, families: list[Metric]) -> None:
+        self.families = families
+
+    def collect(self) -> Iterable[Metric]:
+        return iter(self.families)
 
 
 def render_metrics(
@@ -146,4 +162,4 @@ def render_metrics(
         disconnects,
     )
     o.one("degraded", "gauge", "reasons the server is degraded (0: healthy)", degraded)
-    return "\n".join(o.lines) + "\n"
+    return o.text()
