@@ -147,3 +147,14 @@ def test_reader_ceiling_pairwise_fit_learns_the_separating_feature():
     assert top_counts(first, None) == (1, 2)
     # A question whose every candidate (or none) holds an answer gives no pair.
     assert not fit_pairwise([(np.ones((2, len(FEATURES))), np.array([True, True]))]).any()
+
+
+def test_recall_path_records_the_modules_a_server_recall_enters():
+    from bench.recall_path import record
+
+    path = record("hybrid")
+    # The façade, memory's recall and the BM25 kernels are on the path; ranking by the
+    # learned scorer adds meta-memory's recall.
+    assert {"sentient_core.core", "sentient_core.memory.recall", "kernels.bm25"} <= set(path)
+    assert "sentient_core.metamemory.recall" not in path
+    assert "sentient_core.metamemory.recall" in record("scored")
