@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from sentient_core.integrate import IngestSummary
     from sentient_core.memory import Hit
     from sentient_core.metamemory import MetaMemory
-    from sentient_core.store.debts import DebtRecord
-    from sentient_core.store.wisdom import WisdomRecord
+    from sentient_core.metamemory.debts import DebtRecord
+    from sentient_core.metamemory.wisdom import WisdomRecord
 
 __all__ = ["CODE_DIM", "Core"]
 

@@ -33,8 +33,8 @@ from sentient_core.metamemory import (
     make_event,
     replay,
 )
+from sentient_core.metamemory.scorer import SNAPSHOTS
 from sentient_core.store import Store, check_integrity
-from sentient_core.store import scorer as store_scorer
 from tests import naive_credit
 
 T0 = 1_700_000_000.0
@@ -444,7 +444,7 @@ def test_scorer_snapshots_replay_to_identical_weights(store):
     for b in batches:
         model.train(store, b, T0)
     with store.read() as txn:
-        snaps = list(store_scorer.iter_snapshots(txn))
+        snaps = list(SNAPSHOTS.iter(txn))
     assert [s.model_version for s in snaps] == [1, 2, 3, 4, 5]
     again = replay(snaps, batches)  # re-trained from zero: every snapshot reproduced
     from_store = replay(snaps, batches_of(snaps))  # the batches the snapshots recorded
@@ -470,7 +470,7 @@ def test_a_store_trained_against_an_earlier_baseline_still_loads_and_replays(sto
     assert tuple(loaded.baseline) == BASELINES[1] != BASELINES[BASELINE_VERSION]
     assert loaded.weights.tobytes() == old.weights.tobytes()
     with store.read() as txn:
-        snaps = list(store_scorer.iter_snapshots(txn))
+        snaps = list(SNAPSHOTS.iter(txn))
     assert replay(snaps, batches_of(snaps)).delta.tobytes() == old.delta.tobytes()
     with pytest.raises(ArgumentError, match="baseline version"):
         ScorerModel(baseline_version=99)
@@ -522,12 +522,11 @@ def test_export_import_carries_every_metamemory_record(mm, memory, store, clock,
 
 
 def test_integrity_reports_a_floor_record_naming_a_missing_trace(mm, memory, store, clock):
-    from sentient_core.store import credit as store_credit
-    from sentient_core.store.credit import FloorRecord
+    from sentient_core.metamemory.credit import FLOORS, FloorRecord
 
     t = memory.store("openssl 9 fixed it").id
     store.write(
-        lambda txn: store_credit.put_floor(
+        lambda txn: FLOORS.put(
             txn, FloorRecord(trace=t, superseded_by=999, reason="test", strength=0.05, time=T0)
         )
     )

@@ -275,9 +275,9 @@ def test_memorys_wrong_answer_is_contradicted_and_the_question_reopened(tmp_path
     # are one batch at the session's end, and the snapshots replay to identical weights.
     assert (scorer["snapshots"], scorer["replay_identical"]) == (1, True)
     with Core(tmp_path / "d", readonly=True) as core, core.store.read() as txn:
-        from sentient_core.store import scorer as store_scorer
+        from sentient_core.metamemory.scorer import SNAPSHOTS
 
-        (snap,) = store_scorer.iter_snapshots(txn)
+        (snap,) = SNAPSHOTS.iter(txn)
         assert False in snap.batch_labels and snap.outcome_count == scorer["outcomes"]
 
 

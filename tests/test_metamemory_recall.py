@@ -29,8 +29,7 @@ T0 = 1_700_000_000.0
 
 def _model_disagrees(meta, domain, times=4):
     """``times`` disagreement surprises blaming the model in ``domain``."""
-    from sentient_core.metamemory import make_event
-    from sentient_core.store.surprise import SurpriseBasis
+    from sentient_core.metamemory import SurpriseBasis, make_event
 
     for _ in range(times):
         meta.sources.observe(

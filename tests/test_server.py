@@ -227,7 +227,7 @@ def test_bad_bodies_are_clear_4xx(tmp_path):
 def test_status_carries_the_meta_memory_tables_the_panel_shows(tmp_path):
     import time as _time
 
-    from sentient_core.store import sources
+    from sentient_core.metamemory.sources import WEIGHTS, SourceWeight
 
     with served(tmp_path) as s:
         store = s.host.core.store
@@ -236,10 +236,10 @@ def test_status_carries_the_meta_memory_tables_the_panel_shows(tmp_path):
 
         def put(txn) -> None:
             for domain, source, weight in rows:
-                record = sources.SourceWeight(
+                record = SourceWeight(
                     domain=domain, source=source, weight=weight, punished=1, updated=now
                 )
-                sources.put_weight(txn, record)
+                WEIGHTS.put(txn, record)
 
         store.write(put)
         got = s.status()["meta_memory"]["sources"]

@@ -78,6 +78,24 @@ def test_check_reports_ok_and_damage_with_exit_codes(filled, tmp_path, capsys):
     assert main(["check", "--data-dir", str(tmp_path / "missing")]) == 2
 
 
+def test_check_reads_the_meta_memory_records_in_a_fresh_process(filled):
+    # A new process has imported no meta-memory module: `check` must still read their records.
+    env = lmdb.open(str(filled), max_dbs=64)
+    with env.begin(write=True) as txn:
+        txn.put(b"debt/" + u64_key(0), b"\xc1garbage", db=env.open_db(b"debts", txn=txn))
+    env.close()
+    run = subprocess.run(
+        [sys.executable, "cli.py", "check", "--json", "--data-dir", str(filled)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1, run.stderr
+    problems = json.loads(run.stdout)["problems"]
+    assert any(p.startswith("debt record at debts/0 does not decode") for p in problems)
+
+
 def test_a_backup_restores_identical_recall(filled, tmp_path, capsys):
     before = _state(filled)
     assert main(["backup", str(tmp_path / "copy"), "--data-dir", str(filled)]) == 0

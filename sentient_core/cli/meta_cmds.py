@@ -49,10 +49,10 @@ def _cmd_feedback(args: argparse.Namespace) -> int:
 
 
 def _cmd_sources(args: argparse.Namespace) -> int:
-    from sentient_core.store import sources
+    from sentient_core.metamemory.sources import WEIGHTS
 
     with open_store(args, readonly=True) as store, store.read() as txn:
-        rows = sorted(sources.iter_weights(txn), key=lambda r: (r.domain, -r.weight, r.source))
+        rows = sorted(WEIGHTS.iter(txn), key=lambda r: (r.domain, -r.weight, r.source))
     if args.domain:
         rows = [r for r in rows if r.domain == args.domain]
     if args.json:
@@ -69,11 +69,10 @@ def _cmd_sources(args: argparse.Namespace) -> int:
 
 
 def _cmd_debts(args: argparse.Namespace) -> int:
-    from sentient_core.metamemory.debts import base_priority, evidence_support
-    from sentient_core.store import debts
+    from sentient_core.metamemory.debts import DEBTS, base_priority, evidence_support
 
     with open_store(args, readonly=True) as store, store.read() as txn:
-        rows = list(debts.iter_debts(txn))
+        rows = list(DEBTS.iter(txn))
     if args.status:
         rows = [r for r in rows if r.status == args.status]
     if args.json:
@@ -98,11 +97,10 @@ def _cmd_debts(args: argparse.Namespace) -> int:
 
 
 def _cmd_wisdom(args: argparse.Namespace) -> int:
-    from sentient_core.metamemory.wisdom import score
-    from sentient_core.store import wisdom
+    from sentient_core.metamemory.wisdom import WISDOM, score
 
     with open_store(args, readonly=True) as store, store.read() as txn:
-        rows = list(wisdom.iter_wisdom(txn))
+        rows = list(WISDOM.iter(txn))
     if args.json:
         print(_dump(rows))
         return 0
@@ -121,11 +119,11 @@ def _cmd_wisdom(args: argparse.Namespace) -> int:
 
 def _cmd_scorer(args: argparse.Namespace) -> int:
     from sentient_core.metamemory import ScorerModel, batches_of, replay
-    from sentient_core.store import scorer
+    from sentient_core.metamemory.scorer import SNAPSHOTS
 
     with open_store(args, readonly=True) as store:
         with store.read() as txn:
-            snaps = list(scorer.iter_snapshots(txn))
+            snaps = list(SNAPSHOTS.iter(txn))
         model = ScorerModel.load(store)
     identical = None
     if snaps:
@@ -155,16 +153,21 @@ def _cmd_scorer(args: argparse.Namespace) -> int:
 def store_counts(store: Any) -> dict[str, Any]:
     """Meta-memory's counts in ``store``, by stage (surprise, credit, sources, debts,
     wisdom, scorer)."""
-    from sentient_core.store import credit, debts, scorer, sources, surprise, wisdom
+    from sentient_core.metamemory.credit import CREDITS, FLOORS
+    from sentient_core.metamemory.debts import DEBTS
+    from sentient_core.metamemory.scorer import SNAPSHOTS
+    from sentient_core.metamemory.sources import WEIGHTS
+    from sentient_core.metamemory.surprise import EVENTS
+    from sentient_core.metamemory.wisdom import WISDOM
 
     with store.read() as txn:
-        events = list(surprise.iter_events(txn))
-        cred = list(credit.iter_records(txn))
-        floors = list(credit.iter_floors(txn))
-        weights = list(sources.iter_weights(txn))
-        dl = list(debts.iter_debts(txn))
-        wl = list(wisdom.iter_wisdom(txn))
-        snaps = list(scorer.iter_snapshots(txn))
+        events = list(EVENTS.iter(txn))
+        cred = list(CREDITS.iter(txn))
+        floors = list(FLOORS.iter(txn))
+        weights = list(WEIGHTS.iter(txn))
+        dl = list(DEBTS.iter(txn))
+        wl = list(WISDOM.iter(txn))
+        snaps = list(SNAPSHOTS.iter(txn))
     transitions = Counter(f"{s.source}->{s.target}" for r in wl for s in r.history)
     return {
         "surprise": {

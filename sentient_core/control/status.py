@@ -96,13 +96,15 @@ _WISDOM_ORDER = {"trusted": 0, "provisional": 1, "candidate": 2, "demoted": 3}
 
 def meta_memory_tables(store) -> dict[str, list[dict[str, Any]]]:
     """The panel's meta-memory tables read from ``store`` (see :class:`LearnerStatus`)."""
-    from sentient_core.store import debts, sources, wisdom
+    from sentient_core.metamemory.debts import DEBTS
+    from sentient_core.metamemory.sources import WEIGHTS
+    from sentient_core.metamemory.wisdom import WISDOM
 
     with store.read() as txn:
-        weights = sorted(sources.iter_weights(txn), key=lambda r: (r.weight, r.domain, r.source))
-        debt_rows = sorted(debts.iter_debts(txn), key=lambda r: (r.status != "open", -r.updated))
+        weights = sorted(WEIGHTS.iter(txn), key=lambda r: (r.weight, r.domain, r.source))
+        debt_rows = sorted(DEBTS.iter(txn), key=lambda r: (r.status != "open", -r.updated))
         wisdom_rows = sorted(
-            wisdom.iter_wisdom(txn), key=lambda r: (_WISDOM_ORDER.get(r.state, 9), -r.updated)
+            WISDOM.iter(txn), key=lambda r: (_WISDOM_ORDER.get(r.state, 9), -r.updated)
         )
     return {
         "sources": [

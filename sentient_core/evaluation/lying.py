@@ -413,9 +413,10 @@ def _user_review(core: Core, meta: Any, train: Sequence[QAItem], corpus: Path) -
 
 def _measure(core: Core, **kw: Any) -> RunReport:
     from sentient_core.metamemory import MetaMemory, ScorerModel, batches_of, domain_of, replay
-    from sentient_core.store import scorer as store_scorer
-    from sentient_core.store import sources as store_sources
-    from sentient_core.store import surprise as store_surprise
+    from sentient_core.metamemory.credit import CREDITS, FLOORS
+    from sentient_core.metamemory.scorer import SNAPSHOTS
+    from sentient_core.metamemory.sources import WEIGHTS
+    from sentient_core.metamemory.surprise import EVENTS
 
     def rate(xs: list[bool]) -> float:
         return sum(xs) / len(xs) if xs else 0.0
@@ -430,9 +431,9 @@ def _measure(core: Core, **kw: Any) -> RunReport:
     domains = Counter(domain_of(q, None, stats) for q in kw["lying_questions"])
     lying_domain = domains.most_common(1)[0][0] if domains else ""
     with core.store.read() as txn:
-        events = list(store_surprise.iter_events(txn))
-        weights = list(store_sources.iter_weights(txn))
-        snaps = list(store_scorer.iter_snapshots(txn))
+        events = list(EVENTS.iter(txn))
+        weights = list(WEIGHTS.iter(txn))
+        snaps = list(SNAPSHOTS.iter(txn))
     # After how many surprise events naming the model in the lying domain did its weight
     # first fall below 0.5? Re-run the rules over the logged events in order.
     from sentient_core.metamemory.sources import RULES
@@ -473,15 +474,14 @@ def _measure(core: Core, **kw: Any) -> RunReport:
         identical = again.weights.tobytes() == ScorerModel.load(core.store).weights.tobytes()
     credited = retired = one_signal_moved = 0
     with core.store.read() as txn:
-        from sentient_core.store import credit as store_credit
         from sentient_core.store import traces as store_traces
 
-        for rec in store_credit.iter_records(txn):
+        for rec in CREDITS.iter(txn):
             credited += 1
             tr = store_traces.get(txn, rec.trace)
             if rec.events == 1 and tr is not None and tr.strength != 1.0:
                 one_signal_moved += 1  # must stay 0: one signal never moves strength
-        retired = sum(1 for _ in store_credit.iter_floors(txn))
+        retired = sum(1 for _ in FLOORS.iter(txn))
     down = sum(1 for t in core.memory.recent(10**6) if t.strength < 1.0)
     up = sum(1 for t in core.memory.recent(10**6) if t.strength > 1.0)
     return RunReport(

@@ -17,8 +17,11 @@ loop          :class:`~sentient_core.metamemory.loop.LoopMeta`: what the learner
 feedback      a user's verdict on a trace (``cli.py feedback``)
 recall        :class:`~sentient_core.metamemory.recall.ScoredRecall`: the scorer inside the scan
 
-Persistence is in :mod:`sentient_core.store` (``surprise``, ``credit``,
-``sources``, ``debts``, ``wisdom``, ``scorer``), one record type per module.
+Each component's module defines its records and the store tables holding them
+(:mod:`sentient_core.store.table`): ``EVENTS`` in ``surprise``, ``CREDITS`` and
+``FLOORS`` in ``credit``, ``WEIGHTS`` and ``WINDOWS`` in ``sources``, ``DEBTS``
+in ``debts``, ``WISDOM`` in ``wisdom``, ``SNAPSHOTS`` in ``scorer``; importing the
+package registers them all for :func:`~sentient_core.store.check_integrity`.
 The learner feeds it through :mod:`sentient_core.metamemory.loop`.
 """
 
@@ -40,8 +43,20 @@ from sentient_core.metamemory.credit import (
     record_outcome,
     signals_of,
 )
-from sentient_core.metamemory.debts import DebtBook, base_priority, evidence_support, to_gap
-from sentient_core.metamemory.disagreement import Disagreement, detect_disagreement
+from sentient_core.metamemory.debts import (
+    DebtBook,
+    DebtEvidence,
+    DebtRecord,
+    DiscriminatingTest,
+    base_priority,
+    evidence_support,
+    to_gap,
+)
+from sentient_core.metamemory.disagreement import (
+    Disagreement,
+    detect_disagreement,
+    from_disagreement,
+)
 from sentient_core.metamemory.domain import GENERAL, domain_of
 from sentient_core.metamemory.factors import (
     BASELINE_VERSION,
@@ -52,20 +67,24 @@ from sentient_core.metamemory.factors import (
     context_for,
     factor_matrix,
 )
-from sentient_core.metamemory.scorer import JudgedOutcome, ScorerModel, batches_of, replay
+from sentient_core.metamemory.scorer import (
+    JudgedOutcome,
+    ScorerModel,
+    ScorerSnapshot,
+    batches_of,
+    replay,
+)
 from sentient_core.metamemory.sources import RULES, SourceDecision, SourceRules, SourceWeights
 from sentient_core.metamemory.surprise import (
+    CAUSES,
+    SurpriseBasis,
+    SurpriseEvent,
     SurpriseLog,
     check_event,
-    from_disagreement,
     make_event,
     source_key,
 )
-from sentient_core.metamemory.wisdom import TRANSITIONS, WisdomBook, WisdomRules
-from sentient_core.store.debts import DebtEvidence, DebtRecord, DiscriminatingTest
-from sentient_core.store.scorer import ScorerSnapshot
-from sentient_core.store.surprise import CAUSES, SurpriseBasis, SurpriseEvent
-from sentient_core.store.wisdom import WisdomRecord
+from sentient_core.metamemory.wisdom import TRANSITIONS, WisdomBook, WisdomRecord, WisdomRules
 
 __all__ = [
     "BASELINE_VERSION",

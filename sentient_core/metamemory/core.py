@@ -19,16 +19,11 @@ import msgspec
 
 from sentient_core.metamemory.base import CreditConflictError
 from sentient_core.metamemory.credit import CreditBook, CreditResult, signals_of
-from sentient_core.metamemory.debts import DebtBook
-from sentient_core.metamemory.scorer import JudgedOutcome, ScorerModel
+from sentient_core.metamemory.debts import DebtBook, DebtRecord
+from sentient_core.metamemory.scorer import JudgedOutcome, ScorerModel, ScorerSnapshot
 from sentient_core.metamemory.sources import SourceDecision, SourceWeights
-from sentient_core.metamemory.surprise import SurpriseLog, check_event
-from sentient_core.metamemory.wisdom import WisdomBook
-from sentient_core.store import surprise as store_surprise
-from sentient_core.store.debts import DebtRecord
-from sentient_core.store.scorer import ScorerSnapshot
-from sentient_core.store.surprise import SurpriseEvent
-from sentient_core.store.wisdom import WisdomRecord
+from sentient_core.metamemory.surprise import EVENTS, SurpriseEvent, SurpriseLog, check_event
+from sentient_core.metamemory.wisdom import WisdomBook, WisdomRecord
 
 if TYPE_CHECKING:
     from sentient_core.events import Emitter
@@ -97,7 +92,7 @@ class MetaMemory:
         """
         check_event(event)
         with self._store.read() as txn:
-            planned = msgspec.structs.replace(event, id=store_surprise.next_id(txn))
+            planned = msgspec.structs.replace(event, id=EVENTS.next_id(txn))
         done: list[tuple[SurpriseEvent, list[SourceDecision], WisdomRecord | None, WisdomRecord]]
         done = []
 

@@ -5,11 +5,13 @@ Where the state lives
     (recall, decay and pruning read it there). The hysteresis behind it —
     rolling credit, streak, streak direction (:mod:`kernels.credit`) — is kept
     in RAM as three arrays indexed by code row (row-aligned with the memory's
-    mirror) and persisted as one :class:`~sentient_core.store.credit.CreditRecord`
-    per trace that ever received a signal, in the ``scorer`` sub-database (the
-    learned-ranking state). Not on the trace record: that would widen every
-    trace of the store (and its schema) for the few traces ever judged, and the
-    record type belongs to the store layer other work is changing.
+    mirror) and persisted as one :class:`CreditRecord` per trace that ever
+    received a signal, in the ``scorer`` sub-database (the learned-ranking
+    state) under ``b"credit/" + u64(trace id)`` (:data:`CREDITS`); floor
+    records under ``b"floor/" + u64(trace id)`` (:data:`FLOORS`). Not on the
+    trace record: that would widen every trace of the store (and its schema)
+    for the few traces ever judged, and the record type belongs to the store
+    layer other work is changing.
 
 One batch, one transaction
     :meth:`CreditBook.apply` turns signals into strength changes with ONE
@@ -27,7 +29,7 @@ One batch, one transaction
 The floor
     A trace pushed to the floor (strength 0.05) by a negative gate opening is
     retired — nothing is deleted — with a
-    :class:`~sentient_core.store.credit.FloorRecord` saying why: superseded by
+    :class:`FloorRecord` saying why: superseded by
     the correcting trace of the last surprise that pushed it (when that trace
     is active), or retired without a successor. (A :class:`LinkRecord` cannot
     carry this: it has no kind or reason, and retiring a trace deletes every
@@ -51,27 +53,123 @@ from kernels import credit as credit_kernels
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.memory.types import UnknownTraceError
 from sentient_core.metamemory.base import Counts, CreditConflictError, check_unit, publish
-from sentient_core.store import credit as store_credit
 from sentient_core.store import traces
-from sentient_core.store.credit import CreditRecord, FloorRecord
-from sentient_core.store.records import TraceRecord
+from sentient_core.store.records import NonNegInt, RecordCodec, TraceRecord, UnixTime
+from sentient_core.store.table import IdTable, register
 from sentient_core.vocab import OUTCOMES
 
 if TYPE_CHECKING:
     from sentient_core.events import Emitter
     from sentient_core.memory import HolographicMemory
-    from sentient_core.store.surprise import SurpriseEvent
+    from sentient_core.metamemory.surprise import SurpriseEvent
     from sentient_core.store.txn import Txn
 
 __all__ = [
+    "CREDITS",
+    "FLOORS",
     "CreditBook",
+    "CreditRecord",
     "CreditResult",
     "CreditSignal",
+    "FloorRecord",
     "record_outcome",
     "signals_of",
 ]
 
 STRENGTH_FLOOR = credit_kernels.STRENGTH_MIN
+
+# |credit| <= 1 / (1 - 0.85) < 6.7 for evidence in [0, 1]: 10 is "finite, sane".
+Credit = Annotated[float, msgspec.Meta(ge=-10.0, le=10.0)]
+Direction = Annotated[int, msgspec.Meta(ge=-1, le=1)]
+
+
+class CreditRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The credit state of one trace (see :mod:`kernels.credit`).
+
+    Attributes
+    ----------
+    v : int
+        Record schema version (1).
+    trace, row : int
+        The trace and its code row (the in-RAM arrays are indexed by row).
+    credit : float
+        Rolling signed evidence.
+    streak : int
+        Length of the current run of same-direction signals.
+    last_dir : int
+        Direction of that run (-1, +1; 0 before the first signal).
+    events : int
+        Credit events applied to this trace (signals and noise).
+    updated : float
+        Unix seconds of the last change.
+    """
+
+    v: int = 1
+    trace: NonNegInt
+    row: NonNegInt
+    credit: Credit = 0.0
+    streak: NonNegInt = 0
+    last_dir: Direction = 0
+    events: NonNegInt = 0
+    updated: UnixTime
+
+
+class FloorRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Why a trace was retired at the strength floor (the trace itself stays).
+
+    Attributes
+    ----------
+    v : int
+        Record schema version (1).
+    trace : int
+        The retired trace.
+    superseded_by : int
+        The correcting trace that superseded it (-1: retired without one).
+    reason : str
+        In words, e.g. ``"strength reached the floor 0.05 after 3 surprise events;
+        superseded by trace 17 (web:docs.python.org)"``.
+    surprise_ids : tuple of int
+        The surprise events that drove it down, oldest first (at most 64).
+    strength : float
+        Its strength when retired (the floor).
+    time : float
+        Unix seconds.
+    """
+
+    v: int = 1
+    trace: NonNegInt
+    superseded_by: Annotated[int, msgspec.Meta(ge=-1)] = -1
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
+    surprise_ids: Annotated[tuple[NonNegInt, ...], msgspec.Meta(max_length=64)] = ()
+    strength: Annotated[float, msgspec.Meta(ge=0.05, le=1.5)] = 0.05
+    time: UnixTime
+
+
+# Both in the ``scorer`` sub-database (the learned-ranking state), one record per trace.
+CREDITS: IdTable[CreditRecord] = IdTable(
+    "scorer",
+    b"credit/",
+    RecordCodec(CreditRecord, 1, "credit record"),
+    field="trace",
+    label="scorer/credit",
+)
+"""The :class:`CreditRecord` of every trace that ever received a signal, by trace id."""
+FLOORS: IdTable[FloorRecord] = IdTable(
+    "scorer",
+    b"floor/",
+    RecordCodec(FloorRecord, 1, "floor record"),
+    field="trace",
+    label="scorer/floor",
+)
+"""The :class:`FloorRecord` of every trace retired at the floor, by trace id."""
+register(CREDITS, traces=lambda rec: (("a credit record", rec.trace),))
+register(
+    FLOORS,
+    traces=lambda rec: (
+        ("a floor record", rec.trace),
+        (f"the floor record of trace {rec.trace}", rec.superseded_by),
+    ),
+)
 
 
 class CreditSignal(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -230,7 +328,7 @@ class CreditBook:
         """Bumped whenever this book's credit arrays change (a cache key for readers)."""
         with self._store.read() as txn:
             self._grow(txn.counters().row_count)
-            for rec in store_credit.iter_records(txn):
+            for rec in CREDITS.iter(txn):
                 self._grow(rec.row + 1)
                 self.credit[rec.row] = rec.credit
                 self.streak[rec.row] = rec.streak
@@ -261,7 +359,7 @@ class CreditBook:
     def floor_record(self, trace_id: int) -> FloorRecord | None:
         """Why ``trace_id`` was retired at the floor, or None."""
         with self._store.read() as txn:
-            return store_credit.get_floor(txn, trace_id)
+            return FLOORS.get(txn, trace_id)
 
     def counters(self) -> dict[str, float]:
         """What this book did in this process."""
@@ -451,9 +549,9 @@ class CreditBook:
             if new != rec.strength:
                 traces.update(txn, replace(rec, strength=new))
         for record in plan.credit_records:
-            store_credit.put(txn, record)
+            CREDITS.put(txn, record)
         for floor in plan.floors:
-            store_credit.put_floor(txn, floor)
+            FLOORS.put(txn, floor)
 
     def _commit(self, plan: _Plan) -> None:
         """After the transaction committed: RAM arrays, the mirror, counters, events."""

@@ -28,13 +28,17 @@ Gaps
     :func:`to_gap` turns an open debt into a ``debt`` :class:`~sentient_core.vocab.Gap`
     whose question (and ``path``/``url``) is the discriminating test, so the
     chaperone can run it.
+
+Storage
+    One :class:`DebtRecord` per debt in the ``debts`` sub-database under
+    ``b"debt/" + u64(id)`` (:data:`DEBTS`); ids count up from 0, never reused.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
@@ -46,9 +50,9 @@ from sentient_core.metamemory.base import (
     check_unit,
     publish,
 )
-from sentient_core.store import debts as store_debts
-from sentient_core.store.debts import DebtEvidence, DebtRecord, DiscriminatingTest
 from sentient_core.store.errors import CorruptRecordError
+from sentient_core.store.records import NonNegInt, RecordCodec, UnixTime
+from sentient_core.store.table import IdTable, register
 from sentient_core.vocab import Gap
 
 if TYPE_CHECKING:
@@ -58,10 +62,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGE_HORIZON_DAYS",
+    "DEBTS",
+    "DEBT_STATUSES",
     "RESOLVE_AT",
     "RESOLVE_BONUS_CAP",
     "RESOLVE_BONUS_STEP",
+    "TEST_KINDS",
     "DebtBook",
+    "DebtEvidence",
+    "DebtRecord",
+    "DebtStatus",
+    "DiscriminatingTest",
     "base_priority",
     "evidence_support",
     "to_gap",
@@ -78,6 +89,136 @@ RESOLVE_BONUS_CAP = 0.10
 TESTED = 1.0
 UNTESTED = 0.15
 DAY = 86400.0
+
+DebtStatus = Literal["open", "resolved", "deferred"]
+DEBT_STATUSES: tuple[str, ...] = ("open", "resolved", "deferred")
+TestKind = Literal["question", "read_local", "fetch_content"]
+TEST_KINDS: tuple[str, ...] = ("question", "read_local", "fetch_content")
+
+Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+Text = Annotated[str, msgspec.Meta(max_length=4000)]
+
+
+class DiscriminatingTest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A concrete request the chaperone can run to settle a debt.
+
+    Attributes
+    ----------
+    kind : {"question", "read_local", "fetch_content"}
+        The chaperone request type it becomes.
+    question : str
+        The question to ask (always set: it is also the gap's question).
+    path : str
+        The file to read (``read_local``).
+    url : str
+        The URL to fetch (``fetch_content``).
+    """
+
+    kind: TestKind
+    question: Annotated[str, msgspec.Meta(min_length=1, max_length=1000)]
+    path: Annotated[str, msgspec.Meta(max_length=4096)] = ""
+    url: Annotated[str, msgspec.Meta(max_length=4096)] = ""
+
+
+class DebtEvidence(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One piece of evidence attached to a debt (kept as provenance forever).
+
+    Attributes
+    ----------
+    source : str
+        Where it came from (a source id, ``KIND:REF``).
+    confidence : float
+        How strongly it settles the debt, in [0, 1].
+    supports : int
+        Index of the hypothesis it supports (-1: none in particular).
+    note : str
+    trace : int
+        The trace holding it (-1: none).
+    surprise_id : int
+        The surprise event it came with (-1: none).
+    attempt : bool
+        Whether a curiosity attempt on this debt's test produced it.
+    time : float
+    """
+
+    source: Annotated[str, msgspec.Meta(min_length=1, max_length=1000)]
+    confidence: Unit
+    supports: Annotated[int, msgspec.Meta(ge=-1)] = -1
+    note: Text = ""
+    trace: Annotated[int, msgspec.Meta(ge=-1)] = -1
+    surprise_id: Annotated[int, msgspec.Meta(ge=-1)] = -1
+    attempt: bool = False
+    time: UnixTime
+
+
+class DebtRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One epistemic debt.
+
+    Attributes
+    ----------
+    v : int
+        Record schema version (1).
+    id : int
+    pattern : str
+        What is uncertain, in words.
+    hypotheses : tuple of str
+        The competing hypotheses (at least two).
+    test : DiscriminatingTest or None
+        What would settle it (None: nothing concrete known yet).
+    fragility : float
+        How much rests on it, in [0, 1].
+    domain : str
+    status : {"open", "resolved", "deferred"}
+    evidence : tuple of DebtEvidence
+        Every piece of evidence ever attached, oldest first.
+    counted_from : int
+        Index into ``evidence`` where the current accounting starts (a reopen
+        moves it to the end: old evidence stays as provenance but no longer
+        counts toward resolving again).
+    failed_attempts : int
+        Attempts at the test that did not settle it.
+    reopened : int
+        Times it was reopened.
+    opened, updated : float
+        Unix seconds.
+    resolved_at : float or None
+        When it was last resolved.
+    resolved_by_attempt : bool
+        Whether the last resolution came from a curiosity attempt.
+    verdict : int
+        The hypothesis the last resolution favours (-1: the evidence named none).
+    source_memory : int
+        A trace the debt is about (-1: none).
+    surprise_id : int
+        The surprise event that opened it (-1: none).
+    """
+
+    v: int = 1
+    id: NonNegInt
+    pattern: Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
+    hypotheses: Annotated[tuple[Text, ...], msgspec.Meta(min_length=2, max_length=16)]
+    test: DiscriminatingTest | None = None
+    fragility: Unit
+    domain: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    status: DebtStatus = "open"
+    evidence: Annotated[tuple[DebtEvidence, ...], msgspec.Meta(max_length=1000)] = ()
+    counted_from: NonNegInt = 0
+    failed_attempts: NonNegInt = 0
+    reopened: NonNegInt = 0
+    opened: UnixTime
+    updated: UnixTime
+    resolved_at: UnixTime | None = None
+    resolved_by_attempt: bool = False
+    verdict: Annotated[int, msgspec.Meta(ge=-1)] = -1
+    source_memory: Annotated[int, msgspec.Meta(ge=-1)] = -1
+    surprise_id: Annotated[int, msgspec.Meta(ge=-1)] = -1
+
+
+DEBTS: IdTable[DebtRecord] = IdTable(
+    "debts", b"debt/", RecordCodec(DebtRecord, 1, "debt record"), field="id", label="debts"
+)
+"""Every debt, by id (ids count up from 0 and are never reused)."""
+register(DEBTS, traces=lambda debt: ((f"debt {debt.id}", debt.source_memory),))
 
 
 def evidence_support(record: DebtRecord) -> tuple[float, int]:
@@ -174,7 +315,7 @@ class DebtBook:
             return self._get(txn, debt_id)
 
     def _get(self, txn: Txn, debt_id: int) -> DebtRecord:
-        rec = store_debts.get(txn, debt_id)
+        rec = DEBTS.get(txn, debt_id)
         if rec is None:
             raise UnknownRecordError(f"no debt {debt_id}")
         return rec
@@ -184,7 +325,7 @@ class DebtBook:
         with self._store.read() as txn:
             return [
                 d
-                for d in store_debts.iter_debts(txn)
+                for d in DEBTS.iter(txn)
                 if (status is None or d.status == status) and (domain is None or d.domain == domain)
             ]
 
@@ -256,7 +397,7 @@ class DebtBook:
             raise ArgumentTypeError(f"test must be a DiscriminatingTest, got {type(test).__name__}")
         now = float(self._clock())
         rec = DebtRecord(
-            id=store_debts.next_id(txn),
+            id=DEBTS.next_id(txn),
             pattern=pattern,
             hypotheses=tuple(hypotheses),
             test=test,
@@ -272,7 +413,7 @@ class DebtBook:
 
     def _put(self, txn: Txn, rec: DebtRecord) -> None:
         try:
-            store_debts.put(txn, rec)
+            DEBTS.put(txn, rec)
         except CorruptRecordError as exc:  # a bound of the record: the caller's value
             raise ArgumentError(str(exc)) from None
 

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple
 import msgspec
 
 from sentient_core.analysis import QUESTION_WORDS, STOP_WORDS, stem
-from sentient_core.store.surprise import SurpriseBasis
+from sentient_core.metamemory.surprise import SurpriseBasis, SurpriseEvent, make_event
 
 if TYPE_CHECKING:
     from sentient_core.relevance import TermStats
@@ -67,6 +67,7 @@ __all__ = [
     "WINDOW",
     "Disagreement",
     "detect_disagreement",
+    "from_disagreement",
     "values_of",
 ]
 
@@ -183,7 +184,7 @@ class Disagreement(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     distance: int
 
     def basis(self) -> SurpriseBasis:
-        """The :class:`~sentient_core.store.surprise.SurpriseBasis` of this magnitude."""
+        """The :class:`~sentient_core.metamemory.surprise.SurpriseBasis` of this magnitude."""
         return SurpriseBasis(
             rule=f"disagreement.{self.kind}",
             inputs={
@@ -485,3 +486,41 @@ def detect_disagreement(
         if best is None or one.magnitude > best.magnitude:
             best = one
     return best
+
+
+def from_disagreement(
+    question: str,
+    found: Disagreement,
+    *,
+    domain: str,
+    source: str,
+    time: float,
+    action: str = "recall",
+    session: str = "",
+    source_memory: int = -1,
+    correcting_memory: int = -1,
+    correcting_source: str = "",
+    cause: str = "disagreement",
+) -> SurpriseEvent:
+    """The surprise event of a detected :class:`~sentient_core.metamemory.disagreement.Disagreement`.
+
+    ``expected``/``actual`` are the two conflicting values, the magnitude and
+    its basis come from the detector. Use ``cause="ungrounded_contradicted"``
+    when the wrong side was an ungrounded (LLM) answer.
+    """
+    return make_event(
+        context=question,
+        action=action,
+        expected=found.expected,
+        actual=found.actual,
+        magnitude=found.magnitude,
+        basis=found.basis(),
+        domain=domain,
+        source=source,
+        cause=cause,
+        time=time,
+        session=session,
+        source_memory=source_memory,
+        correcting_memory=correcting_memory,
+        correcting_source=correcting_source,
+    )

@@ -25,10 +25,10 @@ import msgspec
 import numpy as np
 
 from sentient_core.errors import ArgumentError, ArgumentTypeError
+from sentient_core.metamemory.credit import CREDITS, FLOORS
+from sentient_core.metamemory.debts import DEBTS
+from sentient_core.metamemory.sources import WEIGHTS
 from sentient_core.metamemory.surprise import source_key
-from sentient_core.store import credit as store_credit
-from sentient_core.store import debts as store_debts
-from sentient_core.store import sources as store_sources
 from sentient_core.store.columns import ScorerColumns
 from sentient_core.store.records import TraceRecord
 
@@ -285,19 +285,17 @@ def context_for(
     their stores.
     """
     ids = {r.id for r in records}
-    weights = {w.source: w.weight for w in store_sources.iter_weights(txn, domain)}
+    weights = {w.source: w.weight for w in WEIGHTS.iter(txn, domain)}
     if credit is None:
         credit = {}
         for tid in ids:
-            rec = store_credit.get(txn, tid)
+            rec = CREDITS.get(txn, tid)
             if rec is not None:
                 credit[tid] = rec.credit
     debts = frozenset(
-        d.source_memory
-        for d in store_debts.iter_debts(txn)
-        if d.status == "open" and d.source_memory in ids
+        d.source_memory for d in DEBTS.iter(txn) if d.status == "open" and d.source_memory in ids
     )
-    superseded = frozenset(tid for tid in ids if store_credit.get_floor(txn, tid) is not None)
+    superseded = frozenset(tid for tid in ids if FLOORS.get(txn, tid) is not None)
     return FactorContext(
         now=now,
         relevance=dict(relevance or {}),
@@ -316,12 +314,8 @@ def context_for_memory(txn: Txn, *, domain: str, now: float) -> FactorContext:
     stores once, not looked up per trace."""
     return FactorContext(
         now=now,
-        source_weights={w.source: w.weight for w in store_sources.iter_weights(txn, domain)}
-        if domain
-        else {},
-        credit={rec.trace: rec.credit for rec in store_credit.iter_records(txn)},
-        open_debt_traces=frozenset(
-            d.source_memory for d in store_debts.iter_debts(txn) if d.status == "open"
-        ),
-        superseded=frozenset(f.trace for f in store_credit.iter_floors(txn)),
+        source_weights={w.source: w.weight for w in WEIGHTS.iter(txn, domain)} if domain else {},
+        credit={rec.trace: rec.credit for rec in CREDITS.iter(txn)},
+        open_debt_traces=frozenset(d.source_memory for d in DEBTS.iter(txn) if d.status == "open"),
+        superseded=frozenset(f.trace for f in FLOORS.iter(txn)),
     )

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any
 from sentient_core.metamemory.credit import CreditSignal
 from sentient_core.metamemory.domain import domain_of
 from sentient_core.metamemory.loop import source_id
-from sentient_core.metamemory.surprise import make_event
-from sentient_core.store.surprise import SurpriseBasis
+from sentient_core.metamemory.surprise import SurpriseBasis, make_event
 
 if TYPE_CHECKING:
     from sentient_core.metamemory.core import MetaMemory

@@ -67,15 +67,18 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from sentient_core.metamemory.disagreement import Disagreement, detect_disagreement
+from sentient_core.metamemory.debts import DebtEvidence, DebtRecord, DiscriminatingTest
+from sentient_core.metamemory.disagreement import (
+    Disagreement,
+    detect_disagreement,
+    from_disagreement,
+)
 from sentient_core.metamemory.domain import domain_of
 from sentient_core.metamemory.factors import context_for, factor_matrix
 from sentient_core.metamemory.model_check import ModelDisagreement
 from sentient_core.metamemory.scorer import JudgedOutcome
-from sentient_core.metamemory.surprise import from_disagreement, make_event
+from sentient_core.metamemory.surprise import SurpriseBasis, make_event
 from sentient_core.relevance import relevance
-from sentient_core.store.debts import DebtEvidence, DebtRecord, DiscriminatingTest
-from sentient_core.store.surprise import SurpriseBasis
 from sentient_core.vocab import GROUNDING_KINDS
 
 if TYPE_CHECKING:

@@ -68,8 +68,8 @@ from sentient_core.metamemory.factors import (
     factor_columns,
     trace_source_key,
 )
+from sentient_core.metamemory.sources import WEIGHTS
 from sentient_core.relevance import PassageTerms, TermStats, passage_terms, relevance
-from sentient_core.store import sources as store_sources
 from sentient_core.store import traces as store_traces
 from sentient_core.store.columns import scorer_columns
 
@@ -177,7 +177,7 @@ class ScoredRecall:
             self._key = key
             self._domain_key = None
         with store.read() as txn:
-            weights = {w.source: w.weight for w in store_sources.iter_weights(txn, domain)}
+            weights = {w.source: w.weight for w in WEIGHTS.iter(txn, domain)}
         domain_key = tuple(sorted(weights.items()))  # the column depends on these alone
         if domain_key == self._domain_key:
             return

@@ -8,10 +8,11 @@ other non-learnable factors never changed). Training is deterministic: the
 same batches in the same order give bit-identical weights.
 
 After each batch :meth:`ScorerModel.train` writes ONE
-:class:`~sentient_core.store.scorer.ScorerSnapshot` (model version, baseline
-version, weights, outcome count, mean loss, time, settings and a digest of
-the batch) in the same transaction as nothing else: the model in RAM changes
-only once it committed. :func:`replay` rebuilds the model from the snapshots
+:class:`ScorerSnapshot` (model version, baseline version, weights, outcome
+count, mean loss, time, settings and a digest of the batch) in the same
+transaction as nothing else: the model in RAM changes only once it committed.
+Snapshots are never rewritten; they live in the ``scorer`` sub-database under
+``b"snapshot/" + u64(model version)`` (:data:`SNAPSHOTS`). :func:`replay` rebuilds the model from the snapshots
 (checking that they chain), and, given the batches, re-trains from zero and
 checks every snapshot bit for bit.
 """
@@ -19,7 +20,7 @@ checks every snapshot bit for bit.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Annotated
 
 import msgspec
@@ -29,20 +30,127 @@ from kernels import scorer as scorer_kernels
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.metamemory.base import Counts, ReplayError, publish
 from sentient_core.metamemory.factors import BASELINE_VERSION, BASELINES, FACTORS, Factor
-from sentient_core.store import scorer as store_scorer
-from sentient_core.store.scorer import ScorerSnapshot
+from sentient_core.store.errors import StoreUsageError
+from sentient_core.store.records import RecordCodec, UnixTime
+from sentient_core.store.table import IdTable, register
 
 if TYPE_CHECKING:
     from sentient_core.events import Emitter
     from sentient_core.store.env import Store
+    from sentient_core.store.txn import Txn
 
-__all__ = ["DAY", "JudgedOutcome", "ScorerModel", "batch_arrays", "batches_of", "replay"]
+__all__ = [
+    "DAY",
+    "SNAPSHOTS",
+    "JudgedOutcome",
+    "ScorerModel",
+    "ScorerSnapshot",
+    "batch_arrays",
+    "batches_of",
+    "replay",
+]
 
 DAY = 86400.0
 LR = 0.01
 HALF_LIFE_DAYS = 21.0
 GRAD_CLIP = 1.0
 BOUND = 0.5
+
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+Floats = Annotated[tuple[float, ...], msgspec.Meta(min_length=1, max_length=256)]
+
+
+class ScorerSnapshot(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The scorer after one training batch.
+
+    Attributes
+    ----------
+    v : int
+        Record schema version (1).
+    model_version : int
+        1 for the first batch, then +1 per batch.
+    baseline_version : int
+        Version of the baseline weights the deltas are relative to.
+    factors : tuple of str
+        Factor names, in column order.
+    baseline, delta : tuple of float
+        Baseline weights and learned offsets; the weights are their sum.
+    outcome_count : int
+        Judged outcomes in the batch.
+    mean_loss : float
+        Mean age-weighted logistic loss of the batch (before each update).
+    time : float
+        Unix seconds at training (outcome ages are measured from it).
+    lr, half_life_days, grad_clip : float
+        The training settings used.
+    batch_digest : str
+        BLAKE2b-128 hex digest of the batch (features, labels, ages), so a replay
+        from the batches can check it is fed the same data.
+    batch_features, batch_labels, batch_times : tuple
+        The batch itself (one row of factor values, one label and one judging
+        time per outcome), so the store alone can re-train every snapshot.
+    """
+
+    v: int = 1
+    model_version: Positive
+    baseline_version: Positive
+    factors: Annotated[tuple[str, ...], msgspec.Meta(min_length=1, max_length=256)]
+    baseline: Floats
+    delta: Floats
+    outcome_count: Positive
+    mean_loss: Annotated[float, msgspec.Meta(ge=0.0)]
+    time: UnixTime
+    lr: Annotated[float, msgspec.Meta(gt=0.0)]
+    half_life_days: Annotated[float, msgspec.Meta(gt=0.0)]
+    grad_clip: Annotated[float, msgspec.Meta(gt=0.0)]
+    batch_digest: Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{32}$")]
+    batch_features: tuple[tuple[float, ...], ...] = ()
+    batch_labels: tuple[bool, ...] = ()
+    batch_times: tuple[float, ...] = ()
+
+    @property
+    def weights(self) -> tuple[float, ...]:
+        """``baseline + delta``, factor by factor."""
+        return tuple(b + d for b, d in zip(self.baseline, self.delta, strict=True))
+
+
+# The credit records share the sub-database under other prefixes (metamemory.credit).
+SNAPSHOTS: IdTable[ScorerSnapshot] = IdTable(
+    "scorer",
+    b"snapshot/",
+    RecordCodec(ScorerSnapshot, 1, "scorer snapshot"),
+    field="model_version",
+    label="scorer/snapshot",
+)
+"""Every snapshot, by model version (1, 2, 3 ...)."""
+
+
+def _chained(txn: Txn) -> Iterator[str]:
+    for version, snap in enumerate(SNAPSHOTS.iter(txn), 1):
+        if snap.model_version != version:
+            yield f"scorer: snapshot {version} missing (found {snap.model_version})"
+            return
+
+
+register(SNAPSHOTS, check=_chained)
+
+
+def _append(txn: Txn, snapshot: ScorerSnapshot) -> None:
+    """Store ``snapshot``; its model version must be one above the latest stored.
+
+    Raises
+    ------
+    StoreUsageError
+        The version does not follow the latest one (a snapshot is never replaced).
+    """
+    last = SNAPSHOTS.next_id(txn) - 1
+    expected = max(last, 0) + 1
+    if snapshot.model_version != expected:
+        raise StoreUsageError(
+            f"scorer snapshot version {snapshot.model_version} does not follow the stored"
+            f" latest ({last if last >= 0 else 'none'}); expected {expected}"
+        )
+    SNAPSHOTS.put(txn, snapshot)
 
 
 class JudgedOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -242,7 +350,7 @@ class ScorerModel:
         saved = (self.delta.copy(), self.version)
         snap = self.step(outcomes, now)
         try:
-            store.write(lambda txn: store_scorer.append(txn, snap))
+            store.write(lambda txn: _append(txn, snap))
         except BaseException:
             self.delta, self.version = saved
             raise
@@ -270,7 +378,7 @@ class ScorerModel:
     def load(cls, store: Store, **kwargs: object) -> ScorerModel:
         """The model the store's snapshots describe (a fresh one before the first batch)."""
         with store.read() as txn:
-            snaps = list(store_scorer.iter_snapshots(txn))
+            snaps = list(SNAPSHOTS.iter(txn))
         return replay(snaps, **kwargs) if snaps else cls(**kwargs)  # type: ignore[arg-type]
 
 

@@ -6,7 +6,7 @@ and whose magnitude is ``s``:
 
 * ``s < 0.25``: ignored (counted on the source's record, nothing else).
 * otherwise the event enters ``d``'s window of recent events (the wrong
-  source of each, oldest dropped after :data:`~sentient_core.store.sources.WINDOW_MAX`), and
+  source of each, oldest dropped after :data:`WINDOW_MAX`), and
   ``x`` is punished at once if ``s ≥ 0.55``, or if ``0.25 ≤ s < 0.55`` and ``x``
   failed at least twice among ``d``'s last 8 events (this one included);
   otherwise the failure is only noted.
@@ -22,6 +22,10 @@ correct others about 2.5 times for each time it is wrong to hold its weight
 (ten failures at ``s = 1`` take 1.0 to 0.056). Weight never reaches exactly 0:
 silencing a source is the caller's cut-off, not an accident of arithmetic.
 Unknown pairs weigh 1.0.
+
+Storage: the ``sources`` sub-database holds one :class:`SourceWeight` per pair
+under ``b"w/" + digest(domain) + digest(source)`` (:data:`WEIGHTS`) and one
+:class:`DomainWindow` per domain under ``b"d/" + digest(domain)`` (:data:`WINDOWS`).
 """
 
 from __future__ import annotations
@@ -34,18 +38,108 @@ import msgspec
 
 from sentient_core.metamemory.base import Counts, publish
 from sentient_core.metamemory.surprise import check_event, source_key
-from sentient_core.store import sources as store_sources
-from sentient_core.store.sources import WINDOW_MAX, DomainWindow, SourceWeight
+from sentient_core.store.records import NonNegInt, RecordCodec, UnixTime
+from sentient_core.store.table import NameTable, register
 
 if TYPE_CHECKING:
     from sentient_core.events import Emitter
+    from sentient_core.metamemory.surprise import SurpriseEvent
     from sentient_core.store.env import Store
-    from sentient_core.store.surprise import SurpriseEvent
     from sentient_core.store.txn import Txn
 
-__all__ = ["RULES", "SourceDecision", "SourceRules", "SourceWeights"]
+__all__ = [
+    "RULES",
+    "WEIGHTS",
+    "WINDOWS",
+    "WINDOW_MAX",
+    "DomainWindow",
+    "SourceDecision",
+    "SourceRules",
+    "SourceWeight",
+    "SourceWeights",
+]
 
 Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+WINDOW_MAX = 64
+"""Most entries a :class:`DomainWindow` may hold (the rules use the last 8)."""
+
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=1000)]
+
+
+class SourceWeight(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """How much one source is trusted in one domain.
+
+    Attributes
+    ----------
+    v : int
+        Record schema version (1).
+    domain, source : str
+        The pair (the source as a normalised source key, e.g. ``web:docs.python.org``).
+    weight : float
+        In [0, 2]; 1 is the default.
+    punished, rewarded : int
+        Times the weight went down / up.
+    failures, corrections : int
+        Surprise events in which this source was wrong / was the correcting one.
+    ignored : int
+        Events about it below the noise threshold.
+    updated : float
+        Unix seconds of the last change.
+    last_event : int
+        The last surprise event that touched it (-1: none).
+    """
+
+    v: int = 1
+    domain: Name
+    source: Name
+    weight: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = 1.0
+    punished: NonNegInt = 0
+    rewarded: NonNegInt = 0
+    failures: NonNegInt = 0
+    corrections: NonNegInt = 0
+    ignored: NonNegInt = 0
+    updated: UnixTime
+    last_event: Annotated[int, msgspec.Meta(ge=-1)] = -1
+
+
+class DomainWindow(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The wrong source of each recent (non-ignored) surprise event of a domain, oldest first.
+
+    Attributes
+    ----------
+    v : int
+        Record schema version (1).
+    domain : str
+    failed : tuple of str
+        Source keys, one per event, at most :data:`WINDOW_MAX` (oldest dropped).
+    updated : float
+    """
+
+    v: int = 1
+    domain: Name
+    failed: Annotated[tuple[Name, ...], msgspec.Meta(max_length=WINDOW_MAX)] = ()
+    updated: UnixTime
+
+
+# One domain's weights are one key range: the domain's digest comes first.
+WEIGHTS: NameTable[SourceWeight] = NameTable(
+    "sources",
+    b"w/",
+    RecordCodec(SourceWeight, 1, "source weight"),
+    fields=("domain", "source"),
+    label="sources",
+)
+"""Every :class:`SourceWeight`, by (domain, source); a pair without one weighs the default."""
+WINDOWS: NameTable[DomainWindow] = NameTable(
+    "sources",
+    b"d/",
+    RecordCodec(DomainWindow, 1, "domain window"),
+    fields=("domain",),
+    label="sources/window",
+)
+"""Every domain's :class:`DomainWindow`, by domain."""
+register(WEIGHTS)
+register(WINDOWS)
 
 
 class SourceRules(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -127,20 +221,18 @@ class SourceWeights:
     def weight(self, domain: str, source: str) -> float:
         """The weight of ``source`` in ``domain`` (the default for an unknown pair)."""
         with self._store.read() as txn:
-            rec = store_sources.get_weight(txn, domain, source_key(source))
+            rec = WEIGHTS.get(txn, domain, source_key(source))
         return self.rules.default if rec is None else rec.weight
 
     def record(self, domain: str, source: str) -> SourceWeight | None:
         """The stored record of the pair, or None."""
         with self._store.read() as txn:
-            return store_sources.get_weight(txn, domain, source_key(source))
+            return WEIGHTS.get(txn, domain, source_key(source))
 
     def weights(self, domain: str) -> dict[str, float]:
         """Every stored weight of ``domain``, by source key (sorted by key)."""
         with self._store.read() as txn:
-            return dict(
-                sorted((r.source, r.weight) for r in store_sources.iter_weights(txn, domain))
-            )
+            return dict(sorted((r.source, r.weight) for r in WEIGHTS.iter(txn, domain)))
 
     def rank(self, domain: str, sources: Iterable[str]) -> list[tuple[str, float]]:
         """``sources`` ordered by their weight in ``domain``, best first (ties keep input order).
@@ -152,7 +244,7 @@ class SourceWeights:
         with self._store.read() as txn:
             weighted = []
             for i, src in enumerate(given):
-                rec = store_sources.get_weight(txn, domain, source_key(src))
+                rec = WEIGHTS.get(txn, domain, source_key(src))
                 weighted.append((src, self.rules.default if rec is None else rec.weight, i))
         weighted.sort(key=lambda t: (-t[1], t[2]))
         return [(src, w) for src, w, _ in weighted]
@@ -160,7 +252,7 @@ class SourceWeights:
     def window(self, domain: str) -> tuple[str, ...]:
         """The wrong sources of ``domain``'s recent counted events, oldest first."""
         with self._store.read() as txn:
-            rec = store_sources.get_window(txn, domain)
+            rec = WINDOWS.get(txn, domain)
         return () if rec is None else rec.failed
 
     def counters(self) -> dict[str, float]:
@@ -183,12 +275,12 @@ class SourceWeights:
         d, s = event.domain, event.magnitude
         wrong = source_key(event.source)
         out = []
-        rec = store_sources.get_weight(txn, d, wrong) or SourceWeight(
+        rec = WEIGHTS.get(txn, d, wrong) or SourceWeight(
             domain=d, source=wrong, weight=rules.default, updated=now
         )
         replace = msgspec.structs.replace
         if s < rules.ignore_below:
-            store_sources.put_weight(
+            WEIGHTS.put(
                 txn, replace(rec, ignored=rec.ignored + 1, updated=now, last_event=event.id)
             )
             out.append(
@@ -202,13 +294,13 @@ class SourceWeights:
                 )
             )
         else:
-            win = store_sources.get_window(txn, d)
+            win = WINDOWS.get(txn, d)
             failed = ((win.failed if win is not None else ()) + (wrong,))[-WINDOW_MAX:]
-            store_sources.put_window(txn, DomainWindow(domain=d, failed=failed, updated=now))
+            WINDOWS.put(txn, DomainWindow(domain=d, failed=failed, updated=now))
             failures = failed[-rules.window :].count(wrong)
             punish = s >= rules.punish_at or failures >= rules.repeat_failures
             after = rules.punished(rec.weight, s) if punish else rec.weight
-            store_sources.put_weight(
+            WEIGHTS.put(
                 txn,
                 replace(
                     rec,
@@ -239,12 +331,12 @@ class SourceWeights:
     def _reward(self, txn: Txn, event: SurpriseEvent, right: str, now: float) -> SourceDecision:
         rules = self.rules
         d, s = event.domain, event.magnitude
-        rec = store_sources.get_weight(txn, d, right) or SourceWeight(
+        rec = WEIGHTS.get(txn, d, right) or SourceWeight(
             domain=d, source=right, weight=rules.default, updated=now
         )
         reward = s >= rules.reward_at
         after = rules.rewarded(rec.weight, s) if reward else rec.weight
-        store_sources.put_weight(
+        WEIGHTS.put(
             txn,
             msgspec.structs.replace(
                 rec,

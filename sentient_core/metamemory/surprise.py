@@ -1,45 +1,170 @@
 """Surprise events: building them (checked), recording them, counting them.
 
-A :class:`~sentient_core.store.surprise.SurpriseEvent` is made with
-:func:`make_event` (every bound checked, the source's kind one of
-:data:`~sentient_core.vocab.SOURCE_KINDS`) or, for a detected disagreement,
-:func:`from_disagreement`; :class:`SurpriseLog` appends it to the store and
-counts events by cause. Source ids are compared through :func:`source_key`,
-which keeps the part of a source that its track record belongs to (a web
-source is its host, not the page).
+A :class:`SurpriseEvent` (SPEC §5) records that something the core expected
+turned out otherwise: memory predicted one answer and grounded evidence said
+another, a judged answer was irrelevant or contradicted, or the user said it
+was wrong. It is made with :func:`make_event` (every bound checked, the
+source's kind one of :data:`~sentient_core.vocab.SOURCE_KINDS`) or, for a
+detected disagreement, :func:`~sentient_core.metamemory.disagreement.from_disagreement`;
+:class:`SurpriseLog` appends it to the store and counts events by cause. Source
+ids are compared through :func:`source_key`, which keeps the part of a source
+that its track record belongs to (a web source is its host, not the page).
+
+Events live in the ``surprise`` sub-database under 8-byte big-endian sequence
+keys (:data:`EVENTS`); an event's ``id`` is its sequence number. Nothing is
+ever rewritten or deleted: the credit, source and wisdom records cite events by id.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Literal
 from urllib.parse import urlsplit
 
 import msgspec
 
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.metamemory.base import Counts, publish
-from sentient_core.store import surprise as store_surprise
-from sentient_core.store.surprise import CAUSES, SurpriseBasis, SurpriseEvent
+from sentient_core.store.records import RecordCodec, UnixTime
+from sentient_core.store.table import IdTable, register
 from sentient_core.vocab import SOURCE_KINDS
 
 if TYPE_CHECKING:
     from sentient_core.events import Emitter
-    from sentient_core.metamemory.disagreement import Disagreement
     from sentient_core.store.env import Store
     from sentient_core.store.txn import Txn
 
 __all__ = [
+    "CAUSES",
+    "EVENTS",
+    "SOURCE_PATTERN",
+    "Cause",
+    "SurpriseBasis",
+    "SurpriseEvent",
     "SurpriseLog",
     "check_event",
     "check_source",
-    "from_disagreement",
     "make_event",
     "source_key",
 ]
 
 MAX_KEY = 200
+
+Cause = Literal[
+    "disagreement", "irrelevant", "contradicted", "ungrounded_contradicted", "user_feedback"
+]
+CAUSES: tuple[str, ...] = (
+    "disagreement",
+    "irrelevant",
+    "contradicted",
+    "ungrounded_contradicted",
+    "user_feedback",
+)
+"""Why an event fired: memory's answer disagreed with grounded evidence
+(``disagreement``); the judged answer did not answer the question
+(``irrelevant``); a grounded source contradicted it (``contradicted``); an
+ungrounded answer (an LLM's) was contradicted by grounded evidence
+(``ungrounded_contradicted``); the user said so (``user_feedback``)."""
+
+SOURCE_PATTERN = r"^[a-z]+:."
+"""A source id is ``KIND:REF`` (see :attr:`sentient_core.vocab.Source.id`)."""
+
+Unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+TraceRef = Annotated[int, msgspec.Meta(ge=-1)]
+SourceId = Annotated[str, msgspec.Meta(pattern=SOURCE_PATTERN, max_length=1000)]
+Text = Annotated[str, msgspec.Meta(max_length=4000)]
+
+
+class SurpriseBasis(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """How a magnitude was computed: the rule and its inputs.
+
+    Attributes
+    ----------
+    rule : str
+        Name of the rule, e.g. ``"disagreement.version"``, ``"judge.relevance"``,
+        ``"user"``.
+    inputs : dict of str to str
+        The named inputs the rule used (tokens compared, scores, ...), as text.
+    detail : str
+        One human-readable sentence.
+    """
+
+    rule: Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+    inputs: dict[str, str] = msgspec.field(default_factory=dict)
+    detail: Text = ""
+
+
+class SurpriseEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One surprise event (SPEC §5).
+
+    Attributes
+    ----------
+    v : int
+        Record schema version (1).
+    id : int
+        Sequence number in the log (-1 until :meth:`SurpriseLog.record` assigns it).
+    context : str
+        What was going on (the question asked, the request).
+    action : str
+        What the core did that turned out wrong (``"recall"``, ``"answer"``,
+        ``"fetch_content"`` ...); wisdom clusters on (domain, action).
+    expected, actual : str
+        What was expected (memory's answer) and what arrived (the evidence).
+    magnitude : float
+        Surprise ``s`` in [0, 1].
+    basis : SurpriseBasis
+        How ``magnitude`` was computed.
+    domain : str
+        The knowledge domain (see :func:`sentient_core.metamemory.domain_of`).
+    time : float
+        Unix seconds.
+    session : str
+        Learner session ("" outside one).
+    source_memory : int
+        The trace that predicted ``expected`` (-1: none).
+    source : str
+        The source that was wrong, ``KIND:REF`` (``llm:host/model``,
+        ``memory:recall``, ``web:docs.python.org`` ...).
+    cause : str
+        One of :data:`CAUSES`.
+    correcting_memory : int
+        The trace holding the evidence that corrected it (-1: none).
+    correcting_source : str
+        The source that was right ("" if none).
+    """
+
+    v: int = 1
+    id: TraceRef = -1
+    context: Text
+    action: Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+    expected: Text = ""
+    actual: Text = ""
+    magnitude: Unit
+    basis: SurpriseBasis
+    domain: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    time: UnixTime
+    session: Annotated[str, msgspec.Meta(max_length=200)] = ""
+    source_memory: TraceRef = -1
+    source: SourceId
+    cause: Cause
+    correcting_memory: TraceRef = -1
+    correcting_source: Annotated[str, msgspec.Meta(pattern=r"^$|" + SOURCE_PATTERN)] = ""
+
+
+# The whole sub-database, keys 0, 1, 2 ... like the audit log (sentient_core.store.log).
+EVENTS: IdTable[SurpriseEvent] = IdTable(
+    "surprise", b"", RecordCodec(SurpriseEvent, 1, "surprise event"), field="id", label="surprise"
+)
+"""Every surprise event, by id (its sequence number in the log)."""
+register(
+    EVENTS,
+    traces=lambda ev: (
+        (f"surprise event {ev.id}", ev.source_memory),
+        (f"surprise event {ev.id}", ev.correcting_memory),
+    ),
+)
 
 
 def check_source(source: str, *, name: str = "source", empty: bool = False) -> str:
@@ -114,7 +239,7 @@ def make_event(
     ------
     ArgumentError
         A value is out of bounds, ``cause`` is not one of
-        :data:`~sentient_core.store.surprise.CAUSES`, or a source is malformed.
+        :data:`CAUSES`, or a source is malformed.
     """
     if cause not in CAUSES:
         raise ArgumentError(f"cause must be one of {', '.join(CAUSES)}, got {cause!r}")
@@ -135,44 +260,6 @@ def make_event(
             correcting_memory=correcting_memory,
             correcting_source=correcting_source,
         )
-    )
-
-
-def from_disagreement(
-    question: str,
-    found: Disagreement,
-    *,
-    domain: str,
-    source: str,
-    time: float,
-    action: str = "recall",
-    session: str = "",
-    source_memory: int = -1,
-    correcting_memory: int = -1,
-    correcting_source: str = "",
-    cause: str = "disagreement",
-) -> SurpriseEvent:
-    """The surprise event of a detected :class:`~sentient_core.metamemory.disagreement.Disagreement`.
-
-    ``expected``/``actual`` are the two conflicting values, the magnitude and
-    its basis come from the detector. Use ``cause="ungrounded_contradicted"``
-    when the wrong side was an ungrounded (LLM) answer.
-    """
-    return make_event(
-        context=question,
-        action=action,
-        expected=found.expected,
-        actual=found.actual,
-        magnitude=found.magnitude,
-        basis=found.basis(),
-        domain=domain,
-        source=source,
-        cause=cause,
-        time=time,
-        session=session,
-        source_memory=source_memory,
-        correcting_memory=correcting_memory,
-        correcting_source=correcting_source,
     )
 
 
@@ -209,14 +296,14 @@ class SurpriseLog:
     def record(self, event: SurpriseEvent) -> SurpriseEvent:
         """Append ``event`` in one write transaction; returns it with its id."""
         check_event(event)
-        stored = self._store.write(lambda txn: store_surprise.append(txn, event))
+        stored = self._store.write(lambda txn: EVENTS.append(txn, event))
         self.noted([stored])
         return stored
 
     def record_in(self, txn: Txn, event: SurpriseEvent) -> SurpriseEvent:
         """Append ``event`` inside the caller's write transaction (call :meth:`noted` after
         it committed: nothing is counted or published here, the transaction may be re-run)."""
-        return store_surprise.append(txn, check_event(event))
+        return EVENTS.append(txn, check_event(event))
 
     def noted(self, events: Sequence[SurpriseEvent]) -> None:
         """Count and publish events whose transaction committed."""
@@ -237,17 +324,26 @@ class SurpriseLog:
     def get(self, event_id: int) -> SurpriseEvent | None:
         """The event with id ``event_id``, or None."""
         with self._store.read() as txn:
-            return store_surprise.get(txn, event_id)
+            return EVENTS.get(txn, event_id)
 
     def recent(self, n: int, *, domain: str | None = None) -> list[SurpriseEvent]:
-        """The ``n`` newest events (of ``domain`` if given), newest first."""
+        """The ``n`` newest events (of ``domain`` if given), newest first.
+
+        Scans backwards from the newest event; with a domain filter it reads until
+        it has found ``n`` of that domain or reached the oldest event.
+        """
+        if n <= 0:
+            return []
         with self._store.read() as txn:
-            return store_surprise.recent(txn, n, domain=domain)
+            newest = EVENTS.iter(txn, reverse=True)
+            return list(
+                itertools.islice((e for e in newest if domain is None or e.domain == domain), n)
+            )
 
     def events(self, after: int = -1) -> list[SurpriseEvent]:
         """Every event with ``id > after``, oldest first."""
         with self._store.read() as txn:
-            return list(store_surprise.iter_events(txn, after))
+            return list(EVENTS.iter(txn, after=after))
 
     def counters(self) -> dict[str, float]:
         """What this log recorded in this process."""

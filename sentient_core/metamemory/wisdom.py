@@ -28,13 +28,17 @@ transition to the same state, promoting without the evidence — raises
 :class:`~sentient_core.metamemory.base.IllegalTransitionError` (its
 subclass :class:`~sentient_core.metamemory.base.GateNotMetError` when the
 edge exists but its conditions do not hold) and changes nothing.
+
+Storage: the ``wisdom`` sub-database holds the records under ``b"wis/" +
+u64(id)`` (:data:`WISDOM`) and an index from a cluster to its record under
+``b"key/" + digest(domain, action)`` (an 8-byte id value).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
@@ -46,24 +50,144 @@ from sentient_core.metamemory.base import (
     UnknownRecordError,
     publish,
 )
-from sentient_core.store import debts as store_debts
-from sentient_core.store import wisdom as store_wisdom
-from sentient_core.store.wisdom import (
-    MAX_EPISODES,
-    MAX_HISTORY,
-    MAX_SESSIONS,
-    WISDOM_STATES,
-    WisdomRecord,
-    WisdomTransition,
-)
+from sentient_core.metamemory.debts import DEBTS
+from sentient_core.store.keyspace import digest_key
+from sentient_core.store.records import NonNegInt, RecordCodec, UnixTime, key_u64, u64_key
+from sentient_core.store.table import IdTable, register
 
 if TYPE_CHECKING:
     from sentient_core.events import Emitter
+    from sentient_core.metamemory.surprise import SurpriseEvent
     from sentient_core.store.env import Store
-    from sentient_core.store.surprise import SurpriseEvent
     from sentient_core.store.txn import Txn
 
-__all__ = ["RULES", "TRANSITIONS", "WisdomBook", "WisdomRules", "score"]
+__all__ = [
+    "MAX_EPISODES",
+    "MAX_HISTORY",
+    "MAX_SESSIONS",
+    "RULES",
+    "TRANSITIONS",
+    "WISDOM",
+    "WISDOM_STATES",
+    "WisdomBook",
+    "WisdomRecord",
+    "WisdomRules",
+    "WisdomState",
+    "WisdomTransition",
+    "find",
+    "put",
+    "score",
+]
+
+WisdomState = Literal["candidate", "provisional", "trusted", "demoted"]
+WISDOM_STATES: tuple[str, ...] = ("candidate", "provisional", "trusted", "demoted")
+MAX_EPISODES = 64
+"""Episode ids kept per record (the newest; ``episode_count`` counts them all)."""
+MAX_SESSIONS = 32
+MAX_HISTORY = 32
+
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+
+
+class WisdomTransition(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One state change, with why it happened."""
+
+    source: WisdomState
+    target: WisdomState
+    reason: Annotated[str, msgspec.Meta(max_length=2000)]
+    time: UnixTime
+
+
+class WisdomRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A cluster of surprise events on one (domain, action) and what it became.
+
+    Counts with an "epoch" meaning start again when a demoted record becomes a
+    candidate again (``total_episodes`` never does).
+
+    Attributes
+    ----------
+    v : int
+        Record schema version (1).
+    id : int
+    domain, action : str
+        The cluster key.
+    state : {"candidate", "provisional", "trusted", "demoted"}
+    lesson : str
+        The generalisation, in words (from the newest episode).
+    episodes : tuple of int
+        Surprise ids of this epoch (the newest :data:`MAX_EPISODES`).
+    sessions : tuple of str
+        Distinct sessions of this epoch's episodes.
+    episode_count : int
+        Episodes this epoch.
+    magnitude_sum : float
+        Sum of their surprise magnitudes.
+    total_episodes : int
+        Episodes ever.
+    contradictions : int
+        Contradictions this epoch.
+    support : int
+        Supporting episodes since the last promotion.
+    cited_debts : tuple of int
+        Resolved debts cited at promotion.
+    history : tuple of WisdomTransition
+        The newest :data:`MAX_HISTORY` transitions.
+    created, updated : float
+    """
+
+    v: int = 1
+    id: NonNegInt
+    domain: Name
+    action: Name
+    state: WisdomState = "candidate"
+    lesson: Annotated[str, msgspec.Meta(max_length=4000)] = ""
+    episodes: Annotated[tuple[NonNegInt, ...], msgspec.Meta(max_length=MAX_EPISODES)] = ()
+    sessions: Annotated[tuple[str, ...], msgspec.Meta(max_length=MAX_SESSIONS)] = ()
+    episode_count: NonNegInt = 0
+    magnitude_sum: Annotated[float, msgspec.Meta(ge=0.0)] = 0.0
+    total_episodes: NonNegInt = 0
+    contradictions: NonNegInt = 0
+    support: NonNegInt = 0
+    cited_debts: Annotated[tuple[NonNegInt, ...], msgspec.Meta(max_length=64)] = ()
+    history: Annotated[tuple[WisdomTransition, ...], msgspec.Meta(max_length=MAX_HISTORY)] = ()
+    created: UnixTime
+    updated: UnixTime
+
+
+WISDOM: IdTable[WisdomRecord] = IdTable(
+    "wisdom", b"wis/", RecordCodec(WisdomRecord, 1, "wisdom record"), field="id", label="wisdom"
+)
+"""Every wisdom record, by id (ids count up from 0). Write through :func:`put`, which
+keeps the index by cluster that :func:`find` reads."""
+_INDEX = b"key/"
+"""``_INDEX + digest(domain, action)`` → the 8-byte id of that cluster's record."""
+
+
+def _cites_existing_debts(txn: Txn) -> Iterator[str]:
+    known = {d.id for d in DEBTS.iter(txn)}
+    for w in WISDOM.iter(txn):
+        missing = [d for d in w.cited_debts if d not in known]
+        if missing:
+            yield f"wisdom {w.id} cites missing debt(s) {missing[:5]}"
+
+
+register(WISDOM, check=_cites_existing_debts)
+
+
+def put(txn: Txn, record: WisdomRecord) -> None:
+    """Write (or replace) record ``record.id`` and its (domain, action) index entry."""
+    WISDOM.put(txn, record)
+    txn.put(WISDOM.db, digest_key(_INDEX, record.domain, record.action), u64_key(record.id))
+
+
+def find(txn: Txn, domain: str, action: str) -> WisdomRecord | None:
+    """The record of the cluster (domain, action), or None."""
+    raw = txn.get(WISDOM.db, digest_key(_INDEX, domain, action))
+    if raw is None:
+        return None
+    rec = WISDOM.get(txn, key_u64(bytes(raw)))
+    return rec if rec is not None and (rec.domain, rec.action) == (domain, action) else None
+
 
 TRANSITIONS: dict[tuple[str, str], str] = {
     ("candidate", "provisional"): "promotion",
@@ -155,7 +279,7 @@ class WisdomBook:
             return self._get(txn, wisdom_id)
 
     def _get(self, txn: Txn, wisdom_id: int) -> WisdomRecord:
-        rec = store_wisdom.get(txn, wisdom_id)
+        rec = WISDOM.get(txn, wisdom_id)
         if rec is None:
             raise UnknownRecordError(f"no wisdom record {wisdom_id}")
         return rec
@@ -163,12 +287,12 @@ class WisdomBook:
     def find(self, domain: str, action: str) -> WisdomRecord | None:
         """The record of the cluster (domain, action), or None."""
         with self._store.read() as txn:
-            return store_wisdom.find(txn, domain, action)
+            return find(txn, domain, action)
 
     def records(self, *, state: str | None = None) -> list[WisdomRecord]:
         """Every record (in ``state`` if given), by id."""
         with self._store.read() as txn:
-            return [r for r in store_wisdom.iter_wisdom(txn) if state is None or r.state == state]
+            return [r for r in WISDOM.iter(txn) if state is None or r.state == state]
 
     def score(self, record: WisdomRecord) -> float:
         """:func:`score` under this book's rules."""
@@ -190,11 +314,11 @@ class WisdomBook:
         if event.id < 0:
             raise ArgumentError("only a recorded surprise event (id >= 0) can be an episode")
         now = float(self._clock())
-        old = store_wisdom.find(txn, event.domain, event.action)
+        old = find(txn, event.domain, event.action)
         rec = old
         if rec is None:
             rec = WisdomRecord(
-                id=store_wisdom.next_id(txn),
+                id=WISDOM.next_id(txn),
                 domain=event.domain,
                 action=event.action,
                 created=now,
@@ -230,7 +354,7 @@ class WisdomBook:
             lesson=lesson,
             updated=now,
         )
-        store_wisdom.put(txn, rec)
+        put(txn, rec)
         return old, rec
 
     # -- transitions -------------------------------------------------------------------------
@@ -261,7 +385,7 @@ class WisdomBook:
         def write(txn: Txn) -> tuple[WisdomRecord, WisdomRecord]:
             old = self._get(txn, wisdom_id)
             new = self._checked(txn, old, target, reason, cited)
-            store_wisdom.put(txn, new)
+            put(txn, new)
             return old, new
 
         try:
@@ -288,7 +412,7 @@ class WisdomBook:
             rec = msgspec.structs.replace(old, contradictions=old.contradictions + 1)
             if rec.state != "demoted":
                 rec = self._moved(rec, "demoted", f"contradicted: {reason}", float(self._clock()))
-            store_wisdom.put(txn, rec)
+            put(txn, rec)
             return old, rec
 
         old, new = self._store.write(write)
@@ -302,10 +426,10 @@ class WisdomBook:
         def write(txn: Txn) -> list[tuple[WisdomRecord, WisdomRecord]]:
             now = float(self._clock())
             out = []
-            for rec in store_wisdom.iter_wisdom(txn):
+            for rec in WISDOM.iter(txn):
                 if rec.state in ("provisional", "trusted") and debt_id in rec.cited_debts:
                     new = self._moved(rec, "demoted", f"cited debt {debt_id} reopened", now)
-                    store_wisdom.put(txn, new)
+                    put(txn, new)
                     out.append((rec, new))
             return out
 
@@ -402,7 +526,7 @@ class WisdomBook:
     def _unresolved(txn: Txn, cited: Iterable[int]) -> list[str]:
         out = []
         for d in cited:
-            debt = store_debts.get(txn, d)
+            debt = DEBTS.get(txn, d)
             if debt is None:
                 out.append(f"cited debt {d} does not exist")
             elif debt.status != "resolved":

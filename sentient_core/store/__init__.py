@@ -14,6 +14,8 @@ files      ingested files → their size, byte digest and traces (ingest is idem
 terms      each trace's lexical terms (hashed tokens, counts, length), for BM25 recall
 links      directed links between traces (put, get, delete, delete_touching, iter_from)
 log        append-only logs with sequence keys (events, surprise …)
+keyspace   prefixed key spaces inside one sub-database (number and digest keys)
+table      typed record tables over a key prefix (the meta-memory's records), their registry
 integrity  :func:`check_integrity`
 errors     the exception tree rooted at :class:`StoreError`
 
@@ -28,7 +30,7 @@ Typical use::
             matrix = codes.read_all(txn)
 """
 
-from sentient_core.store import codes, content, files, links, log, terms, traces
+from sentient_core.store import codes, content, files, links, log, table, terms, traces
 from sentient_core.store.env import DB_NAMES, DEFAULT_MAP_SIZE, Store
 from sentient_core.store.errors import (
     CorruptRecordError,
@@ -83,6 +85,7 @@ __all__ = [
     "files",
     "links",
     "log",
+    "table",
     "terms",
     "traces",
 ]

@@ -13,9 +13,11 @@
 * every stored term list decodes and belongs to an existing trace (a trace
   without terms is allowed: a store from before terms gets them on its first
   writable open).
-* every meta-memory record (surprise events, credit and floor records, scorer
-  snapshots, debts, wisdom, source weights) decodes, the traces it names exist,
-  the scorer snapshots chain from version 1, and wisdom cites existing debts.
+* every record of every registered record table (:mod:`sentient_core.store.table`:
+  the meta-memory's surprise events, credit and floor records, scorer snapshots,
+  debts, wisdom, source weights and windows) decodes under its own key, the
+  traces it names exist, and its owner's checks pass (the scorer snapshots chain
+  from version 1, wisdom cites existing debts).
 
 It never raises for a problem it finds; it lists them.
 """
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING
 import msgspec
 import numpy as np
 
-from sentient_core.store import files
+from sentient_core.store import files, table
 from sentient_core.store.content import digest
 from sentient_core.store.errors import StoreError
 from sentient_core.store.records import (
@@ -46,6 +48,11 @@ __all__ = ["IntegrityReport", "check_integrity"]
 
 MAX_LISTED = 50
 """Problems listed in full; beyond this only a count is added."""
+
+TABLE_DBS: tuple[str, ...] = ("scorer", "surprise", "debts", "wisdom", "sources")
+"""Sub-databases whose records are read only through the tables the meta-memory
+registers: one holding records while no table of it is registered is a problem
+(the check would otherwise pass without having read them)."""
 
 
 class IntegrityReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -72,6 +79,10 @@ class _Problems:
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.extra = 0
+
+    def add_once(self, line: str) -> None:
+        if line not in self.lines:
+            self.add(line)
 
     def add(self, line: str) -> None:
         if len(self.lines) < MAX_LISTED:
@@ -121,7 +132,7 @@ def check_integrity(store: Store) -> IntegrityReport:
         _check_content(txn, problems)
         _check_files(txn, ids, problems)
         _check_terms(txn, ids, problems)
-        _check_metamemory(txn, ids, problems)
+        _check_tables(txn, ids, problems)
         if counters is not None:
             if counters.trace_count != len(ids):
                 problems.add(f"counters say {counters.trace_count} traces; {len(ids)} stored")
@@ -269,35 +280,30 @@ def _check_terms(txn: Txn, ids: set[int], problems: _Problems) -> None:
         problems.add(str(exc))
 
 
-def _check_metamemory(txn: Txn, ids: set[int], problems: _Problems) -> None:
-    """Every meta-memory record decodes, and the traces it names exist."""
-    from sentient_core.store import credit, debts, scorer, sources, surprise, wisdom
-
-    def named(what: str, trace: int) -> None:
-        if trace >= 0 and trace not in ids:
-            problems.add(f"{what} names missing trace {trace}")
-
-    try:
-        for ev in surprise.iter_events(txn):
-            named(f"surprise event {ev.id}", ev.source_memory)
-            named(f"surprise event {ev.id}", ev.correcting_memory)
-        for rec in credit.iter_records(txn):
-            named("a credit record", rec.trace)
-        for floor in credit.iter_floors(txn):
-            named("a floor record", floor.trace)
-            named(f"the floor record of trace {floor.trace}", floor.superseded_by)
-        for version, snap in enumerate(scorer.iter_snapshots(txn), 1):
-            if snap.model_version != version:
-                problems.add(f"scorer: snapshot {version} missing (found {snap.model_version})")
-                break
-        for debt in debts.iter_debts(txn):
-            named(f"debt {debt.id}", debt.source_memory)
-        known = {d.id for d in debts.iter_debts(txn)}
-        for w in wisdom.iter_wisdom(txn):
-            missing = [d for d in w.cited_debts if d not in known]
-            if missing:
-                problems.add(f"wisdom {w.id} cites missing debt(s) {missing[:5]}")
-        for _ in sources.iter_weights(txn):
-            pass
-    except StoreError as exc:
-        problems.add(str(exc))
+def _check_tables(txn: Txn, ids: set[int], problems: _Problems) -> None:
+    """Every record of every registered table decodes under its own key, the traces
+    it names exist, and its owner's checks pass (see :func:`~sentient_core.store.table.register`)."""
+    owned: set[str] = set()
+    for entry in table.registered():
+        owned.add(entry.table.db)
+        if not txn.store.has_db(entry.table.db):
+            continue
+        try:
+            for record in entry.table.iter(txn):
+                for what, trace in entry.traces(record) if entry.traces else ():
+                    if trace >= 0 and trace not in ids:
+                        problems.add(f"{what} names missing trace {trace}")
+        except StoreError as exc:
+            problems.add(str(exc))
+            continue  # the owner's checks would trip over the same record
+        try:
+            for line in entry.check(txn) if entry.check else ():
+                problems.add(line)
+        except StoreError as exc:  # another table's bad record, listed by its own table
+            problems.add_once(str(exc))
+    for name in TABLE_DBS:
+        if name not in owned and txn.store.has_db(name) and txn.entries(name):
+            problems.add(
+                f"{name}: {txn.entries(name)} record(s) and no record table registered to read"
+                " them (import sentient_core.metamemory before checking)"
+            )
