@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from sentient_core.memory import Hit
     from sentient_core.metamemory import MetaMemory
     from sentient_core.metamemory.debts import DebtRecord
+    from sentient_core.metamemory.sources import SourceWeight
     from sentient_core.metamemory.wisdom import WisdomRecord
 
 __all__ = ["CODE_DIM", "Core"]
@@ -126,6 +127,15 @@ class Core:
     def debts(self, *, status: str | None = None, domain: str | None = None) -> list[DebtRecord]:
         """Meta-memory's epistemic debts (all, or those of one status or domain)."""
         return self.meta.debts.debts(status=status, domain=domain)
+
+    def sources(self, domain: str | None = None) -> list[SourceWeight]:
+        """Meta-memory's source weights (all, or one domain's), by domain, then the
+        heaviest source first."""
+        from sentient_core.metamemory.sources import WEIGHTS
+
+        with self.store.read() as txn:
+            rows = list(WEIGHTS.iter(txn, domain) if domain else WEIGHTS.iter(txn))
+        return sorted(rows, key=lambda r: (r.domain, -r.weight, r.source))
 
     def wisdom(self, *, state: str | None = None) -> list[WisdomRecord]:
         """Meta-memory's wisdom records (all, or those in one state)."""

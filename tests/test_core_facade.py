@@ -30,6 +30,10 @@ def test_ingest_recall_status_feedback_and_meta_reads(tmp_path):
         assert out["trace"] == hit.record.id and out["verdict"] == "wrong"
         assert core.memory.get(hit.record.id).failure_count == before.failure_count + 1
         assert core.debts() == []
+        # A wrong answer punishes its source in its domain (a weight below 1).
+        (weight,) = core.sources()
+        assert weight.weight < 1.0 and core.sources(weight.domain) == [weight]
+        assert core.sources("no such domain") == []
         # The surprise of a wrong answer starts a wisdom candidate about its domain.
         (candidate,) = core.wisdom()
         assert candidate.state == "candidate" and candidate.action == "recall"
