@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from numba.core.registry import CPUDispatcher
@@ -70,13 +71,21 @@ def _cache_counts(dispatchers: list[CPUDispatcher]) -> tuple[int, int]:
     return hits, misses
 
 
-def warmup(modules: tuple[str, ...] = MODULES) -> list[ModuleWarmup]:
+def warmup(
+    modules: tuple[str, ...] = MODULES,
+    *,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> list[ModuleWarmup]:
     """Compile (or load from cache) every kernel of the given modules.
 
     Parameters
     ----------
     modules : tuple of str
         Names of ``kernels`` submodules; default all.
+    progress : callable, optional
+        ``progress(done, total, module)`` before each module is compiled
+        (``module`` is the one starting; a cold cache takes seconds per module),
+        then ``progress(total, total, "")`` once every module is ready.
 
     Returns
     -------
@@ -84,10 +93,13 @@ def warmup(modules: tuple[str, ...] = MODULES) -> list[ModuleWarmup]:
         Per-module wall time, number of kernels, and Numba cache hits/misses
         (a miss means the kernel was compiled in this process).
     """
-    out = []
-    for name in modules:
+    for name in modules:  # all names first: a typo must not cost a compile of the others
         if name not in MODULES:
             raise ValueError(f"modules: unknown kernel module {name!r}; choose from {MODULES}")
+    out = []
+    for i, name in enumerate(modules):
+        if progress is not None:
+            progress(i, len(modules), name)
         mod = importlib.import_module(f"kernels.{name}")
         t0 = time.perf_counter()
         mod._warmup()
@@ -95,4 +107,6 @@ def warmup(modules: tuple[str, ...] = MODULES) -> list[ModuleWarmup]:
         disp = _dispatchers(mod)
         hits, misses = _cache_counts(disp)
         out.append(ModuleWarmup(name, dt, len(disp), hits, misses))
+    if progress is not None:
+        progress(len(modules), len(modules), "")
     return out

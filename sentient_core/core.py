@@ -47,6 +47,11 @@ class Core:
         (``$SENTIENT_HOME`` or the user's data dir).
     readonly : bool
         Open for reading only (a second process may read while a learner writes).
+    create : bool, optional
+        Create the store when ``data_dir`` is missing or empty; default
+        ``not readonly``. ``False`` opens an existing store for writing and
+        raises :class:`~sentient_core.store.StoreNotFoundError` instead of
+        creating one (commands that only use a store must not make one).
     durable : bool
         Sync every commit to disk (default). ``False`` trades the last
         transactions on power loss for speed; a process crash still loses nothing.
@@ -57,6 +62,7 @@ class Core:
         data_dir: str | os.PathLike[str] | None = None,
         *,
         readonly: bool = False,
+        create: bool | None = None,
         durable: bool = True,
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
@@ -65,7 +71,7 @@ class Core:
             self.data_dir,
             code_dim=CODE_DIM,
             readonly=readonly,
-            create=not readonly,
+            create=not readonly if create is None else create,
             durable=durable,
         )
         try:

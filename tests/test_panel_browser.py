@@ -7,10 +7,16 @@ import pytest
 
 from sentient_core.config import load
 from sentient_core.server import Server
-from tests.servers.browser import Browser
+from tests.servers.browser import Browser, require_chromium
 from tests.servers.sentient import served
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _chromium() -> None:
+    require_chromium()  # skipped (with the reason) without it; a failure when CI=true
+
 
 QUESTION = "How do honey bees communicate the direction of flowers?"
 

@@ -6,25 +6,19 @@ import argparse
 import json
 import sys
 
-from sentient_core.cli.common import positive_float, positive_int
+from sentient_core.cli.common import positive_float, positive_int, warm_kernels
 
 __all__ = ["register"]
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from kernels.warmup import warmup
     from sentient_core.benchmarks import runner
 
     def progress(line: str) -> None:
         if not args.json:
             print(line, file=sys.stderr, flush=True)
 
-    if not args.json:
-        print("compiling kernels…", file=sys.stderr, flush=True)
-    warm = warmup()
-    if not args.json:
-        total = sum(w.seconds for w in warm)
-        print(f"kernels ready in {total:.2f} s", file=sys.stderr, flush=True)
+    warm_kernels(show=not args.json)
     report = runner.run(scale=args.scale, only=args.only, repeat=args.repeat, progress=progress)
     if not report.results:
         print(f"error: no benchmark matches --only {args.only!r}", file=sys.stderr)
@@ -52,9 +46,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def _cmd_warmup(args: argparse.Namespace) -> int:
     from kernels.config import CACHE
-    from kernels.warmup import warmup
 
-    results = warmup()
+    # The table comes at the end; a cold cache compiles for minutes on a small
+    # machine, so the progress line (stderr) says which module is compiling.
+    results = warm_kernels(show=not args.json)
     total = sum(w.seconds for w in results)
     if args.json:
         print(
@@ -105,7 +100,11 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     b.set_defaults(func=_cmd_bench)
 
     w = sub.add_parser(
-        "warmup", help="compile every kernel (or load it from the Numba cache) and report the time"
+        "warmup",
+        help="compile every kernel (or load it from the Numba cache) and report the time",
+        description="Compile every kernel (the first run, tens of seconds: a progress line on"
+        " stderr names the module) or load it from the Numba cache, then print a table of"
+        " seconds, kernels, cache hits and compiles per module.",
     )
     w.add_argument("--json", action="store_true", help="print JSON")
     w.set_defaults(func=_cmd_warmup)

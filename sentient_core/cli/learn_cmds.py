@@ -5,13 +5,22 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
+import threading
 import time
 from pathlib import Path
 
 import msgspec
 
-from sentient_core.cli.common import EXIT_RESOURCES, JSON, open_store, positive_int
+from sentient_core.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_RESOURCES,
+    JSON,
+    open_store,
+    positive_int,
+    text,
+)
 from sentient_core.cli.config_cmds import add_config_argument, data_dir_of, load_config
 
 __all__ = ["register"]
@@ -128,13 +137,8 @@ def _cmd_learn(args: argparse.Namespace) -> int:
         learner.events.subscribe(show)
         for q in args.ask or ():
             learner.ask(q)
-        try:
-            # Background semantics in this thread: the control channel may pause,
-            # resume or stop it (`sentient learner pause` from another terminal).
-            stats = learner.run(iterations, background=True)
-        except KeyboardInterrupt:
-            learner.stop()
-            stats = learner.stats
+        stats, interrupted = _run_interruptibly(learner, iterations)
+        if interrupted and not stats.stopped_by:  # Ctrl-C during the last iteration
             stats.stopped_by = "interrupted"
         if not args.json:
             print()
@@ -176,7 +180,59 @@ def _cmd_learn(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_RESOURCES
-    return 0
+    return EXIT_INTERRUPTED if interrupted else 0
+
+
+def _run_interruptibly(learner, iterations: int):
+    """Run the loop in a worker thread; the first Ctrl-C stops it after the current step.
+
+    The loop runs in a thread so that SIGINT lands in this (main) thread, which
+    only waits: a KeyboardInterrupt raised inside a step could leave it half done,
+    and a signal handler cannot safely wake the loop's wait between iterations
+    (setting an Event takes a lock the interrupted code may hold). A second
+    Ctrl-C while the step finishes ends the process at once; committed
+    transactions stay (LMDB is crash-safe), the one in flight is dropped.
+    Returns the session's stats and whether Ctrl-C was pressed.
+    """
+    outcome: list = []
+
+    def body() -> None:
+        try:
+            # Background semantics: the control channel may pause, resume or stop it
+            # (`sentient learner pause` from another terminal).
+            outcome.append(learner.run(iterations, background=True))
+        except BaseException as err:  # handed to the main thread, re-raised there
+            outcome.append(err)
+
+    def wait() -> None:
+        # Polling with sleep, not Thread.join: a KeyboardInterrupt inside join() marks
+        # the thread finished while it still runs (Python 3.11), and sleep holds no lock.
+        while not outcome:
+            time.sleep(0.1)
+
+    threading.Thread(target=body, name="sentient-learn", daemon=True).start()
+    interrupted = False
+    try:
+        wait()
+    except KeyboardInterrupt:
+        interrupted = True
+        try:
+            print(
+                "\ninterrupt: stopping after the current step (Ctrl-C again to abort now)",
+                file=sys.stderr,
+                flush=True,
+            )
+            learner.stop(timeout=0, reason="interrupted")
+            wait()
+        except KeyboardInterrupt:
+            print("aborted", file=sys.stderr, flush=True)
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+            os._exit(EXIT_INTERRUPTED)
+    (result,) = outcome
+    if isinstance(result, BaseException):
+        raise result
+    return result, interrupted
 
 
 def _cmd_eavesdrop(args: argparse.Namespace) -> int:
@@ -249,7 +305,8 @@ def _cmd_budget(args: argparse.Namespace) -> int:
 def _cmd_focus(args: argparse.Namespace) -> int:
     from sentient_core.autonomy.drives import Pursuit
 
-    with open_store(args, readonly=args.topic is None) as store:
+    # Declaring a goal may create the store (before the first `learn`); listing never does.
+    with open_store(args, readonly=args.topic is None, create=args.topic is not None) as store:
         pursuit = Pursuit(store)
         if args.topic is not None:
             goal = pursuit.add(args.topic)
@@ -272,7 +329,9 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="run the chaperone-gated learning loop (offline corpus by default)",
         description="curiosity → query → chaperone → ingest → integrate → judge → reflect, "
-        "with a live view of each step and a summary. No LLM and no network unless --llm.",
+        "with a live view of each step and a summary. No LLM and no network unless --llm. "
+        "Creates the store if there is none. Ctrl-C stops after the current step, prints the "
+        "summary and exits 130 (a second Ctrl-C aborts at once).",
     )
     learn.add_argument(
         "--iterations",
@@ -298,7 +357,11 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         help="extra local corpus dir (repeatable)",
     )
     learn.add_argument(
-        "--ask", action="append", metavar="QUESTION", help="a question to learn about (repeatable)"
+        "--ask",
+        action="append",
+        type=text,
+        metavar="QUESTION",
+        help="a question to learn about (repeatable)",
     )
     learn.add_argument(
         "--json", action="store_true", help="one JSON event per line instead of the live view"
@@ -331,6 +394,6 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     bud.set_defaults(func=_cmd_budget)
 
     foc = sub.add_parser("focus", parents=[common], help="declare a focus goal (or list them)")
-    foc.add_argument("topic", nargs="?", help="the topic to pursue; omit to list goals")
+    foc.add_argument("topic", nargs="?", type=text, help="the topic to pursue; omit to list goals")
     foc.add_argument("--json", action="store_true", help="print JSON")
     foc.set_defaults(func=_cmd_focus)

@@ -7,7 +7,15 @@ import json
 import sys
 from pathlib import Path
 
-from sentient_core.cli.common import EXIT_RESOURCES, open_core, positive_int
+from sentient_core.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_RESOURCES,
+    interruptible,
+    open_core,
+    positive_int,
+    text,
+    warm_kernels,
+)
 
 __all__ = ["register"]
 
@@ -41,13 +49,22 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     from sentient_core.integrate import Integrator
     from sentient_core.progress import ProgressLine
 
-    with open_core(args) as core:
+    with open_core(args, create=True) as core:  # first: a bad --data-dir fails at once
+        # Compile before the clock starts (minutes on a cold cache, with progress):
+        # compiling lazily inside the run showed "1/5 files" for minutes, then a rate
+        # near 0 chunks/s.
+        kernels_seconds = sum(w.seconds for w in warm_kernels(show=not args.json))
         integ = Integrator(core.memory, core.observer, batch=args.batch)
         bar = ProgressLine()
-        summary = integ.ingest(args.paths, progress=None if args.json else _ingest_progress(bar))
+        with interruptible("stopping after the current file; what is read is committed") as stop:
+            summary = integ.ingest(
+                args.paths,
+                progress=None if args.json else _ingest_progress(bar),
+                stop=lambda: stop.requested,
+            )
         bar.done()
     if args.json:
-        print(json.dumps(summary.as_dict(), indent=2))
+        print(json.dumps({**summary.as_dict(), "kernels_seconds": kernels_seconds}, indent=2))
     else:
         for skip in summary.skipped:
             print(f"skipped {skip.path}: {skip.reason}", file=sys.stderr)
@@ -77,6 +94,13 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_RESOURCES
+    if summary.interrupted:
+        print(
+            f"interrupted: stopped after {summary.files} file(s); their {summary.chunks}"
+            " chunk(s) were committed, the files after them not read",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     return 1 if summary.files == 0 and summary.skipped else 0
 
 
@@ -104,6 +128,7 @@ def _cmd_recall_explained(args: argparse.Namespace) -> int:
 def _cmd_recall(args: argparse.Namespace) -> int:
     if args.explain:
         return _cmd_recall_explained(args)
+    # Not read-only unless --no-touch (recall bumps use counts), yet never a new store.
     with open_core(args, readonly=args.no_touch) as core:
         if args.rank == "scored":
             from sentient_core.metamemory import MetaMemory
@@ -164,6 +189,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
             paths = [str(p) for p in generate_corpus(Path(tmp) / "corpus", size, seed=args.seed)]
             corpus = f"generated {args.size_mb:g} MB (txt/md/html/json, seed {args.seed})"
         data_dir = args.data_dir if args.data_dir is not None else Path(tmp) / "store"
+        warm_kernels(show=not args.json)  # compile time is not a stage of integration
         with Core(data_dir) as core:
             integ = Integrator(core.memory, core.observer, batch=args.batch)
             bar = ProgressLine()
@@ -219,7 +245,10 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="ingest files and folders (txt, md, json, html, pdf) into memory",
         description="Extract, chunk (2000 chars, 200 overlap), encode and store every "
-        "supported file under the given paths. Bad files are reported and skipped.",
+        "supported file under the given paths. Bad files are reported and skipped. Creates "
+        "the store if there is none. The first run compiles the kernels before it starts "
+        "(a progress line on stderr). Ctrl-C stops after the current file with what was "
+        "read committed (exit 130).",
     )
     ing.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (recursive)")
     ing.add_argument("--batch", type=positive_int, default=512, help="chunks per commit")
@@ -229,7 +258,7 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     rec = sub.add_parser(
         "recall", parents=[common], help="recall the traces most relevant to a query"
     )
-    rec.add_argument("query", help="query text")
+    rec.add_argument("query", type=text, help="query text")
     rec.add_argument("-k", type=positive_int, default=10, help="number of traces (default 10)")
     rec.add_argument(
         "--rank",

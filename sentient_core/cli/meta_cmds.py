@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import Counter
 from typing import Any
 
@@ -29,10 +30,10 @@ def _cmd_feedback(args: argparse.Namespace) -> int:
     with open_core(args) as core:
         rec = core.memory.get(args.trace_id)
         if rec is None:
-            print(f"error: no trace {args.trace_id}")
+            print(f"error: no trace {args.trace_id}", file=sys.stderr)
             return 2
         if rec.retired:
-            print(f"error: trace {args.trace_id} is retired")
+            print(f"error: trace {args.trace_id} is retired", file=sys.stderr)
             return 2
         meta = MetaMemory(core.memory)
         out = feedback(meta, rec, right=args.right, note=args.note or "")

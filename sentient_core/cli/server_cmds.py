@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 
@@ -40,17 +41,33 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     assert server.host is not None and server.control is not None
     for line in server.host.unsafe:
         print(f"warning: unsafe setting {line}", file=sys.stderr, flush=True)
-    print(f"data dir: {server.data_dir}", flush=True)
-    if effective.path:
-        print(f"settings: {effective.path}", flush=True)
-    print(f"serving {server.url}  (panel at /, API under /learning, /ask, /recall …)", flush=True)
     login = server.login_url()
-    print(
-        f"panel (this link logs in once; `sentient learner login` makes another): {login}",
-        flush=True,
-    )
-    print(server.notice, flush=True)
-    print(f"control socket: {server.control.path}", flush=True)
+    if args.json:
+        # One object on one line: a script reads the first line and has everything.
+        started = {
+            "event": "serving",
+            "url": server.url,
+            "login_url": login,
+            "data_dir": str(server.data_dir),
+            "settings": str(effective.path) if effective.path else None,
+            "control_socket": str(server.control.path),
+            "notice": server.notice,
+        }
+        print(json.dumps(started), flush=True)
+    else:
+        print(f"data dir: {server.data_dir}", flush=True)
+        if effective.path:
+            print(f"settings: {effective.path}", flush=True)
+        print(
+            f"serving {server.url}  (panel at /, API under /learning, /ask, /recall …)",
+            flush=True,
+        )
+        print(
+            f"panel (this link logs in once; `sentient learner login` makes another): {login}",
+            flush=True,
+        )
+        print(server.notice, flush=True)
+        print(f"control socket: {server.control.path}", flush=True)
     if args.open:
         import webbrowser
 
@@ -58,7 +75,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             print("warning: no browser could be opened; use the link above", file=sys.stderr)
     server.run()
     how = server.server.signal
-    print("server stopped" + (f" ({signal.Signals(how).name})" if how else ""), flush=True)
+    name = signal.Signals(how).name if how else None
+    if args.json:
+        print(json.dumps({"event": "stopped", "signal": name}), flush=True)
+    else:
+        print("server stopped" + (f" ({name})" if name else ""), flush=True)
     return 0
 
 
@@ -86,6 +107,12 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         default="warning",
         choices=("critical", "error", "warning", "info", "debug"),
         help="uvicorn's log level (default warning)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the startup line as one JSON object (url, login_url, data_dir, …) and"
+        " the stop as another",
     )
     add_config_argument(p)
     p.set_defaults(func=_cmd_serve)

@@ -43,10 +43,22 @@ def _cmd_backup(args: argparse.Namespace) -> int:
     with Store.open(dest, readonly=True) as copy:
         report = check_integrity(copy)
     size = sum(f.stat().st_size for f in Path(dest).iterdir() if f.is_file())
-    print(
-        f"backup of {store.path} in {dest}: {report.traces} traces, {report.links} links,"
-        f" {size / 1e6:.1f} MB (compacted); integrity {'ok' if report.ok else 'NOT ok'}"
-    )
+    if args.json:
+        out = {
+            "source": str(store.path),
+            "dest": str(dest),
+            "traces": report.traces,
+            "links": report.links,
+            "bytes": size,
+            "ok": report.ok,
+            "problems": list(report.problems),
+        }
+        print(json.dumps(out, indent=2))
+    else:
+        print(
+            f"backup of {store.path} in {dest}: {report.traces} traces, {report.links} links,"
+            f" {size / 1e6:.1f} MB (compacted); integrity {'ok' if report.ok else 'NOT ok'}"
+        )
     return 0 if report.ok else EXIT_PROBLEMS
 
 
@@ -74,17 +86,27 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _cmd_import(args: argparse.Namespace) -> int:
     from sentient_core.store.transfer import import_lines
 
-    with open_store(args, readonly=False) as store:
-        source = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")  # noqa: SIM115
-        try:
+    # Open the input first: a missing file must not leave an empty store behind.
+    source = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")  # noqa: SIM115
+    try:
+        with open_store(args, readonly=False, create=True) as store:
             counts = import_lines(store, source)
-        finally:
-            if source is not sys.stdin.buffer:
-                source.close()
-    print(
-        f"imported {counts.traces} traces, {counts.links} links, {counts.records} records"
-        f" into {store.path}"
-    )
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+    if args.json:
+        out = {
+            "path": str(store.path),
+            "traces": counts.traces,
+            "links": counts.links,
+            "records": counts.records,
+        }
+        print(json.dumps(out, indent=2))
+    else:
+        print(
+            f"imported {counts.traces} traces, {counts.links} links, {counts.records} records"
+            f" into {store.path}"
+        )
     return 0
 
 
@@ -112,6 +134,7 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         help="a compacted, consistent copy of the store (safe while a learner writes)",
     )
     bak.add_argument("dest", type=Path, help="new or empty directory for the copy")
+    bak.add_argument("--json", action="store_true", help="print JSON")
     bak.set_defaults(func=_cmd_backup)
 
     exp = sub.add_parser(
@@ -134,4 +157,5 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         help="import an export into a new (empty) store",
     )
     imp.add_argument("input", help="the export file ('-' for stdin)")
+    imp.add_argument("--json", action="store_true", help="print JSON")
     imp.set_defaults(func=_cmd_import)

@@ -107,7 +107,9 @@ class IngestSummary(msgspec.Struct, forbid_unknown_fields=True):
     the same file). ``ids`` are the new traces' ids, ``known`` the holders' ids,
     in chunk order. ``unchanged`` files were skipped (same bytes as when last
     ingested); ``changed`` files had been ingested before with other bytes, and
-    ``superseded`` of their old traces were retired.
+    ``superseded`` of their old traces were retired. ``interrupted``: the run
+    was asked to stop (``stop``) and ended after the file it was on, with that
+    file's chunks committed and the files after it not read.
     """
 
     files: int = 0
@@ -117,6 +119,7 @@ class IngestSummary(msgspec.Struct, forbid_unknown_fields=True):
     changed: int = 0
     superseded: int = 0
     stopped_by: str = ""
+    interrupted: bool = False
     ids: list[int] = msgspec.field(default_factory=list)
     known: list[int] = msgspec.field(default_factory=list)
     bytes: int = 0
@@ -245,18 +248,21 @@ class Integrator:
         paths: Iterable[str | os.PathLike[str]],
         *,
         progress: Callable[[Progress], None] | None = None,
+        stop: Callable[[], object] | None = None,
     ) -> IngestSummary:
         """Ingest files and folders (recursively); return what was done.
 
         Bad files are listed in ``summary.skipped`` with the reason; they never
         stop the run. A store that cannot be written (disk full, file-size limit,
         I/O error, map at its maximum) stops it: ``summary.stopped_by`` says why,
-        and the summary counts what was committed before.
+        and the summary counts what was committed before. ``stop`` is asked
+        before each file; once it returns true the run commits what it has and
+        ends with ``summary.interrupted`` set (the CLI's Ctrl-C).
         """
         summary = IngestSummary()
         self._files = FileLedger(self.memory)
         try:
-            return self._ingest(paths, summary, progress)
+            return self._ingest(paths, summary, progress, stop)
         finally:
             self._files = FileLedger(self.memory)
 
@@ -265,6 +271,7 @@ class Integrator:
         paths: Iterable[str | os.PathLike[str]],
         summary: IngestSummary,
         progress: Callable[[Progress], None] | None,
+        stop: Callable[[], object] | None = None,
     ) -> IngestSummary:
         entries = list(iter_files(paths))
         files = []
@@ -281,6 +288,9 @@ class Integrator:
         pending = _Pending()
         bytes_done = 0
         for i, (path, size) in enumerate(zip(files, sizes, strict=True)):
+            if stop is not None and stop():
+                summary.interrupted = True
+                break
             try:
                 ok = self._ingest_file(path, size, pending, summary)
             except (StoreIOError, StoreFullError) as err:

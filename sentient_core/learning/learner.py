@@ -139,6 +139,7 @@ class Learner:
         self._thread: threading.Thread | None = None
         self._control = threading.Lock()
         self._stop = threading.Event()
+        self._stop_reason = "stop"
         self._resume = threading.Event()
         self._resume.set()
         self._parked = threading.Event()
@@ -178,6 +179,7 @@ class Learner:
             if self.running:
                 return False
             self._stop.clear()
+            self._stop_reason = "stop"
             self._resume.set()
             self._thread = threading.Thread(target=self._loop, name="sentient-learner", daemon=True)
             self._thread.start()
@@ -193,8 +195,13 @@ class Learner:
         self._resume.set()
         self._emit.emit(SessionEvent, state="resumed")
 
-    def stop(self, timeout: float | None = 10.0) -> None:
-        """Stop the loop and wait for the thread."""
+    def stop(self, timeout: float | None = 10.0, *, reason: str = "stop") -> None:
+        """Stop the loop after the current step and wait for the thread.
+
+        ``reason`` becomes ``stats.stopped_by`` (``learn`` says ``interrupted``
+        after Ctrl-C).
+        """
+        self._stop_reason = reason
         self._stop.set()
         self._resume.set()
         thread = self._thread
@@ -249,7 +256,7 @@ class Learner:
                 self._resume.wait()
                 self._parked.clear()
             if self._stop.is_set():
-                self.stats.stopped_by = self.stats.stopped_by or "stop"
+                self.stats.stopped_by = self.stats.stopped_by or self._stop_reason
                 break
             try:
                 report = self.step()

@@ -6,10 +6,37 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
+
+INSTALL = "sudo apt-get install chromium chromium-driver"
+
+
+def missing(paths: tuple[str, ...] = (CHROMIUM, CHROMEDRIVER)) -> list[str]:
+    """The browser binaries that are not installed."""
+    return [p for p in paths if not (os.path.isfile(p) and os.access(p, os.X_OK))]
+
+
+def require_chromium(
+    paths: tuple[str, ...] = (CHROMIUM, CHROMEDRIVER), env: Mapping[str, str] = os.environ
+) -> None:
+    """Skip the calling test when Debian's chromium is not installed, saying why.
+
+    With ``CI=true`` it fails instead: CI installs chromium (``.ci/run``), so a
+    missing one there is a broken setup that must not pass as a skip.
+    """
+    import pytest
+
+    absent = missing(paths)
+    if not absent:
+        return
+    why = f"the panel's browser test needs {' and '.join(absent)} ({INSTALL})"
+    if env.get("CI", "").strip().lower() == "true":
+        pytest.fail(f"CI=true but {why}: .ci/run installs them", pytrace=False)
+    pytest.skip(why)
+
 
 FLAGS = (
     "--headless",
