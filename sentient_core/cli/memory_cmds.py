@@ -106,11 +106,12 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
 def _cmd_recall_explained(args: argparse.Namespace) -> int:
     """``recall --explain``: the learned scorer's rank, with each factor's contribution."""
-    from sentient_core.metamemory import MetaMemory
-    from sentient_core.metamemory.recall import ScoredRecall
+    from sentient_core.recall import ScoredRanking
 
     with open_core(args, readonly=True) as core:
-        rows = ScoredRecall(core.memory, MetaMemory(core.memory)).explain(args.query, args.k)
+        scored = core.ranking("scored")
+        assert isinstance(scored, ScoredRanking)
+        rows = scored.scored.explain(args.query, args.k)
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
@@ -130,22 +131,10 @@ def _cmd_recall(args: argparse.Namespace) -> int:
         return _cmd_recall_explained(args)
     # Not read-only unless --no-touch (recall bumps use counts), yet never a new store.
     with open_core(args, readonly=args.no_touch) as core:
-        if args.rank == "scored":
-            from sentient_core.metamemory import MetaMemory
-            from sentient_core.metamemory.recall import ScoredRecall
-
-            scored = ScoredRecall(core.memory, MetaMemory(core.memory))
-            hits = scored.hits(
-                args.query, args.k, threshold=args.threshold, touch=not args.no_touch
-            )
-        else:
-            hits = core.memory.recall(
-                args.query,
-                k=args.k,
-                threshold=args.threshold,
-                touch=not args.no_touch,
-                rank=args.rank,
-            )
+        # The same call as Core.recall and GET /recall (one ranking, one default).
+        hits = core.recall(
+            args.query, args.k, rank=args.rank, threshold=args.threshold, touch=not args.no_touch
+        )
     rows = [
         {
             "rank": i + 1,

@@ -24,19 +24,14 @@ def _dump(obj: Any) -> str:
 
 
 def _cmd_feedback(args: argparse.Namespace) -> int:
-    from sentient_core.metamemory import MetaMemory
-    from sentient_core.metamemory.feedback import feedback
+    from sentient_core.errors import NotFoundError
 
     with open_core(args) as core:
-        rec = core.memory.get(args.trace_id)
-        if rec is None:
-            print(f"error: no trace {args.trace_id}", file=sys.stderr)
+        try:
+            out = core.feedback(args.trace_id, right=args.right, note=args.note or "")
+        except NotFoundError as err:
+            print(f"error: {err}", file=sys.stderr)
             return 2
-        if rec.retired:
-            print(f"error: trace {args.trace_id} is retired", file=sys.stderr)
-            return 2
-        meta = MetaMemory(core.memory)
-        out = feedback(meta, rec, right=args.right, note=args.note or "")
     if args.json:
         print(json.dumps(out, indent=2))
     else:
