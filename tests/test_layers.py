@@ -19,6 +19,7 @@ RANKS: dict[str, int] = {
     "kernels": 0,
     "sentient_core.errors": 1,
     "sentient_core.safetext": 1,
+    "sentient_core.analysis": 1,  # what a word is: below everything that reads words
     "sentient_core.confine": 2,
     "sentient_core.store": 2,
     "sentient_core.vocab": 2,
@@ -33,19 +34,20 @@ RANKS: dict[str, int] = {
     "sentient_core.memory": 5,
     "sentient_core.events": 5,
     "sentient_core.integrate": 6,
-    "sentient_core.core": 6,
     "sentient_core.retrieval_eval": 6,
+    "sentient_core.metamemory": 6,
     "sentient_core.autonomy": 7,
-    "sentient_core.metamemory": 7,
-    "sentient_core.learning": 8,
-    "sentient_core.liveview": 9,
-    "sentient_core.config": 9,
-    "sentient_core.benchmarks": 10,
-    "sentient_core.evaluation": 10,
-    "sentient_core.control": 10,
-    "sentient_core": 10,  # the package root: the public API (lazy imports)
-    "sentient_core.server": 11,
-    "sentient_core.cli": 12,
+    "sentient_core.recall": 7,  # the rankings: memory's and the learned scorer's
+    "sentient_core.core": 8,  # the façade over memory, meta-memory, ingest and recall
+    "sentient_core.learning": 9,
+    "sentient_core.liveview": 10,
+    "sentient_core.config": 10,
+    "sentient_core.benchmarks": 11,
+    "sentient_core.evaluation": 11,
+    "sentient_core.control": 11,
+    "sentient_core": 11,  # the package root: the public API (lazy imports)
+    "sentient_core.server": 12,
+    "sentient_core.cli": 13,
 }
 
 
