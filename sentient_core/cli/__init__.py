@@ -24,6 +24,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from kernels.config import prefer_passive_threads
 from sentient_core import __version__
 from sentient_core.cli import (
     config_cmds,
@@ -76,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
+    # A process-wide choice the command makes for itself (importing kernels
+    # does not): idle OpenMP threads sleep instead of spinning, so they do not
+    # steal the two cores from what runs next (see prefer_passive_threads).
+    # Before anything below can start Numba's threads.
+    prefer_passive_threads()
     args = build_parser().parse_args(argv)
     from sentient_core.store import StoreError, StoreFullError, StoreIOError
 
