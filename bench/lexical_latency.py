@@ -16,11 +16,13 @@ import argparse
 import statistics
 import time
 
+from kernels.config import prefer_passive_threads
 from sentient_core.benchmarks import cases_lexical
 from sentient_core.memory import HolographicMemory
 
 
 def main() -> None:
+    prefer_passive_threads()  # as `sentient` does: no spinning OpenMP threads in the timings
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=3, help="passes over the 64 queries")

@@ -31,6 +31,7 @@ import time
 
 import numpy as np
 
+from kernels.config import prefer_passive_threads
 from kernels.holographic import topk_cosine
 from kernels.overlay import topk_scored
 
@@ -115,6 +116,7 @@ def measure_memory(rows: int, repeat: int = 1) -> dict:
 
 
 def main() -> int:
+    prefer_passive_threads()  # as `sentient` does: no spinning OpenMP threads in the timings
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     p.add_argument("--repeats", type=int, default=21)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import httpx
 
+from kernels.config import prefer_passive_threads
 from sentient_core.config import load
 from sentient_core.core import Core
 from sentient_core.events import IterationEvent, SkipEvent, read_events
@@ -99,6 +100,7 @@ def served(tmp: Path, iterations: int) -> list[float]:
 
 
 def main() -> None:
+    prefer_passive_threads()  # as `sentient` does: no spinning OpenMP threads in the timings
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--iterations", type=int, default=40)
     p.add_argument("--rounds", type=int, default=3)

@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from kernels.config import prefer_passive_threads
 from sentient_core.config import load
 from sentient_core.server import Server
 from tests.servers.browser import Browser
@@ -69,6 +70,7 @@ def measure(events: int, delay_ms: float, interval: float, browser: Browser) -> 
 
 
 def main() -> None:
+    prefer_passive_threads()  # as `sentient` does: no spinning OpenMP threads in the timings
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--events", type=int, default=200)
     p.add_argument("--interval", type=float, default=0.2, help="seconds between iterations")

@@ -173,11 +173,12 @@ def _sorted_order(hs, hi, n):
 
 
 @_jit
-def _select(acc, touched, nt, k, out_rows, out_scores):
-    """Top-k touched rows by ``acc`` into ``out_*``; resets ``acc`` to zero; returns the count."""
-    kk = min(k, nt)
-    hs = np.empty(max(kk, 1))
-    hi = np.empty(max(kk, 1), dtype=np.int64)
+def _best_touched(acc, touched, nt, kk, hs, hi, reset):
+    """The ``kk`` best of the ``nt`` touched rows by ``acc`` into the heap ``hs``/``hi``.
+
+    Ties go to the lower row. Returns the heap's fill. With ``reset``, zeroes
+    ``acc`` of every touched row in the same pass (:func:`_select`'s cleanup).
+    """
     n = 0
     # Once the heap is full, most rows lose to its root: test that inline first.
     root_s = -np.inf
@@ -185,13 +186,24 @@ def _select(acc, touched, nt, k, out_rows, out_scores):
     for t in range(nt):
         r = touched[t]
         s = acc[r]
-        acc[r] = 0.0
+        if reset:
+            acc[r] = 0.0
         if n == kk and (s < root_s or (s == root_s and r > root_i)):
             continue
         n = _offer(hs, hi, n, kk, s, r)
         if n == kk:
             root_s = hs[0]
             root_i = hi[0]
+    return n
+
+
+@_jit
+def _select(acc, touched, nt, k, out_rows, out_scores):
+    """Top-k touched rows by ``acc`` into ``out_*``; resets ``acc`` to zero; returns the count."""
+    kk = min(k, nt)
+    hs = np.empty(max(kk, 1))
+    hi = np.empty(max(kk, 1), dtype=np.int64)
+    n = _best_touched(acc, touched, nt, kk, hs, hi, True)
     order = _sorted_order(hs, hi, n)
     for t in range(n):
         out_rows[t] = hi[order[t]]
@@ -224,20 +236,9 @@ def _hybrid_touched(acc, touched, nt, inv_ceil, codes, q64, inv_qnorm, alpha, se
     """
     kk = hs.size
     n = 0
-    nb = 0
     bs = np.empty(kk)
     bi = np.empty(kk, dtype=np.int64)
-    root_s = -np.inf
-    root_i = -1
-    for t in range(nt):  # the k best touched rows by BM25 (inline test first)
-        r = touched[t]
-        s = acc[r]
-        if nb == kk and (s < root_s or (s == root_s and r > root_i)):
-            continue
-        nb = _offer(bs, bi, nb, kk, s, r)
-        if nb == kk:
-            root_s = bs[0]
-            root_i = bi[0]
+    nb = _best_touched(acc, touched, nt, kk, bs, bi, False)  # the k best by BM25 alone
     for t in range(nb):
         r = bi[t]
         seen[r] = 1

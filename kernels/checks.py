@@ -16,7 +16,7 @@ import numpy as np
 
 from kernels.config import jit
 
-__all__ = ["check_array", "check_int", "check_scalar", "count_finite"]
+__all__ = ["check_array", "check_int", "check_scalar", "count_finite", "is_out_vector"]
 
 
 def check_array(
@@ -29,6 +29,7 @@ def check_array(
     finite: bool = True,
     contiguous: bool = True,
     min_rows: int = 0,
+    writeable: bool = False,
 ) -> np.ndarray:
     """Validate ``x`` as a numpy array and return it unchanged.
 
@@ -50,6 +51,8 @@ def check_array(
         Require C-contiguity.
     min_rows : int
         Minimum length of the first axis.
+    writeable : bool
+        Require a writeable array (an output a kernel writes into).
 
     Raises
     ------
@@ -84,10 +87,34 @@ def check_array(
         raise ValueError(f"{name} must have at least {min_rows} row(s), got {x.shape[0]}")
     if contiguous and not x.flags.c_contiguous:
         raise ValueError(f"{name} must be C-contiguous (use np.ascontiguousarray({name}))")
+    if writeable and not x.flags.writeable:
+        raise ValueError(f"{name} must be writeable")
     if finite and want.kind in "fc" and x.size and not np.isfinite(x).all():
         bad = int(np.size(x) - np.count_nonzero(np.isfinite(x)))
         raise ValueError(f"{name} contains {bad} non-finite value(s) (NaN or inf)")
     return x
+
+
+_NDARRAY = np.ndarray
+_F64 = np.dtype(np.float64)
+_VECTOR_STRIDES = (8,)
+
+
+def is_out_vector(x: object) -> bool:
+    """Whether ``x`` can take a kernel's 1-D float64 output with no further check.
+
+    True for exactly an ``ndarray`` with numpy's own float64 dtype object, unit
+    stride (so 1-D and C-contiguous) and writeable: the fast path of the
+    single-call wrappers' ``out=``. False means "use :func:`check_array`",
+    not "invalid" (an ndarray subclass, an equal but distinct dtype object).
+    The length is left to the kernel, which reports a wrong one.
+    """
+    return (
+        x.__class__ is _NDARRAY
+        and x.dtype is _F64
+        and x.strides == _VECTOR_STRIDES
+        and x.flags.writeable
+    )
 
 
 def check_scalar(

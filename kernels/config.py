@@ -12,8 +12,9 @@ changed for a whole run from the environment:
 ``SENTIENT_NUMBA_PARALLEL=0``
     Compile ``parallel`` kernels serially (``prange`` becomes ``range``).
 
-It also sets ``OMP_WAIT_POLICY=PASSIVE`` unless the environment already sets
-it (see the comment at the import of numba below).
+Importing this module changes nothing outside it (no environment variable,
+no thread): a program that wants OpenMP's passive waiting calls
+:func:`prefer_passive_threads` itself, as the ``sentient`` command does.
 
 Fast-math never includes ``nnan``/``ninf``: public wrappers reject NaN and
 inf, and kernels that test for them must keep working.
@@ -23,17 +24,10 @@ from __future__ import annotations
 
 import os
 
-# OpenMP worker threads that spin after a parallel region steal the cores from
-# whatever runs next, and with libgomp's default policy the first parallel call
-# after an idle pause measured 4–8 ms instead of ~0.8 ms (10k-row top-k).
-# Passive waiting fixes both; it must be set before the OpenMP runtime starts
-# (numba launches its threads lazily, on the first parallel call). An explicit
-# OMP_WAIT_POLICY in the environment wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import numba
+import numba.np.ufunc.parallel
 
-import numba  # (must come after the OpenMP setting above)
-
-__all__ = ["CACHE", "FASTMATH", "PARALLEL", "jit"]
+__all__ = ["CACHE", "FASTMATH", "PARALLEL", "jit", "prefer_passive_threads"]
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -54,7 +48,7 @@ FASTMATH: set[str] | bool = (
 )
 
 
-def jit(*, parallel: bool = False, fastmath: bool = True):
+def jit(*, parallel: bool = False, fastmath: bool = True, inline: bool = False):
     """Return the project's ``numba.njit`` decorator.
 
     Parameters
@@ -64,10 +58,47 @@ def jit(*, parallel: bool = False, fastmath: bool = True):
     fastmath : bool
         Use :data:`FASTMATH`; pass ``False`` for kernels whose results must be
         bit-reproducible against a strict reference.
+    inline : bool
+        Inline the function into its ``@njit`` callers at Numba's IR level
+        (``inline="always"``), for small helpers called once per step of a
+        hot loop: a real call there passes arrays with reference counting,
+        which measured ~90 ns per call.
     """
     return numba.njit(
         cache=CACHE,
         nogil=True,
         parallel=bool(parallel and PARALLEL),
         fastmath=FASTMATH if fastmath else False,
+        inline="always" if inline else "never",
     )
+
+
+def prefer_passive_threads() -> bool:
+    """Set ``OMP_WAIT_POLICY=PASSIVE`` for this process, unless it is already set.
+
+    OpenMP worker threads that spin after a parallel region steal the cores
+    from whatever runs next, and with libgomp's default policy the first
+    parallel call after an idle pause measured 4–8 ms instead of ~0.8 ms
+    (10k-row top-k). Passive waiting fixes both. The setting is process-wide
+    (it also reaches any other OpenMP library the process loads), so it is
+    the application's choice: the ``sentient`` command calls this at start-up,
+    and importing :mod:`kernels` never does.
+
+    Call it before the first parallel kernel runs: Numba starts its threading
+    layer lazily on that call, and the OpenMP runtime reads the variable only
+    when it starts. An ``OMP_WAIT_POLICY`` already in the environment wins.
+
+    Returns
+    -------
+    bool
+        True if the variable was set here; False if the environment already
+        had one or Numba's threads were already running (too late to matter).
+    """
+    if "OMP_WAIT_POLICY" in os.environ:
+        return False
+    # numba keeps no public flag for "threading layer started"; without this
+    # private one we would only lose the False for a too-late call.
+    if getattr(numba.np.ufunc.parallel, "_is_initialized", False):
+        return False
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    return True

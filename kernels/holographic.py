@@ -137,27 +137,16 @@ def _heap_replace_root(hs, hi, n, s, i):
 # --------------------------------------------------------------------- kernels
 
 
-@jit(parallel=True)
-def _scan_topk(
-    codes, queries, normalized, has_mask, valid, block_rows, heap_s, heap_i, heap_n, bad
-):
-    """Stream the rows once; per (query, block) keep the best ``heap_s.shape[2]`` rows.
+@jit()
+def _prepare_queries(queries):
+    """Per query: float64 copy, 1/|q| and whether float32 screening is safe; and gamma_D.
 
-    heap_s, heap_i : (Q, nblocks, kb) output heaps; heap_n : (nblocks,) fill count
-    (the same for every query); bad : (nblocks,) first non-finite row or -1.
-
-    Each (row, query) score is first estimated in float32 (16 lanes per vector
-    instead of 8, four queries per pass over the row). Only when the estimate
-    plus its rounding-error bound reaches the block's current k-th score is the
-    exact float64 score computed, and only exact scores enter the heaps. For any
-    summation order |dot32 - dot| <= gamma_D |x| |q| with gamma_D = D u / (1 - D u),
-    u = 2^-24; the estimate is skipped (exact path) when a norm is outside
-    [1e-15, 1e15], where float32 underflow/overflow could break that bound.
+    For any summation order |dot32 - dot| <= gamma_D |x| |q| with
+    gamma_D = D u / (1 - D u), u = 2^-24; screening is off (exact path only)
+    for a query whose norm is outside [1e-15, 1e15], where float32
+    underflow/overflow could break that bound.
     """
-    m, d = codes.shape
-    nq = queries.shape[0]
-    nblocks = heap_n.shape[0]
-    kb = heap_s.shape[2]
+    nq, d = queries.shape
     unit = 2.0**-24
     can_screen = d * unit < 0.01
     gamma = d * unit / (1.0 - d * unit) if can_screen else 1.0
@@ -170,102 +159,186 @@ def _scan_topk(
         qq = _sumsq_f64(queries[q])
         inv_qnorm[q] = 1.0 / math.sqrt(qq)
         q_screen[q] = can_screen and 1e-30 < qq < 1e30
+    return q64, inv_qnorm, q_screen, gamma
+
+
+@jit()
+def _scan_block(
+    codes, queries, prepared, normalized, has_mask, valid, start, stop, b, heap_s, heap_i
+):
+    """Stream rows ``start..stop-1``; per query keep the best ``heap_s.shape[2]`` in heap ``b``.
+
+    ``prepared`` is :func:`_prepare_queries` of ``queries``. Returns the heaps'
+    fill (the same for every query) and the first non-finite row, or -1.
+
+    Each (row, query) score is first estimated in float32 (16 lanes per vector
+    instead of 8, four queries per pass over the row). Only when the estimate
+    plus its rounding-error bound reaches the heap's current k-th score is the
+    exact float64 score computed, and only exact scores enter the heaps. The
+    estimate is skipped (exact path) when a row norm is outside [1e-15, 1e15].
+    """
+    q64, inv_qnorm, q_screen, gamma = prepared
+    d = codes.shape[1]
+    nq = queries.shape[0]
+    kb = heap_s.shape[2]
     nq4 = nq - nq % 4
-    for b in prange(nblocks):
+    est = np.empty(nq)
+    n = 0
+    for i in range(start, stop):
+        if has_mask and valid[i] == 0:
+            continue
+        row = codes[i]
+        nn32 = _sumsq_f32(row)
+        # NaN/inf anywhere in the row makes nn32 non-finite, failing this test.
+        screen = n == kb and 1e-30 < nn32 < 1e30
+        nn64 = -1.0
+        if not (1e-30 < nn32 < 1e30):
+            nn64 = _sumsq_f64(row)
+            if not math.isfinite(nn64):
+                return n, i
+        if screen:
+            for q0 in range(0, nq4, 4):
+                a0 = np.float32(0.0)
+                a1 = np.float32(0.0)
+                a2 = np.float32(0.0)
+                a3 = np.float32(0.0)
+                for j in range(d):
+                    x = row[j]
+                    a0 += x * queries[q0, j]
+                    a1 += x * queries[q0 + 1, j]
+                    a2 += x * queries[q0 + 2, j]
+                    a3 += x * queries[q0 + 3, j]
+                est[q0] = a0
+                est[q0 + 1] = a1
+                est[q0 + 2] = a2
+                est[q0 + 3] = a3
+            for q in range(nq4, nq):
+                est[q] = _dot_f32(row, queries[q])
+            if normalized:
+                est_scale = 1.0
+                margin = 2.5 * gamma * math.sqrt(np.float64(nn32))
+            else:
+                est_scale = 1.0 / math.sqrt(np.float64(nn32))
+                margin = 2.5 * gamma
+        for q in range(nq):
+            if (
+                screen
+                and q_screen[q]
+                and est[q] * est_scale * inv_qnorm[q] + margin < heap_s[q, b, 0]
+            ):
+                continue
+            if normalized:
+                scale = 1.0
+            else:
+                if nn64 < 0.0:
+                    nn64 = _sumsq_f64(row)
+                scale = 1.0 / math.sqrt(nn64) if nn64 > 0.0 else 0.0
+            s = _dot_f64(row, q64[q]) * scale * inv_qnorm[q]
+            if n < kb:
+                _heap_push(heap_s[q, b], heap_i[q, b], n, s, i)
+            elif s > heap_s[q, b, 0]:
+                # Rows arrive in increasing index order, so an equal score
+                # always loses to the root: ">" is the full tie rule here.
+                _heap_replace_root(heap_s[q, b], heap_i[q, b], kb, s, i)
+        if n < kb:
+            n += 1
+    return n, -1
+
+
+@jit(parallel=True)
+def _scan_topk(
+    codes, queries, normalized, has_mask, valid, block_rows, heap_s, heap_i, heap_n, bad
+):
+    """Stream the rows once; per (query, block) keep the best ``heap_s.shape[2]`` rows.
+
+    heap_s, heap_i : (Q, nblocks, kb) output heaps; heap_n : (nblocks,) fill count
+    (the same for every query); bad : (nblocks,) first non-finite row or -1.
+    """
+    m = codes.shape[0]
+    prepared = _prepare_queries(queries)
+    for b in prange(heap_n.shape[0]):
         start = b * block_rows
         stop = min(m, start + block_rows)
-        est = np.empty(nq)
-        n = 0
-        first_bad = -1
-        for i in range(start, stop):
-            if has_mask and valid[i] == 0:
-                continue
-            row = codes[i]
-            nn32 = _sumsq_f32(row)
-            # NaN/inf anywhere in the row makes nn32 non-finite, failing this test.
-            screen = n == kb and 1e-30 < nn32 < 1e30
-            nn64 = -1.0
-            if not (1e-30 < nn32 < 1e30):
-                nn64 = _sumsq_f64(row)
-                if not math.isfinite(nn64):
-                    first_bad = i
-                    break
-            if screen:
-                for q0 in range(0, nq4, 4):
-                    a0 = np.float32(0.0)
-                    a1 = np.float32(0.0)
-                    a2 = np.float32(0.0)
-                    a3 = np.float32(0.0)
-                    for j in range(d):
-                        x = row[j]
-                        a0 += x * queries[q0, j]
-                        a1 += x * queries[q0 + 1, j]
-                        a2 += x * queries[q0 + 2, j]
-                        a3 += x * queries[q0 + 3, j]
-                    est[q0] = a0
-                    est[q0 + 1] = a1
-                    est[q0 + 2] = a2
-                    est[q0 + 3] = a3
-                for q in range(nq4, nq):
-                    est[q] = _dot_f32(row, queries[q])
-                if normalized:
-                    est_scale = 1.0
-                    margin = 2.5 * gamma * math.sqrt(np.float64(nn32))
-                else:
-                    est_scale = 1.0 / math.sqrt(np.float64(nn32))
-                    margin = 2.5 * gamma
-            for q in range(nq):
-                if (
-                    screen
-                    and q_screen[q]
-                    and est[q] * est_scale * inv_qnorm[q] + margin < heap_s[q, b, 0]
-                ):
-                    continue
-                if normalized:
-                    scale = 1.0
-                else:
-                    if nn64 < 0.0:
-                        nn64 = _sumsq_f64(row)
-                    scale = 1.0 / math.sqrt(nn64) if nn64 > 0.0 else 0.0
-                s = _dot_f64(row, q64[q]) * scale * inv_qnorm[q]
-                if n < kb:
-                    _heap_push(heap_s[q, b], heap_i[q, b], n, s, i)
-                elif s > heap_s[q, b, 0]:
-                    # Rows arrive in increasing index order, so an equal score
-                    # always loses to the root: ">" is the full tie rule here.
-                    _heap_replace_root(heap_s[q, b], heap_i[q, b], kb, s, i)
-            if n < kb:
-                n += 1
-        heap_n[b] = n
+        fill, first_bad = _scan_block(
+            codes, queries, prepared, normalized, has_mask, valid, start, stop, b, heap_s, heap_i
+        )
+        heap_n[b] = fill
         bad[b] = first_bad
 
 
 @jit()
-def _merge_topk(heap_s, heap_i, heap_n, k, out_i, out_s):
-    """Merge per-block heaps into the global top-k, sorted by (-score, index)."""
-    nq, nblocks, _ = heap_s.shape
+def _merge_one(heap_s, heap_i, heap_n, k, out_i, out_s):
+    """One query's (nblocks, kb) heaps into its top-k, sorted by (-score, index)."""
+    nblocks = heap_s.shape[0]
     total = 0
     for b in range(nblocks):
         total += heap_n[b]
     cand_s = np.empty(total)
     cand_i = np.empty(total, dtype=np.int64)
-    for q in range(nq):
-        pos = 0
-        for b in range(nblocks):
-            for t in range(heap_n[b]):
-                cand_s[pos] = heap_s[q, b, t]
-                cand_i[pos] = heap_i[q, b, t]
-                pos += 1
-        # Index order first, then a stable sort on -score: ties keep the lower index.
-        by_index = np.argsort(cand_i)
-        s_sorted = np.empty(total)
-        for t in range(total):
-            s_sorted[t] = -cand_s[by_index[t]]
-        by_score = np.argsort(s_sorted, kind="mergesort")
-        for t in range(k):
-            src = by_index[by_score[t]]
-            out_i[q, t] = cand_i[src]
-            out_s[q, t] = cand_s[src]
+    pos = 0
+    for b in range(nblocks):
+        for t in range(heap_n[b]):
+            cand_s[pos] = heap_s[b, t]
+            cand_i[pos] = heap_i[b, t]
+            pos += 1
+    # Index order first, then a stable sort on -score: ties keep the lower index.
+    by_index = np.argsort(cand_i)
+    s_sorted = np.empty(total)
+    for t in range(total):
+        s_sorted[t] = -cand_s[by_index[t]]
+    by_score = np.argsort(s_sorted, kind="mergesort")
+    for t in range(k):
+        src = by_index[by_score[t]]
+        out_i[t] = cand_i[src]
+        out_s[t] = cand_s[src]
+
+
+@jit()
+def _merge_topk(heap_s, heap_i, heap_n, k, out_i, out_s):
+    """Merge per-block heaps into the global top-k of every query."""
+    for q in range(heap_s.shape[0]):
+        _merge_one(heap_s[q], heap_i[q], heap_n, k, out_i[q], out_s[q])
+
+
+@jit()
+def _topk_into(codes, query, k, normalized, has_mask, valid, out_ids, out_scores):
+    """Serial top-k of one query into caller-owned outputs (``unchecked.holographic_topk_cosine``).
+
+    The scan and tie rule of :func:`_scan_topk` in one block, so ids and
+    scores equal :func:`topk_cosine`'s. Returns the count, or a negative status.
+    """
+    m, d = codes.shape
+    if query.shape[0] != d or (has_mask and valid.shape[0] < m):
+        return -1
+    n_valid = m
+    if has_mask:
+        n_valid = 0
+        for i in range(m):
+            n_valid += valid[i] != 0
+    kk = min(k, n_valid)
+    if kk <= 0:
+        return 0
+    if out_ids.shape[0] < kk or out_scores.shape[0] < kk:
+        return -1
+    # A (1, D) copy: the scan takes a query matrix, and the copy accepts any layout.
+    queries = np.empty((1, d), dtype=np.float32)
+    for j in range(d):
+        queries[0, j] = query[j]
+    # Squares of float32 values neither overflow nor underflow to 0 in float64.
+    qq = _sumsq_f64(queries[0])
+    if not (qq > 0.0 and math.isfinite(qq)):
+        return -2
+    heap_s = np.empty((1, 1, kk))
+    heap_i = np.empty((1, 1, kk), dtype=np.int64)
+    heap_n = np.empty(1, dtype=np.int64)
+    prepared = _prepare_queries(queries)
+    heap_n[0], first_bad = _scan_block(
+        codes, queries, prepared, normalized, has_mask, valid, 0, m, 0, heap_s, heap_i
+    )
+    if first_bad >= 0:
+        return -3
+    _merge_one(heap_s[0], heap_i[0], heap_n, kk, out_ids, out_scores)
+    return kk
 
 
 @jit(parallel=True)
@@ -520,4 +593,6 @@ def _warmup() -> None:
     frozen.setflags(write=False)
     topk_cosine(codes, frozen, 2, normalized=True, valid=np.ones(3, dtype=np.bool_))
     normalize_rows(codes)
+    mask = np.ones(3, dtype=np.uint8)
+    _topk_into(codes, query, 2, False, True, mask, np.empty(2, np.int64), np.empty(2))
     interference_grid(np.ones(2, dtype=np.complex128), np.array([2, 3], dtype=np.int64))

@@ -23,7 +23,7 @@ import numpy as np
 
 from kernels.checks import check_array, check_int
 from kernels.config import jit
-from kernels.text import _scan_tokens
+from kernels.text import _scan_text, _token_buffers
 
 __all__ = ["TF_MAX", "TermCounts", "pack_terms", "term_counts", "unpack_terms"]
 
@@ -69,28 +69,12 @@ def _term_counts(
     ``Σ (len_t // 2 + 1)``); ``out_offsets`` (n + 1,) and ``lens`` (n,) are written.
     """
     n = offsets.size - 1
-    max_bytes = 0
-    for t in range(n):
-        max_bytes = max(max_bytes, offsets[t + 1] - offsets[t])
-    cap = max_bytes // 2 + 1
-    toks = np.empty(cap, dtype=np.uint64)
-    starts = np.empty(cap, dtype=np.int64)
-    ends = np.empty(cap, dtype=np.int64)
+    bufs = _token_buffers(offsets)
+    toks = bufs[0]
     pos = 0
     out_offsets[0] = 0
     for t in range(n):
-        m = _scan_tokens(
-            buf,
-            offsets[t],
-            offsets[t + 1],
-            word_cp,
-            stop_table,
-            min_chars,
-            max_chars,
-            toks,
-            starts,
-            ends,
-        )
+        m = _scan_text(buf, offsets, t, word_cp, stop_table, min_chars, max_chars, bufs)
         lens[t] = m
         if m > 0:
             srt = np.sort(toks[:m])

@@ -147,7 +147,8 @@ def _prime_state(phase, amplitude, zero_norm):
 
 # --------------------------------------------------------------------------- wrappers
 
-# Fast-path test of run(): exactly an ndarray of the native dtype, 1-D with
+# Fast-path test of run(): exactly an ndarray with numpy's own dtype object
+# (an identity test; an equal but distinct one takes the slow path), 1-D with
 # unit stride (so C-contiguous); anything else takes the full checks.
 _NDARRAY = np.ndarray
 _F64 = np.dtype(np.float64)
@@ -300,10 +301,10 @@ def run(
             and amplitude.__class__ is _NDARRAY
             and frequency.__class__ is _NDARRAY
             and primes.__class__ is _NDARRAY
-            and phase.dtype == _F64
-            and amplitude.dtype == _F64
-            and frequency.dtype == _F64
-            and primes.dtype == _I64
+            and phase.dtype is _F64
+            and amplitude.dtype is _F64
+            and frequency.dtype is _F64
+            and primes.dtype is _I64
             and phase.strides == _VECTOR_STRIDES
             and amplitude.strides == _VECTOR_STRIDES
             and frequency.strides == _VECTOR_STRIDES

@@ -37,6 +37,7 @@ from kernels.bm25 import (
     _NO_ROWS,
     K1,
     B,
+    _best_touched,
     _check_query,
     _cosine,
     _fuse,
@@ -105,20 +106,10 @@ def _scored_touched(
     kk = hs.size
     div = 1.0 + alpha
     n = 0
-    nb = 0
     bs = np.empty(kk)
     bi = np.empty(kk, dtype=np.int64)
-    root_s = -np.inf
-    root_i = -1
-    for t in range(nt):  # the k best touched rows without the cosine (inline test first)
-        r = touched[t]
-        s = acc[r]  # as the plain hybrid: BM25 alone orders this heuristic first pass
-        if nb == kk and (s < root_s or (s == root_s and r > root_i)):
-            continue
-        nb = _offer(bs, bi, nb, kk, s, r)
-        if nb == kk:
-            root_s = bs[0]
-            root_i = bi[0]
+    # As the plain hybrid: BM25 alone orders this heuristic first pass.
+    nb = _best_touched(acc, touched, nt, kk, bs, bi, False)
     for t in range(nb):
         r = bi[t]
         seen[r] = 1

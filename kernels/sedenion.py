@@ -18,7 +18,7 @@ from llvmlite import ir
 from numba import prange, types
 from numba.extending import intrinsic
 
-from kernels.checks import check_array, check_scalar
+from kernels.checks import check_array, check_scalar, is_out_vector
 from kernels.config import FASTMATH, jit
 
 __all__ = [
@@ -310,9 +310,11 @@ def _nlerp_rows(a, b, t, out, eps):
 # ---------------------------------------------------------------------------
 # Public wrappers.
 
-# Fast-path test of single-call wrappers: exactly an ndarray, native float64,
-# 1-D with unit stride (so C-contiguous). Anything else takes the full checks
-# of kernels.checks, which accept or name the problem.
+# Fast-path test of single-call wrappers: exactly an ndarray, numpy's own
+# float64 dtype object (an identity test: an equal but distinct dtype object
+# just takes the slow path), 1-D with unit stride (so C-contiguous). Anything
+# else takes the full checks of kernels.checks, which accept or name the
+# problem.
 _NDARRAY = np.ndarray
 _F64 = np.dtype(np.float64)
 _VECTOR_STRIDES = (8,)
@@ -337,7 +339,7 @@ def _rows(x: np.ndarray) -> np.ndarray:
 
 
 def _check_out(out: object, shape: tuple[int, ...], *inputs: np.ndarray) -> np.ndarray:
-    out = check_array("out", out, dtype=np.float64, shape=shape, finite=False)
+    out = check_array("out", out, dtype=np.float64, shape=shape, finite=False, writeable=True)
     if any(np.may_share_memory(out, x) for x in inputs):
         raise ValueError("out must not overlap the inputs")
     return out
@@ -348,40 +350,51 @@ def _raise_degenerate(name: str, x: np.ndarray, row: int, what: str) -> None:
     raise ValueError(f"{name} has norm < {ZERO_NORM:g}{where}; {what} is undefined")
 
 
-def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def mul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """Sedenion product ``ab`` of one pair.
 
     Parameters
     ----------
     a, b : numpy.ndarray
         float64, shape (16,), C-contiguous, finite.
+    out : numpy.ndarray, optional
+        float64 (16,), C-contiguous, writeable destination; may be ``a`` or
+        ``b`` itself (the kernel reads both before it writes).
 
     Returns
     -------
     numpy.ndarray
-        New (16,) array.
+        ``out`` (a new (16,) array if not given).
 
     Notes
     -----
     A single call costs well under 1 µs more than the kernel itself: arrays of
     the exact type, dtype and layout go straight to the kernel, which checks
     shape and finiteness in the product pass; anything else (or a failed
-    kernel check) takes the full checks, which name the bad argument.
+    kernel check) takes the full checks, which name the bad argument. A bad
+    ``a`` or ``b`` leaves ``out`` as it was only when the full checks catch it
+    first; after a NaN or inf reached the kernel, ``out`` holds the IEEE result.
     """
+    # Inline tests, cheapest first (a helper call would cost as much as the
+    # tests); they only prove the kernel's argument types (see _NDARRAY), and
+    # the kernel checks shape and finiteness. No message is built here.
     if (
         a.__class__ is _NDARRAY
         and b.__class__ is _NDARRAY
-        and a.dtype == _F64
-        and b.dtype == _F64
+        and a.dtype is _F64
+        and b.dtype is _F64
         and a.strides == _VECTOR_STRIDES
         and b.strides == _VECTOR_STRIDES
     ):
-        out = np.empty(DIM)
-        if not _mul_one(a, b, out):
+        if out is None:
+            out = np.empty(DIM)
+            if not _mul_one(a, b, out):
+                return out
+        elif is_out_vector(out) and not _mul_one(a, b, out):
             return out
     check_array("a", a, dtype=np.float64, shape=(DIM,))
     check_array("b", b, dtype=np.float64, shape=(DIM,))
-    out = np.empty(DIM)
+    out = np.empty(DIM) if out is None else _check_out(out, (DIM,))
     _mul_one(a, b, out)
     return out
 

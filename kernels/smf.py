@@ -16,7 +16,7 @@ import numpy as np
 from numba import prange
 
 from kernels import checks
-from kernels.checks import check_array, check_scalar
+from kernels.checks import check_array, check_scalar, is_out_vector
 from kernels.config import jit
 from kernels.smf_delta import (
     _delta_phase,
@@ -246,20 +246,21 @@ _PARALLEL_MIN_ROWS = 4096
 # Public wrappers.
 #
 # Single-call wrappers first test for the common case (exactly an ndarray,
-# native float64, unit stride): such arrays go straight to a kernel that checks
-# shapes and finiteness itself and reports a status. Anything else, or a bad
-# status, takes the full checks of kernels.checks, which raise naming the
-# argument. The fast test is a sufficient condition only: everything the
-# full checks accept still works, just slower.
+# numpy's own float64 dtype object, unit stride; an output also writeable):
+# such arrays go straight to a kernel that checks shapes and finiteness itself
+# and reports a status. Anything else, or a bad status, takes the full checks
+# of kernels.checks, which raise naming the argument. The fast test is a
+# sufficient condition only: everything the full checks accept still works,
+# just slower (an equal but distinct dtype object, a subclass). The input
+# tests are written out inline, cheapest first, because a helper call would
+# cost as much as the tests themselves; a given out= goes through the shared
+# checks.is_out_vector, whose call costs less than the allocation it saves.
+# No message is built here: those are for the slow path.
 
 _NDARRAY = np.ndarray
 _F64 = np.dtype(np.float64)
 _VECTOR_STRIDES = (8,)
 _ROW_STRIDES = (8 * DIM, 8)
-
-
-def _is_vector(x: object) -> bool:
-    return x.__class__ is _NDARRAY and x.dtype == _F64 and x.strides == _VECTOR_STRIDES
 
 
 def _check_state(name: str, s: object) -> np.ndarray:
@@ -276,8 +277,8 @@ def _check_eta(eta: object) -> float:
     return check_scalar("eta", eta, lo=0.0, hi=1.0)
 
 
-def _check_out(out: object) -> np.ndarray:
-    return check_array("out", out, dtype=np.float64, shape=(DIM,), finite=False)
+def _check_out(out: object, n: int = DIM) -> np.ndarray:
+    return check_array("out", out, dtype=np.float64, shape=(n,), finite=False, writeable=True)
 
 
 def initial() -> np.ndarray:
@@ -297,7 +298,8 @@ def normalize(s: np.ndarray) -> np.ndarray:
 
 def entropy(s: np.ndarray) -> float:
     """Shannon entropy (nats) of π_k = |s_k| / Σ|s_j| over π_k > 1e-10; 0 if Σ|s| < 1e-10."""
-    if s.__class__ is _NDARRAY and s.dtype == _F64 and s.strides == _VECTOR_STRIDES:
+    # A scalar result: nothing is allocated, so there is no ``out=`` to offer.
+    if s.__class__ is _NDARRAY and s.dtype is _F64 and s.strides == _VECTOR_STRIDES:
         h = _entropy_checked(s, EPS)
         if h == h:
             return h
@@ -315,7 +317,7 @@ def similarity(s: np.ndarray, others: np.ndarray, out: np.ndarray | None = None)
     others : numpy.ndarray
         float64 (M, 16), C-contiguous.
     out : numpy.ndarray, optional
-        float64 (M,) destination.
+        float64 (M,), C-contiguous, writeable destination.
 
     Returns
     -------
@@ -331,25 +333,24 @@ def similarity(s: np.ndarray, others: np.ndarray, out: np.ndarray | None = None)
     if (
         s.__class__ is _NDARRAY
         and others.__class__ is _NDARRAY
-        and s.dtype == _F64
-        and others.dtype == _F64
+        and s.dtype is _F64
+        and others.dtype is _F64
         and s.strides == _VECTOR_STRIDES
         and others.strides == _ROW_STRIDES
         and others.shape[0] < _PARALLEL_MIN_ROWS
-        and (out is None or _is_vector(out))
     ):
-        fast_out = np.empty(others.shape[0]) if out is None else out
-        if _similarity_rows_serial(s, others, fast_out, EPS) == 0:
-            return fast_out
+        if out is None:
+            fast_out = np.empty(others.shape[0])
+            if _similarity_rows_serial(s, others, fast_out, EPS) == 0:
+                return fast_out
+        elif is_out_vector(out) and _similarity_rows_serial(s, others, out, EPS) == 0:
+            return out
     s = _check_state("s", s)
     # Finiteness of ``others`` is checked by the kernel (NaN results, see
     # _similarity_rows), or by a sweep when |s| < 1e-10 makes every result 0.
     others = check_array("others", others, dtype=np.float64, shape=(None, DIM), finite=False)
     m = others.shape[0]
-    if out is None:
-        out = np.empty(m)
-    else:
-        out = check_array("out", out, dtype=np.float64, shape=(m,), finite=False)
+    out = np.empty(m) if out is None else _check_out(out, m)
     if m >= _PARALLEL_MIN_ROWS:
         n_nan = _similarity_rows(s, others, out, EPS)
         if n_nan > 0 or np.linalg.norm(s) < EPS:
@@ -364,8 +365,8 @@ def similarity_pair(a: np.ndarray, b: np.ndarray) -> float:
     if (
         a.__class__ is _NDARRAY
         and b.__class__ is _NDARRAY
-        and a.dtype == _F64
-        and b.dtype == _F64
+        and a.dtype is _F64
+        and b.dtype is _F64
         and a.strides == _VECTOR_STRIDES
         and b.strides == _VECTOR_STRIDES
     ):
@@ -424,7 +425,8 @@ def update(
     eta : float
         Blend rate in [0, 1].
     out : numpy.ndarray, optional
-        float64 (16,) destination; may be ``s`` itself (in-place update).
+        float64 (16,), C-contiguous, writeable destination; may be ``s``
+        itself (in-place update). Left as it was when an argument is bad.
 
     Returns
     -------
@@ -435,19 +437,23 @@ def update(
         s.__class__ is _NDARRAY
         and amplitude.__class__ is _NDARRAY
         and phase.__class__ is _NDARRAY
-        and s.dtype == _F64
-        and amplitude.dtype == _F64
-        and phase.dtype == _F64
+        and s.dtype is _F64
+        and amplitude.dtype is _F64
+        and phase.dtype is _F64
         and s.strides == _VECTOR_STRIDES
         and amplitude.strides == _VECTOR_STRIDES
         and phase.strides == _VECTOR_STRIDES
         and eta.__class__ is float
         and 0.0 <= eta <= 1.0
-        and (out is None or _is_vector(out))
     ):
-        fast_out = np.empty(DIM) if out is None else out
-        if not _update_phase(s, amplitude, phase, eta, fast_out, EPS, ACTIVE_AMPLITUDE):
-            return fast_out
+        if out is None:
+            fast_out = np.empty(DIM)
+            if not _update_phase(s, amplitude, phase, eta, fast_out, EPS, ACTIVE_AMPLITUDE):
+                return fast_out
+        elif is_out_vector(out) and not _update_phase(
+            s, amplitude, phase, eta, out, EPS, ACTIVE_AMPLITUDE
+        ):
+            return out
     s = _check_state("s", s)
     amplitude, phase = _check_oscillators(amplitude, phase)
     eta = _check_eta(eta)

@@ -251,6 +251,32 @@ def _scan_tokens(buf, lo, hi, word_cp, stop_table, min_chars, max_chars, hashes,
 
 
 @_jit
+def _token_buffers(offsets):
+    """(hashes, starts, ends) with room for the tokens of the batch's longest text.
+
+    A token and the separator after it take at least two bytes, so a text of
+    b bytes holds at most b // 2 + 1 tokens.
+    """
+    max_bytes = 0
+    for t in range(offsets.size - 1):
+        max_bytes = max(max_bytes, offsets[t + 1] - offsets[t])
+    cap = max_bytes // 2 + 1
+    return (
+        np.empty(cap, dtype=np.uint64),
+        np.empty(cap, dtype=np.int64),
+        np.empty(cap, dtype=np.int64),
+    )
+
+
+@_jit
+def _scan_text(buf, offsets, t, word_cp, stop_table, min_chars, max_chars, bufs):
+    """:func:`_scan_tokens` of text ``t`` into ``bufs`` (from :func:`_token_buffers`)."""
+    return _scan_tokens(
+        buf, offsets[t], offsets[t + 1], word_cp, stop_table, min_chars, max_chars, *bufs
+    )
+
+
+@_jit
 def _encode_kernel(
     buf,
     offsets,
@@ -276,27 +302,12 @@ def _encode_kernel(
     and, if ``want_excitation``, per-prime sums into ``ex_re[t]``/``ex_im[t]``.
     """
     n = offsets.size - 1
-    max_bytes = 0
-    for t in range(n):
-        max_bytes = max(max_bytes, offsets[t + 1] - offsets[t])
-    toks = np.empty(max_bytes // 2 + 1, dtype=np.uint64)
-    starts = np.empty(max_bytes // 2 + 1, dtype=np.int64)
-    ends = np.empty(max_bytes // 2 + 1, dtype=np.int64)
-    big = np.empty(max_bytes // 2 + 1, dtype=np.uint64)
+    bufs = _token_buffers(offsets)
+    toks = bufs[0]
+    big = np.empty(toks.size, dtype=np.uint64)
     acc = np.zeros(code_dim, dtype=np.float64)
     for t in range(n):
-        m = _scan_tokens(
-            buf,
-            offsets[t],
-            offsets[t + 1],
-            word_cp,
-            stop_table,
-            min_chars,
-            max_chars,
-            toks,
-            starts,
-            ends,
-        )
+        m = _scan_text(buf, offsets, t, word_cp, stop_table, min_chars, max_chars, bufs)
         n_tokens_out[t] = m
         if m == 0:
             continue
@@ -332,28 +343,12 @@ def _keyword_kernel(
     """
     n = offsets.size - 1
     width_cap = cand_start.shape[1]
-    max_bytes = 0
+    bufs = _token_buffers(offsets)
+    hs, starts, ends = bufs
+    g_first = np.empty(hs.size, dtype=np.int64)
+    g_key = np.empty(hs.size, dtype=np.int64)
     for t in range(n):
-        max_bytes = max(max_bytes, offsets[t + 1] - offsets[t])
-    cap = max_bytes // 2 + 1
-    hs = np.empty(cap, dtype=np.uint64)
-    starts = np.empty(cap, dtype=np.int64)
-    ends = np.empty(cap, dtype=np.int64)
-    g_first = np.empty(cap, dtype=np.int64)
-    g_key = np.empty(cap, dtype=np.int64)
-    for t in range(n):
-        m = _scan_tokens(
-            buf,
-            offsets[t],
-            offsets[t + 1],
-            word_cp,
-            stop_table,
-            min_chars,
-            max_chars,
-            hs,
-            starts,
-            ends,
-        )
+        m = _scan_text(buf, offsets, t, word_cp, stop_table, min_chars, max_chars, bufs)
         n_cand[t] = 0
         if m == 0:
             continue

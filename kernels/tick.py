@@ -68,64 +68,20 @@ def _run_ticks(
     n = phase.shape[0]
     if steps == 0:
         return
-    chunk = prsc_tick._CHUNK
-    n_chunks = (n + chunk - 1) // chunk
-    sin_phase = np.empty(n)
-    cos_phase = np.empty(n)
-    part_sin = np.empty(n_chunks)
-    part_cos = np.empty(n_chunks)
     delta = np.empty(16)
     work = np.empty((3, n))
     int_work = np.empty(n, np.int64)
-    # Same start as prsc_tick._tick_loop_serial: sin/cos of the (wrapped) phases.
-    for k in range(n_chunks):
-        lo = k * chunk
-        hi = min(n, lo + chunk)
-        part_sin[k], part_cos[k] = prsc_tick._chunk_start(
-            phase[lo:hi], amplitude[lo:hi], sin_phase[lo:hi], cos_phase[lo:hi]
-        )
+    # The oscillator ticks are prsc_tick's own serial steps, so the bank
+    # advances bit for bit as prsc.run would.
+    (sin_phase, cos_phase), parts = prsc_tick._start_serial(phase, amplitude)
     gain = dt * coupling / n if n > 0 else 0.0
     advance = prsc_tick.TWO_PI * dt
-    w_sin = part_sin[0] if n_chunks > 0 else 0.0
-    w_cos = part_cos[0] if n_chunks > 0 else 0.0
     first_coherence = steps - coherence_out.shape[0]
     first_entropy = steps - entropy_out.shape[0]
     for t in range(steps):
-        if n_chunks == 1:
-            # Small bank: no per-tick slicing (as prsc does).
-            w_sin, w_cos = prsc_tick._chunk_tick(
-                phase,
-                amplitude,
-                frequency,
-                sin_phase,
-                cos_phase,
-                advance,
-                gain,
-                w_sin,
-                w_cos,
-                decay,
-            )
-        elif n_chunks > 1:
-            w_sin = 0.0
-            w_cos = 0.0
-            for k in range(n_chunks):
-                w_sin += part_sin[k]
-                w_cos += part_cos[k]
-            for k in range(n_chunks):
-                lo = k * chunk
-                hi = min(n, lo + chunk)
-                part_sin[k], part_cos[k] = prsc_tick._chunk_tick(
-                    phase[lo:hi],
-                    amplitude[lo:hi],
-                    frequency[lo:hi],
-                    sin_phase[lo:hi],
-                    cos_phase[lo:hi],
-                    advance,
-                    gain,
-                    w_sin,
-                    w_cos,
-                    decay,
-                )
+        prsc_tick._tick_serial(
+            phase, amplitude, frequency, sin_phase, cos_phase, parts, advance, gain, decay
+        )
         # sin/cos now hold the new phases: the SMF sees the state after the tick.
         smf_delta._delta_trig(
             amplitude, cos_phase, sin_phase, delta, work, int_work, smf.EPS, smf.ACTIVE_AMPLITUDE

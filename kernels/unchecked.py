@@ -25,7 +25,8 @@ are passed explicitly, as the public wrappers do.
 Sedenions
 ---------
 sedenion_mul(a, b, out) -> int
-    ``out = a·b`` for (16,) vectors. ``out`` must not overlap ``a`` or ``b``.
+    ``out = a·b`` for (16,) vectors. ``out`` may be ``a`` or ``b`` (both are
+    read before ``out`` is written).
     Returns 0; 1 if ``a`` or ``b`` holds NaN or ±inf (``out`` then holds the
     IEEE result, NaN somewhere); 2 if any of the three is not (16,) (``out``
     untouched).
@@ -58,6 +59,24 @@ smf_similarity_rows(s, others, out, eps) -> int
     field or a shape is wrong (nothing written); -2 if ``|s| < eps`` (all
     results 0, ``others`` not inspected); else the number of NaN results
     (rows holding NaN or ±inf).
+
+Holographic recall
+------------------
+holographic_topk_cosine(codes, query, k, normalized, has_mask, valid, out_ids, out_scores) -> int
+    The top ``k`` rows of ``codes`` (M, D) float32 by cosine with ``query``
+    (D,) float32, as :func:`kernels.holographic.topk_cosine` computes them
+    (the same scores and the same order: score descending, ties to the lower
+    row), serially, into ``out_ids`` int64 and ``out_scores`` float64. With
+    ``normalized`` the rows are trusted to be unit vectors. With ``has_mask``
+    only rows with ``valid[r] != 0`` count (``valid`` uint8 or bool, (M,));
+    without it ``valid`` is not read (pass any uint8 array, e.g.
+    ``np.empty(0, np.uint8)``). Returns how many it wrote,
+    ``min(k, counted rows)`` (0 for ``k < 1``); -1 if ``query`` is not (D,),
+    ``valid`` is shorter than M (with ``has_mask``) or an output is shorter
+    than that count (nothing written); -2 if ``query`` is all zero or holds
+    NaN or ±inf (nothing written); -3 if a counted row holds NaN or ±inf
+    (nothing written). ``codes`` C-contiguous; ``query`` any layout. Allocates
+    only O(k + D) scratch.
 
 Oscillators (a bank is ``phase``, ``amplitude``, ``frequency``: (N,) each)
 --------------------------------------------------------------------------
@@ -139,11 +158,12 @@ values of a 1-D float64 array), to check inputs inside your own kernel.
 
 from __future__ import annotations
 
-from kernels import bm25, excitation, prsc, prsc_tick, sedenion, smf, text, tick
+from kernels import bm25, excitation, holographic, prsc, prsc_tick, sedenion, smf, text, tick
 
 __all__ = [
     "bm25_accumulate",
     "bm25_select",
+    "holographic_topk_cosine",
     "prsc_coherence",
     "prsc_excite",
     "prsc_prime_state",
@@ -170,6 +190,8 @@ smf_normalize = smf._normalize
 smf_entropy = smf._entropy
 smf_similarity = smf._cosine_pair
 smf_similarity_rows = smf._similarity_rows_serial
+
+holographic_topk_cosine = holographic._topk_into
 
 prsc_run = prsc_tick._tick_loop_serial
 prsc_coherence = prsc._coherence

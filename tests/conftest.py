@@ -7,6 +7,15 @@ from __future__ import annotations
 import pytest
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # The test process is a program of its own: like the CLI, it asks idle OpenMP
+    # threads to sleep (kernels no longer do this at import), so parallel kernels do
+    # not leave spinning threads on the two cores the rest of the suite needs.
+    from kernels.config import prefer_passive_threads
+
+    prefer_passive_threads()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--llm-lane",

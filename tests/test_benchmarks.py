@@ -143,3 +143,40 @@ def test_missing_peers_are_in_the_json_and_the_other_rows_still_run():
         ("holographic.topk_cosine_batch[normalized]", "numpy Q@codes.T + argpartition")
     ]
     assert report["results"][0]["ratio"] > 0 and report["results"][0]["peer_missing"] is None
+
+
+def test_measure_alternates_the_first_side_and_settles_only_rows_that_ask(monkeypatch):
+    from dataclasses import replace
+
+    calls: list[str] = []
+    sleeps: list[float] = []
+    monkeypatch.setattr(runner.time, "sleep", sleeps.append)
+    case = replace(
+        _case("single.x", "bare"),
+        ours=lambda: calls.append("o"),
+        peer=lambda: calls.append("p"),
+        settle=False,
+    )
+    result = runner.measure(case, repeat=4, settle=0.5)
+    # One warm-up call each, then rounds that swap which side goes first.
+    assert calls == ["o", "p", "o", "p", "p", "o", "o", "p", "p", "o"]
+    assert sleeps == [] and result.peer_s is not None
+    runner.measure(replace(case, settle=True), repeat=2, settle=0.5)
+    assert sleeps == [0.5] * 4
+
+
+def test_single_call_rows_agree_with_their_bare_kernels_and_are_timed_without_sleeps():
+    from sentient_core.benchmarks import cases_single
+
+    rows = cases_single.cases(0.01)
+    assert {c.kernel for c in rows} >= {
+        "single.sedenion.mul",
+        "single.sedenion.mul[out]",
+        "single.smf.update[out]",
+        "single.smf.entropy",
+        "single.smf.similarity[out]",
+    }
+    for case in rows:
+        assert case.settle is False and case.repeat == cases_single.REPEAT
+        result = runner.measure(case, repeat=3)  # runs case.check: same answers
+        assert result.ours_s > 0 and result.peer_s is not None and result.peer_s > 0

@@ -36,6 +36,16 @@ def test_min_rows_and_optional_finiteness():
     assert check_array("v", nan, dtype=np.float64, finite=False) is nan
 
 
+def test_writeable_only_when_asked():
+    frozen = np.zeros(4)
+    frozen.setflags(write=False)
+    assert check_array("v", frozen, dtype=np.float64) is frozen
+    with pytest.raises(ValueError, match=r"^out must be writeable$"):
+        check_array("out", frozen, dtype=np.float64, writeable=True)
+    x = np.zeros(4)
+    assert check_array("out", x, dtype=np.float64, writeable=True) is x
+
+
 def test_scalar_bounds():
     assert check_scalar("dt", 0.5, lo=0.0, lo_open=True) == 0.5
     with pytest.raises(ValueError, match=r"dt must be > 0\.0"):

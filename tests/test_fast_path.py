@@ -4,7 +4,8 @@
 ``smf.similarity_pair``, ``prsc.run`` and ``excitation.dominant_order`` send arrays
 of the exact type, dtype and layout straight to a kernel that checks shapes
 and finiteness itself. Everything else takes the full checks. These tests
-force each path and compare, and put a bad value in every argument.
+force each path and compare, put a bad value in every argument, and give
+each ``out=`` every kind of bad array.
 """
 
 from __future__ import annotations
@@ -100,6 +101,70 @@ def test_run_fast_equals_slow():
     for x, y, z in zip(fast, slow_bank, explicit, strict=True):
         np.testing.assert_array_equal(x, y)
         np.testing.assert_array_equal(x, z)
+
+
+def test_mul_out_equals_the_new_array_path():
+    want = sedenion.mul(A, B)
+    out = np.full(16, 7.0)
+    assert sedenion.mul(A, B, out) is out
+    np.testing.assert_array_equal(out, want)
+    for a, b in ((slow(A), B), (A, other_dtype_object(B))):  # slow path, same out
+        out[:] = 7.0
+        assert sedenion.mul(a, b, out=out) is out
+        np.testing.assert_array_equal(out, want)
+    sub = np.full(16, 7.0).view(Subclass)  # an out the full checks accept
+    assert sedenion.mul(A, B, out=sub) is sub
+    np.testing.assert_array_equal(sub, want)
+    # In place: the kernel reads both factors before it writes.
+    a, b = A.copy(), B.copy()
+    assert sedenion.mul(a, B, out=a) is a
+    assert sedenion.mul(A, b, out=b) is b
+    np.testing.assert_array_equal(a, want)
+    np.testing.assert_array_equal(b, want)
+
+
+def test_similarity_and_update_out_equal_the_new_array_path():
+    s = smf.normalize(A)
+    out = np.full(5, 7.0)
+    assert smf.similarity(A, ROWS, out) is out
+    np.testing.assert_array_equal(out, smf.similarity(A, ROWS))
+    sub = np.full(5, 7.0).view(Subclass)
+    assert smf.similarity(A, ROWS, out=sub) is sub
+    np.testing.assert_array_equal(sub, out)
+    amp, phase = BANK.amplitude * 5, BANK.phase
+    field = np.full(16, 7.0).view(Subclass)
+    assert smf.update(s, amp, phase, 0.1, out=field) is field
+    np.testing.assert_array_equal(field, smf.update(s, amp, phase))
+
+
+def _read_only(n: int) -> np.ndarray:
+    x = np.zeros(n)
+    x.setflags(write=False)
+    return x
+
+
+# (bad out, exception, message start) for a wrapper whose out is (n,) float64.
+def bad_outs(n: int):
+    yield [0.0] * n, TypeError, "out must be a numpy.ndarray"
+    yield np.zeros(n, dtype=np.float32), TypeError, "out must have dtype float64"
+    yield np.zeros(n + 1), ValueError, "out must have shape"
+    yield np.zeros((1, n)), ValueError, "out must be 1-dimensional"
+    yield np.zeros(2 * n)[::2], ValueError, "out must be C-contiguous"
+    yield _read_only(n), ValueError, "out must be writeable"
+
+
+@pytest.mark.parametrize("call", ["mul", "similarity", "update"])
+def test_bad_out_arrays_are_rejected_by_name(call):
+    s = smf.normalize(A)
+    run = {
+        "mul": lambda out: sedenion.mul(A, B, out=out),
+        "similarity": lambda out: smf.similarity(A, ROWS, out=out),
+        "update": lambda out: smf.update(s, BANK.amplitude, BANK.phase, out=out),
+    }[call]
+    n = ROWS.shape[0] if call == "similarity" else 16
+    for out, exc, message in bad_outs(n):
+        with pytest.raises(exc, match=f"^{message}"):
+            run(out)
 
 
 # --------------------------------------------------------------------------- errors

@@ -1,6 +1,8 @@
 """Layout rules: one place for Numba flags; kernels import without the upper layers."""
 
 import io
+import json
+import os
 import re
 import subprocess
 import sys
@@ -64,6 +66,76 @@ def test_kernels_import_without_upper_layers():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == ""
+
+
+# What these subprocesses print: a JSON object of the facts each test checks.
+_IMPORT_KERNELS = """
+import json, os
+before = dict(os.environ)
+import kernels, kernels.unchecked, kernels.warmup
+import numba.np.ufunc.parallel as parallel
+after = dict(os.environ)
+changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+print(json.dumps({"changed": changed, "threads": parallel._is_initialized}))
+"""
+
+_PREFER_PASSIVE = """
+import json, os, sys
+import numpy as np
+from kernels import prsc
+from kernels.config import prefer_passive_threads
+if sys.argv[1] == "late":  # a parallel kernel starts numba's threads first
+    prsc.run(prsc.init_state(8), 1, parallel=True)
+first = prefer_passive_threads()
+print(json.dumps({"first": first, "again": prefer_passive_threads(),
+                  "policy": os.environ.get("OMP_WAIT_POLICY")}))
+"""
+
+_CLI_VERSION = """
+import json, os
+from sentient_core.cli import main
+try:
+    main(["--version"])
+except SystemExit:
+    pass
+print(json.dumps({"policy": os.environ.get("OMP_WAIT_POLICY")}))
+"""
+
+
+def _run_json(code: str, *args: str, policy: str | None = None) -> dict:
+    # The test process may have set the policy itself (conftest): start without it.
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if policy is not None:
+        env["OMP_WAIT_POLICY"] = policy
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_importing_kernels_changes_no_environment_and_starts_no_threads():
+    assert _run_json(_IMPORT_KERNELS) == {"changed": [], "threads": False}
+
+
+def test_prefer_passive_threads_sets_the_policy_once_and_only_in_time():
+    assert _run_json(_PREFER_PASSIVE, "early") == {
+        "first": True,
+        "again": False,
+        "policy": "PASSIVE",
+    }
+    # An explicit setting wins; after numba's threads started, it is too late to set.
+    explicit = _run_json(_PREFER_PASSIVE, "early", policy="ACTIVE")
+    assert explicit == {"first": False, "again": False, "policy": "ACTIVE"}
+    assert _run_json(_PREFER_PASSIVE, "late") == {"first": False, "again": False, "policy": None}
+
+
+def test_the_cli_prefers_passive_threads():
+    assert _run_json(_CLI_VERSION) == {"policy": "PASSIVE"}
 
 
 def test_only_the_chaperone_side_touches_network_or_files():

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from numba.core.registry import CPUDispatcher
 
-from kernels import prsc, sedenion, smf, text, tick, unchecked
+from kernels import holographic, prsc, sedenion, smf, text, tick, unchecked
 from kernels.checks import count_finite
+from tests import naive
 
 RNG = np.random.default_rng(7)
 A = RNG.standard_normal(16)
@@ -27,6 +29,7 @@ def test_they_are_the_kernels_the_wrappers_run():
     assert unchecked.prsc_run is prsc._tick_loop_serial
     assert unchecked.run_ticks is tick._run_ticks
     assert unchecked.text_encode is text._encode_kernel
+    assert unchecked.holographic_topk_cosine is holographic._topk_into
 
 
 def test_sedenion_mul_status():
@@ -127,3 +130,93 @@ def test_count_finite(n):
         assert count_finite(x) == int(np.isfinite(x).sum())
         x[:] = np.finfo(np.float64).max
         assert count_finite(x) == n
+
+
+# ------------------------------------------------------------ holographic top-k from @njit
+
+NO_MASK = np.empty(0, dtype=np.uint8)
+
+
+@numba.njit
+def _topk_each(codes, queries, k, normalized, has_mask, valid, ids, scores):
+    """What an embedder writes: the top-k of every query inside its own compiled loop."""
+    counts = np.empty(queries.shape[0], dtype=np.int64)
+    for q in range(queries.shape[0]):
+        counts[q] = unchecked.holographic_topk_cosine(
+            codes, queries[q], k, normalized, has_mask, valid, ids[q], scores[q]
+        )
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("m", "d", "k"), [(1, 8, 1), (1, 8, 5), (7, 3, 4), (7, 3, 20), (300, 16, 10), (3000, 64, 25)]
+)
+@pytest.mark.parametrize("normalized", [False, True])
+@pytest.mark.parametrize("masked", [False, True])
+def test_holographic_topk_from_njit_matches_the_wrapper_and_the_reference(
+    m, d, k, normalized, masked
+):
+    rng = np.random.default_rng(m * 100 + d * 10 + k + 7 * normalized + 3 * masked)
+    codes = rng.standard_normal((m, d), dtype=np.float32)
+    tied = np.sort(rng.choice(m, m // 3, replace=False)) if m > 3 else np.arange(0)
+    codes[tied] = codes[m // 2]  # identical rows: bit-identical scores, lower row first
+    if normalized:
+        codes = holographic.normalize_rows(codes)
+    queries = rng.standard_normal((4, d), dtype=np.float32)
+    queries[0] = codes[m // 2]  # the tied rows share the top score
+    valid = (rng.random(m) < 0.7).astype(np.uint8) if masked else None
+    ids = np.full((4, k), -1, dtype=np.int64)
+    scores = np.full((4, k), np.nan)
+    counts = _topk_each(
+        codes, queries, k, normalized, masked, NO_MASK if valid is None else valid, ids, scores
+    )
+    for q in range(4):
+        want_ids, want_scores = holographic.topk_cosine(
+            codes, queries[q], k, normalized=normalized, valid=valid
+        )
+        n = counts[q]
+        assert n == want_ids.size == min(k, m if valid is None else int(valid.sum()))
+        np.testing.assert_array_equal(ids[q, :n], want_ids)
+        np.testing.assert_array_equal(scores[q, :n], want_scores)
+        assert (ids[q, n:] == -1).all()  # nothing written past the count
+        ref_ids, ref_scores = naive.holographic.topk_cosine(codes, queries[q], k, normalized, valid)
+        np.testing.assert_array_equal(ids[q, :n], ref_ids)
+        np.testing.assert_allclose(scores[q, :n], ref_scores, rtol=0, atol=1e-12)
+    if m > 3 and not masked:  # the ties were really exercised: the lowest tied rows lead
+        lead = np.union1d(tied, [m // 2])[: min(k, tied.size + 1)]
+        np.testing.assert_array_equal(ids[0, : lead.size], lead)
+
+
+def test_holographic_topk_statuses_and_layouts():
+    rng = np.random.default_rng(21)
+    codes = rng.standard_normal((5, 4), dtype=np.float32)
+    query = rng.standard_normal(4, dtype=np.float32)
+    topk = unchecked.holographic_topk_cosine
+    ids, scores = np.full(3, -1, dtype=np.int64), np.full(3, 9.0)
+    # -1: wrong query length, short mask, outputs shorter than the result.
+    assert topk(codes, query[:3].copy(), 3, False, False, NO_MASK, ids, scores) == -1
+    assert topk(codes, query, 3, False, True, np.ones(4, np.uint8), ids, scores) == -1
+    assert topk(codes, query, 4, False, False, NO_MASK, ids, scores) == -1
+    # -2: a query whose cosine is undefined.
+    assert topk(codes, np.zeros(4, np.float32), 3, False, False, NO_MASK, ids, scores) == -2
+    nan_query = query.copy()
+    nan_query[1] = np.nan
+    assert topk(codes, nan_query, 3, False, False, NO_MASK, ids, scores) == -2
+    assert (ids == -1).all() and (scores == 9.0).all()
+    # Nothing to return.
+    assert topk(codes, query, 0, False, False, NO_MASK, ids, scores) == 0
+    assert topk(codes[:0], query, 3, False, False, NO_MASK, ids, scores) == 0
+    # -3: a counted row holds inf; masked out, it is not read.
+    bad = codes.copy()
+    bad[2, 1] = np.inf
+    assert topk(bad, query, 3, False, False, NO_MASK, ids, scores) == -3
+    assert (ids == -1).all() and (scores == 9.0).all()
+    keep = np.array([True, True, False, True, True])
+    assert topk(bad, query, 3, False, True, keep, ids, scores) == 3
+    want = holographic.topk_cosine(codes, query, 3, valid=keep)
+    np.testing.assert_array_equal(ids, want[0])
+    np.testing.assert_array_equal(scores, want[1])
+    # Any query layout: a strided view gives the same answer.
+    strided = np.repeat(query, 2)[::2]
+    assert topk(codes, strided, 3, False, False, NO_MASK, ids, scores) == 3
+    np.testing.assert_array_equal(ids, holographic.topk_cosine(codes, query, 3)[0])

@@ -81,7 +81,14 @@ class Case:
         same work (a slow peer on a subset); ratios are then per item.
         0 = same work as ``ours``.
     repeat : int
-        Timed calls per side (alternated A/B/A/B).
+        Timed calls per side (alternated A/B, B/A, A/B, ...); the row reports medians.
+    settle : bool
+        Sleep the runner's settle time before each timed call (the default):
+        rows that start parallel kernels need it, or threads still spinning
+        from one side slow the other. Rows of microsecond calls set False: a
+        sleep before about a millisecond of work times the core waking up
+        (``sedenion.mul`` measured 5.6 µs a call after each 0.2 s sleep, 0.8 µs
+        without).
     check : callable or None
         Optional zero-argument callable run once before timing that raises if
         ``ours`` and ``peer`` disagree (so we never time a wrong answer).
@@ -104,6 +111,7 @@ class Case:
     target_met: Callable[[float, float | None], bool] | None = None
     peer_items: int = 0
     repeat: int = 7
+    settle: bool = True
     check: Callable[[], None] | None = None
     peer_missing: str | None = None
     notes: dict = field(default_factory=dict)

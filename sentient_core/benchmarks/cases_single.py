@@ -4,23 +4,31 @@ People who embed the kernels call them one at a time, so what a wrapper adds
 to one call matters. Each row times ``calls`` back-to-back calls of a public
 wrapper (ours) and the same number of calls of the kernel doing the same work
 from :mod:`kernels.unchecked` (the peer: a bare Numba dispatch with no checks,
-outputs preallocated), alternated in the same run, on the same 16-element
-inputs (a 64-oscillator bank for ``prsc.run``). At full scale ``calls`` is
-1000, so the table's milliseconds read as microseconds per call.
+outputs preallocated) on the same 16-element inputs (a 64-oscillator bank for
+``prsc.run``). At full scale ``calls`` is 1000, so the table's milliseconds
+read as microseconds per call.
+
+Noise: a call takes about a microsecond, so each row takes :data:`REPEAT`
+samples of ``calls`` calls per side, ours and the bare dispatch interleaved
+(first one side, then the other) in the same run, with no sleep between
+samples (see ``Case.settle``), and compares the medians.
 
 Target: the wrapper costs at most 1 µs more per call than the bare dispatch.
 ``python -m sentient_core.benchmarks.cases_single`` prints the per-call
-figures and differences.
+figures in nanoseconds and the differences.
 
 Rows
 ----
-* ``single.sedenion.mul``: ``sedenion.mul(a, b)`` vs ``unchecked.sedenion_mul(a, b, out)``.
+* ``single.sedenion.mul``: ``sedenion.mul(a, b)`` vs ``unchecked.sedenion_mul(a, b, out)``;
+  ``[out]``: ``sedenion.mul(a, b, out)`` (no allocation, as the bare call).
 * ``single.smf.update``: ``smf.update(s, amplitude, phase)`` (64 oscillators) vs
-  ``unchecked.smf_update(s, amplitude, phase, eta, out, eps, active)``.
+  ``unchecked.smf_update(s, amplitude, phase, eta, out, eps, active)``;
+  ``[out]``: ``smf.update(s, amplitude, phase, eta, out)``.
 * ``single.smf.entropy``: ``smf.entropy(s)`` vs ``unchecked.smf_entropy(s, eps)``.
 * ``single.smf.similarity_pair``: one field vs one field, vs ``unchecked.smf_similarity``.
 * ``single.smf.similarity``: one field vs a (1, 16) row matrix, vs
-  ``unchecked.smf_similarity_rows`` into a preallocated (1,) output.
+  ``unchecked.smf_similarity_rows`` into a preallocated (1,) output;
+  ``[out]``: ``smf.similarity(s, rows, out)``.
 * ``single.prsc.run``: ``prsc.run(bank, 1)`` on 64 oscillators vs
   ``unchecked.prsc_run(phase, amplitude, frequency, 1, dt, coupling, decay)``.
 """
@@ -32,10 +40,12 @@ import numpy as np
 from kernels import prsc, sedenion, smf, unchecked
 from sentient_core.benchmarks.cases import Case
 
-__all__ = ["OVERHEAD_TARGET_S", "cases", "main"]
+__all__ = ["OVERHEAD_TARGET_S", "REPEAT", "cases", "main"]
 
 #: Allowed extra cost of a checked call over the bare dispatch (seconds).
 OVERHEAD_TARGET_S = 1e-6
+#: Samples per side of every row (each ``calls`` calls long).
+REPEAT = 101
 N_OSC = 64
 DECAY = 1.0 - prsc.DEFAULT_DAMPING * prsc.DEFAULT_DT
 
@@ -53,7 +63,8 @@ def _case(name: str, size: str, calls: int, ours, peer, peer_name: str, check) -
         target_met=lambda ours_s, peer_s: (
             peer_s is not None and (ours_s - peer_s) / calls <= OVERHEAD_TARGET_S
         ),
-        repeat=11,
+        repeat=REPEAT,
+        settle=False,
         check=check,
     )
 
@@ -77,11 +88,32 @@ def _mul(calls: int, rng: np.random.Generator) -> Case:
     return _case("sedenion.mul", "16 + 16 float64", calls, ours, peer, "sedenion_mul", check)
 
 
-def _update(calls: int, rng: np.random.Generator) -> Case:
+def _mul_out(calls: int, rng: np.random.Generator) -> Case:
+    a, b = rng.standard_normal(16), rng.standard_normal(16)
+    mine, out = np.empty(16), np.empty(16)
+    mul, bare = sedenion.mul, unchecked.sedenion_mul
+
+    def ours() -> None:
+        for _ in range(calls):
+            mul(a, b, mine)
+
+    def peer() -> None:
+        for _ in range(calls):
+            bare(a, b, out)
+
+    def check() -> None:
+        assert bare(a, b, out) == 0
+        assert mul(a, b, mine) is mine
+        np.testing.assert_array_equal(mine, out)
+
+    return _case("sedenion.mul[out]", "16 + 16 float64", calls, ours, peer, "sedenion_mul", check)
+
+
+def _update(calls: int, rng: np.random.Generator) -> list[Case]:
     s = smf.normalize(rng.standard_normal(16))
     amplitude = rng.uniform(0.0, 0.3, N_OSC)
     phase = rng.uniform(0.0, 2.0 * np.pi, N_OSC)
-    out = np.empty(16)
+    mine, out = np.empty(16), np.empty(16)
     update, bare = smf.update, unchecked.smf_update
     eta, eps, active = smf.DEFAULT_ETA, smf.EPS, smf.ACTIVE_AMPLITUDE
 
@@ -93,11 +125,21 @@ def _update(calls: int, rng: np.random.Generator) -> Case:
         for _ in range(calls):
             bare(s, amplitude, phase, eta, out, eps, active)
 
+    def ours_out() -> None:
+        for _ in range(calls):
+            update(s, amplitude, phase, eta, mine)
+
     def check() -> None:
         assert bare(s, amplitude, phase, eta, out, eps, active) == 0
         np.testing.assert_array_equal(update(s, amplitude, phase), out)
+        assert update(s, amplitude, phase, eta, mine) is mine
+        np.testing.assert_array_equal(mine, out)
 
-    return _case("smf.update", f"16 field, {N_OSC} osc", calls, ours, peer, "smf_update", check)
+    size = f"16 field, {N_OSC} osc"
+    return [
+        _case("smf.update", size, calls, ours, peer, "smf_update", check),
+        _case("smf.update[out]", size, calls, ours_out, peer, "smf_update", check),
+    ]
 
 
 def _entropy(calls: int, rng: np.random.Generator) -> Case:
@@ -136,8 +178,9 @@ def _similarity_pair(calls: int, rng: np.random.Generator) -> Case:
     return _case("smf.similarity_pair", "16 vs 16", calls, ours, peer, "smf_similarity", check)
 
 
-def _similarity_row(calls: int, rng: np.random.Generator) -> Case:
+def _similarity_row(calls: int, rng: np.random.Generator) -> list[Case]:
     s, rows, out = rng.standard_normal(16), rng.standard_normal((1, 16)), np.empty(1)
+    mine = np.empty(1)
     similarity, bare, eps = smf.similarity, unchecked.smf_similarity_rows, smf.EPS
 
     def ours() -> None:
@@ -148,13 +191,21 @@ def _similarity_row(calls: int, rng: np.random.Generator) -> Case:
         for _ in range(calls):
             bare(s, rows, out, eps)
 
+    def ours_out() -> None:
+        for _ in range(calls):
+            similarity(s, rows, mine)
+
     def check() -> None:
         assert bare(s, rows, out, eps) == 0
         np.testing.assert_array_equal(similarity(s, rows), out)
+        assert similarity(s, rows, mine) is mine
+        np.testing.assert_array_equal(mine, out)
 
-    return _case(
-        "smf.similarity", "16 vs 1×16 rows", calls, ours, peer, "smf_similarity_rows", check
-    )
+    size, peer_name = "16 vs 1×16 rows", "smf_similarity_rows"
+    return [
+        _case("smf.similarity", size, calls, ours, peer, peer_name, check),
+        _case("smf.similarity[out]", size, calls, ours_out, peer, peer_name, check),
+    ]
 
 
 def _run(calls: int, rng: np.random.Generator) -> Case:
@@ -187,28 +238,32 @@ def _run(calls: int, rng: np.random.Generator) -> Case:
 def cases(scale: float) -> list[Case]:
     calls = max(10, round(1000 * scale))
     rng = np.random.default_rng(0)
-    return [
-        build(calls, rng)
-        for build in (_mul, _update, _entropy, _similarity_pair, _similarity_row, _run)
-    ]
+    out: list[Case] = []
+    for build in (_mul, _mul_out, _update, _entropy, _similarity_pair, _similarity_row, _run):
+        made = build(calls, rng)
+        out.extend(made if isinstance(made, list) else [made])
+    return out
 
 
-def main(repeat: int = 21) -> None:
-    """Print per-call times of every row: bare, wrapper, overhead, met."""
+def main(repeat: int = REPEAT) -> None:
+    """Print per-call times of every row in ns: bare dispatch, wrapper, overhead, met."""
+    from kernels.config import prefer_passive_threads
     from kernels.warmup import warmup
     from sentient_core.benchmarks.runner import measure
 
+    prefer_passive_threads()  # as `sentient bench` does, before warm-up starts any thread
     warmup()
-    print(f"{'call':<22} {'bare µs':>8} {'wrapper µs':>11} {'overhead µs':>12}  met")
+    print(f"medians of {repeat} interleaved samples of 1,000 calls per side")
+    print(f"{'call':<24} {'bare ns':>8} {'wrapper ns':>11} {'overhead ns':>12}  met")
     for case in cases(1.0):
         result = measure(case, repeat=repeat)
         assert result.peer_s is not None  # every single-call case has its bare peer
-        bare_us = result.peer_s / case.items * 1e6
-        ours_us = result.ours_s / case.items * 1e6
+        bare_ns = result.peer_s / case.items * 1e9
+        ours_ns = result.ours_s / case.items * 1e9
         met = "yes" if result.met else "NO"
         print(
-            f"{case.kernel.removeprefix('single.'):<22} {bare_us:>8.3f} {ours_us:>11.3f}"
-            f" {ours_us - bare_us:>12.3f}  {met}"
+            f"{case.kernel.removeprefix('single.'):<24} {bare_ns:>8.0f} {ours_ns:>11.0f}"
+            f" {ours_ns - bare_ns:>12.0f}  {met}"
         )
 
 

@@ -83,27 +83,33 @@ def _time_once(fn: Callable[[], object]) -> float:
 
 
 def measure(case: Case, repeat: int | None = None, settle: float = 0.0) -> Result:
-    """Warm both sides once, then alternate ours/peer ``repeat`` times; medians.
+    """Warm both sides once, then time each ``repeat`` times, interleaved; medians.
 
-    ``settle`` seconds of sleep follow every timed call: BLAS and OpenMP worker
-    threads keep spinning for ~0.1 s after a call returns and would otherwise
-    steal the cores from whichever side runs next.
+    Rounds alternate which side goes first (ours/peer, then peer/ours), so a
+    drift in the machine's speed during the run (another process, a clock
+    change) weighs on both sides alike instead of always on the second.
+
+    ``settle`` seconds of sleep come before every timed call of a case whose
+    ``settle`` is true: BLAS and OpenMP worker threads keep spinning for
+    ~0.1 s after a call returns and would otherwise steal the cores from
+    whichever side runs next.
     """
     n = max(1, repeat if repeat is not None else case.repeat)
+    pause = settle if case.settle else 0.0
     if case.check is not None:
         case.check()
     case.ours()
     if case.peer is not None:
         case.peer()
-    ours: list[float] = []
-    peer: list[float] = []
-    for _ in range(n):
-        time.sleep(settle)
-        ours.append(_time_once(case.ours))
-        if case.peer is not None:
-            time.sleep(settle)
-            peer.append(_time_once(case.peer))
-    return Result(case, statistics.median(ours), statistics.median(peer) if peer else None)
+    times: dict[str, list[float]] = {"ours": [], "peer": []}
+    sides = [("ours", case.ours)] + ([("peer", case.peer)] if case.peer is not None else [])
+    for i in range(n):
+        for side, fn in sides if i % 2 == 0 else sides[::-1]:
+            if pause:
+                time.sleep(pause)
+            times[side].append(_time_once(fn))
+    peer = times["peer"]
+    return Result(case, statistics.median(times["ours"]), statistics.median(peer) if peer else None)
 
 
 def _fmt_time(s: float | None) -> str:

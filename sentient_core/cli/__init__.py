@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kernels.config import prefer_passive_threads
 from sentient_core import __version__
 from sentient_core.cli import (
     config_cmds,
@@ -256,6 +257,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     Ctrl-C exits 130; a closed stdout (``... | head``) exits 141 without a word (the
     recipe of Python's signal docs: SIGPIPE stays ignored, so cleanup still runs).
     """
+    # A process-wide choice the command makes for itself (importing kernels does
+    # not): idle OpenMP threads sleep instead of spinning, so they do not steal the
+    # two cores from what runs next (see prefer_passive_threads). Before anything
+    # below can start Numba's threads.
+    prefer_passive_threads()
     try:
         try:
             args = build_parser().parse_args(argv)
