@@ -8,6 +8,6 @@ import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from kernels.config import prefer_passive_threads
+    from sentient_kernels.config import prefer_passive_threads
 
     prefer_passive_threads()

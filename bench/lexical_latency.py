@@ -16,9 +16,9 @@ import argparse
 import statistics
 import time
 
-from kernels.config import prefer_passive_threads
 from sentient_core.benchmarks import cases_lexical
 from sentient_core.memory import HolographicMemory
+from sentient_kernels.config import prefer_passive_threads
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ def record(rank: str) -> list[str]:
         def profile(frame, event, arg) -> None:
             if event == "call":
                 module = frame.f_globals.get("__name__", "?")
-                if module.startswith(("sentient_core", "kernels")) and module != (
+                if module.startswith(("sentient_core", "sentient_kernels")) and module != (
                     stack[-1] if stack else None
                 ):
                     entries.append(module)

@@ -5,13 +5,13 @@ after a warm-up):
 
 ``kernel``
     One streaming top-k pass over the same unit float32 rows (D = 256, as the
-    memory's codes): ``kernels.holographic.topk_cosine(normalized=True)``
-    against ``kernels.overlay.topk_scored`` (the overlay inside the cosine scan).
+    memory's codes): ``sentient_kernels.holographic.topk_cosine(normalized=True)``
+    against ``sentient_kernels.overlay.topk_scored`` (the overlay inside the cosine scan).
 ``memory`` (``--memory``)
     The default ``recall`` of a text on a real store (the Zipf-text stores of
     ``sentient_core.benchmarks.cases_lexical``, built once, minutes at 1M):
     ``ScoredRecall.hits(q, 10)`` (the overlay inside the BM25 + cosine
-    selection, :mod:`kernels.scored_hybrid`) against
+    selection, :mod:`sentient_kernels.scored_hybrid`) against
     ``memory.recall(q, 10, rank="hybrid")`` and ``rank="cosine"``, over the same
     64 queries. The
     first scored call builds the per-trace factor table (a read of every
@@ -31,9 +31,9 @@ import time
 
 import numpy as np
 
-from kernels.config import prefer_passive_threads
-from kernels.holographic import topk_cosine
-from kernels.overlay import topk_scored
+from sentient_kernels.config import prefer_passive_threads
+from sentient_kernels.holographic import topk_cosine
+from sentient_kernels.overlay import topk_scored
 
 
 def measure(rows: int, repeats: int, k: int = 10, d: int = 256, seed: int = 0) -> dict:

@@ -29,12 +29,12 @@ from pathlib import Path
 
 import httpx
 
-from kernels.config import prefer_passive_threads
 from sentient_core.config import load
 from sentient_core.core import Core
 from sentient_core.events import IterationEvent, SkipEvent, read_events
 from sentient_core.learning.session import build_learner
 from sentient_core.server import Server
+from sentient_kernels.config import prefer_passive_threads
 
 
 def _durations(store) -> list[float]:

@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from kernels.config import prefer_passive_threads
 from sentient_core.config import load
 from sentient_core.server import Server
+from sentient_kernels.config import prefer_passive_threads
 from tests.servers.browser import Browser
 
 RECORDER = """

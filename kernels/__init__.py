@@ -21,14 +21,14 @@ unchecked    The raw kernels behind the wrappers, without checks, for hot paths
 checks       The argument checks of the wrappers (and ``count_finite`` for kernels).
 config       The one place for Numba flags (cache, fastmath, parallel).
 
-Every public function outside :mod:`kernels.unchecked` checks its arguments
+Every public function outside :mod:`sentient_kernels.unchecked` checks its arguments
 (dtype, shape, contiguity, finiteness) and raises ``TypeError``/``ValueError``
 naming the bad one. Importing this package needs only numpy and numba. Call
-:func:`kernels.warmup.warmup` once at start-up to compile (or load from the
+:func:`sentient_kernels.warmup.warmup` once at start-up to compile (or load from the
 on-disk cache) every kernel.
 """
 
-from kernels import (
+from sentient_kernels import (
     bm25,
     checks,
     config,

@@ -37,8 +37,8 @@ hybrid is the cosine) and the rows sharing a term, and of the latter only
 those whose bound (their BM25 with the k-th cosine) can still reach the
 current k-th score get their cosine computed.
 
-Segments are :class:`kernels.segments.Segment`; a list of them is handed to
-the kernels as four Numba typed lists (:func:`kernels.segments.pack`), which a
+Segments are :class:`sentient_kernels.segments.Segment`; a list of them is handed to
+the kernels as four Numba typed lists (:func:`sentient_kernels.segments.pack`), which a
 caller that queries one index many times builds once.
 """
 
@@ -50,10 +50,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kernels.checks import check_array, check_int, check_scalar
-from kernels.config import jit
-from kernels.holographic import _heap_push, _heap_replace_root, _worse, topk_cosine
-from kernels.segments import Packed, Segment, pack
+from sentient_kernels.checks import check_array, check_int, check_scalar
+from sentient_kernels.config import jit
+from sentient_kernels.holographic import _heap_push, _heap_replace_root, _worse, topk_cosine
+from sentient_kernels.segments import Packed, Segment, pack
 
 __all__ = ["K1", "B", "ceiling", "hybrid_topk", "scores", "topk", "warmup_index"]
 
@@ -563,8 +563,8 @@ _NO_ROWS = np.zeros(0, dtype=np.int64)
 
 def warmup_index() -> tuple[Segment, np.ndarray, np.ndarray, np.ndarray]:
     """A two-row index (segment, doc_len, query terms, unit codes) to compile kernels on."""
-    from kernels.lexical import TermCounts
-    from kernels.segments import build_segment
+    from sentient_kernels.lexical import TermCounts
+    from sentient_kernels.segments import build_segment
 
     counts = TermCounts(
         np.array([0, 2, 3], dtype=np.int64),

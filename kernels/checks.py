@@ -3,7 +3,7 @@
 Kernels themselves never validate: wrappers call these helpers, which raise
 ``TypeError`` for the wrong type/dtype and ``ValueError`` for the wrong shape,
 layout or non-finite values, always naming the offending argument. Code above
-the kernels that validates arrays once and then calls :mod:`kernels.unchecked`
+the kernels that validates arrays once and then calls :mod:`sentient_kernels.unchecked`
 uses the same helpers, so its messages read the same.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kernels.config import jit
+from sentient_kernels.config import jit
 
 __all__ = ["check_array", "check_int", "check_scalar", "count_finite", "is_out_vector"]
 

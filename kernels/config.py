@@ -1,6 +1,6 @@
 """Numba compilation flags for every kernel, in one place.
 
-All ``@njit`` decorators in :mod:`kernels` go through :func:`jit` so that the
+All ``@njit`` decorators in :mod:`sentient_kernels` go through :func:`jit` so that the
 ``cache``, ``fastmath`` and ``parallel`` settings are decided here and can be
 changed for a whole run from the environment:
 
@@ -82,7 +82,7 @@ def prefer_passive_threads() -> bool:
     (10k-row top-k). Passive waiting fixes both. The setting is process-wide
     (it also reaches any other OpenMP library the process loads), so it is
     the application's choice: the ``sentient`` command calls this at start-up,
-    and importing :mod:`kernels` never does.
+    and importing :mod:`sentient_kernels` never does.
 
     Call it before the first parallel kernel runs: Numba starts its threading
     layer lazily on that call, and the OpenMP runtime reads the variable only

@@ -39,8 +39,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kernels.checks import check_array, check_int, check_scalar
-from kernels.config import jit
+from sentient_kernels.checks import check_array, check_int, check_scalar
+from sentient_kernels.config import jit
 
 __all__ = [
     "STRENGTH_MAX",

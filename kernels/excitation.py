@@ -1,10 +1,10 @@
 """Prime excitations of encoded text: per-prime sums to CSR, and the strongest primes.
 
-:func:`kernels.text.encode` accumulates, per text and per prime of the bank, a
+:func:`sentient_kernels.text.encode` accumulates, per text and per prime of the bank, a
 complex sum of its tokens' phases; :func:`excitation_csr` turns those sums into
 the sparse excitations the observer takes and :func:`dominant_order` ranks
 them. Deterministic (no fast-math). The unchecked kernels are in
-:mod:`kernels.unchecked` (``text_excitation_csr``, ``text_dominant_order``).
+:mod:`sentient_kernels.unchecked` (``text_excitation_csr``, ``text_dominant_order``).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import math
 
 import numpy as np
 
-from kernels import checks
-from kernels.checks import check_array, check_int, check_scalar
-from kernels.config import jit
+from sentient_kernels import checks
+from sentient_kernels.checks import check_array, check_int, check_scalar
+from sentient_kernels.config import jit
 
 __all__ = ["dominant_order", "excitation_csr"]
 

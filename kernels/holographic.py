@@ -31,8 +31,8 @@ import numba
 import numpy as np
 from numba import prange
 
-from kernels.checks import check_array, check_int
-from kernels.config import jit
+from sentient_kernels.checks import check_array, check_int
+from sentient_kernels.config import jit
 
 __all__ = [
     "interference_grid",

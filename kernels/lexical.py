@@ -1,13 +1,13 @@
 """Lexical terms of texts: hashed content tokens with their counts, and their storage form.
 
 The terms of a text are its content tokens exactly as the token encoder sees
-them (:mod:`kernels.text`: lowercased UTF-8, runs of word characters of
+them (:mod:`sentient_kernels.text`: lowercased UTF-8, runs of word characters of
 ``min_chars``..``max_chars`` characters, stop words dropped), each identified
 by its 64-bit token hash, with the number of times it occurs (its term
 frequency, saturated at :data:`TF_MAX`) and the text's length in tokens
 (:func:`term_counts`). :func:`pack_terms`/:func:`unpack_terms` give the
 word-aligned byte form a store keeps per text. Inverted-index segments over
-terms are in :mod:`kernels.segments`, BM25 in :mod:`kernels.bm25`.
+terms are in :mod:`sentient_kernels.segments`, BM25 in :mod:`sentient_kernels.bm25`.
 
 Exactness: terms are 64-bit hashes, so two different tokens share a term only
 on a 64-bit hash collision (about n²/2⁶⁵ for n distinct tokens).
@@ -21,9 +21,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kernels.checks import check_array, check_int
-from kernels.config import jit
-from kernels.text import _scan_text, _token_buffers
+from sentient_kernels.checks import check_array, check_int
+from sentient_kernels.config import jit
+from sentient_kernels.text import _scan_text, _token_buffers
 
 __all__ = ["TF_MAX", "TermCounts", "pack_terms", "term_counts", "unpack_terms"]
 

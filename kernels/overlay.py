@@ -8,7 +8,7 @@ bias), already weighted; recency is computed from ``last_access`` with
 τ = ``recency_s``. Vetoed rows (``valid == 0``) are never read. Rows are unit
 vectors (the memory's codes), so the cosine is ``dot / |query|``.
 
-One parallel pass over the rows, as :func:`kernels.holographic.topk_cosine`: per
+One parallel pass over the rows, as :func:`sentient_kernels.holographic.topk_cosine`: per
 block a small heap of the best rows; a float32 estimate of the dot screens out a
 row when even its upper bound — estimate plus its rounding-error margin, times
 ``w_cos``, plus ``static_i``, plus ``max(0, w_rec)`` (recency is at most 1) — cannot
@@ -28,9 +28,9 @@ import numba
 import numpy as np
 from numba import prange
 
-from kernels.checks import check_array, check_int
-from kernels.config import jit
-from kernels.holographic import (
+from sentient_kernels.checks import check_array, check_int
+from sentient_kernels.config import jit
+from sentient_kernels.holographic import (
     _dot_f32,
     _dot_f64,
     _heap_push,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.checks import check_array
-from kernels.config import jit
+from sentient_kernels.checks import check_array
+from sentient_kernels.config import jit
 
 __all__ = ["bucket_rows"]
 

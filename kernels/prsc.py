@@ -25,9 +25,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kernels.checks import check_array, check_int, check_scalar
-from kernels.config import jit
-from kernels.prsc_tick import (
+from sentient_kernels.checks import check_array, check_int, check_scalar
+from sentient_kernels.config import jit
+from sentient_kernels.prsc_tick import (
     TWO_PI,
     _chunk_mean_field,
     _chunk_start,

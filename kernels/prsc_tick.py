@@ -1,8 +1,8 @@
 """The oscillator bank's tick loop (SPEC §2): O(N) mean-field steps in fixed-order chunks.
 
-Kernels only (njit-callable, no checks): :func:`kernels.prsc.run` wraps them,
-:mod:`kernels.tick` reuses the chunk steps inside the fused observer tick, and
-:mod:`kernels.unchecked` exposes the serial loop. Serial and parallel loops sum
+Kernels only (njit-callable, no checks): :func:`sentient_kernels.prsc.run` wraps them,
+:mod:`sentient_kernels.tick` reuses the chunk steps inside the fused observer tick, and
+:mod:`sentient_kernels.unchecked` exposes the serial loop. Serial and parallel loops sum
 the mean field chunk by chunk in the same order, so they agree bit for bit.
 """
 
@@ -14,7 +14,7 @@ import sys
 import numpy as np
 from numba import prange
 
-from kernels.config import jit
+from sentient_kernels.config import jit
 
 __all__: list[str] = []
 
@@ -193,7 +193,7 @@ def _tick_serial(phase, amplitude, frequency, sin_phase, cos_phase, parts, advan
     """One tick of the whole bank, chunk after chunk, from and into ``parts``.
 
     Shared by :func:`_tick_loop_serial` and the fused observer tick
-    (:mod:`kernels.tick`), so both advance the bank bit for bit alike. Inlined
+    (:mod:`sentient_kernels.tick`), so both advance the bank bit for bit alike. Inlined
     (as is :func:`_chunk_tick`) and given plain arrays, not tuples: a call per
     tick, or arrays unpacked from a tuple per tick, cost their reference
     counting, measured at +10-25% on a 64-oscillator bank.

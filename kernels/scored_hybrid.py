@@ -14,7 +14,7 @@ over a first ranking:
    code can have, their own static and recency — cannot reach the current k-th;
 2. a row sharing no term scores at most ``w_rel·α·cos_max/(1+α) + max(static) +
    max(0, w_rec)``; only when the k-th score found does not beat that bound does
-   the streaming overlay scan (:func:`kernels.overlay.topk_scored`, the
+   the streaming overlay scan (:func:`sentient_kernels.overlay.topk_scored`, the
    overlay computed inside the cosine scan) run over every valid row with
    ``w_cos = w_rel·α/(1+α)``, and its rows are offered with their full score.
 
@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kernels.bm25 import (
+from sentient_kernels.bm25 import (
     _COS_CEIL,
     _NO_ROWS,
     K1,
@@ -47,10 +47,10 @@ from kernels.bm25 import (
     ceiling,
     warmup_index,
 )
-from kernels.checks import check_array, check_int, check_scalar
-from kernels.config import jit
-from kernels.overlay import topk_scored
-from kernels.segments import Packed, Segment
+from sentient_kernels.checks import check_array, check_int, check_scalar
+from sentient_kernels.config import jit
+from sentient_kernels.overlay import topk_scored
+from sentient_kernels.segments import Packed, Segment
 
 __all__ = ["Overlay", "finish_scored_hybrid", "scored_hybrid_topk"]
 
@@ -97,7 +97,7 @@ def _scored_touched(
 ):
     """Full scores of the touched rows that may enter the heap; returns its fill.
 
-    As :func:`kernels.bm25._hybrid_touched`: the k best touched rows by BM25 are
+    As :func:`sentient_kernels.bm25._hybrid_touched`: the k best touched rows by BM25 are
     scored first (a strong k-th score), then every other touched row only if its
     bound (the largest cosine a unit code can have, recency 1) reaches the heap's
     worst. ``ov`` is (static, last_access, w_rec, now, recency_s).
@@ -156,7 +156,7 @@ def _scored_candidates(
 def finish_scored_hybrid(acc, touched, nt, ceil, codes, qcode, alpha, k, valid, overlay, seen=None):
     """The scored selection after BM25's accumulation (unchecked; for the memory's recall).
 
-    Arguments as :func:`kernels.bm25.finish_hybrid`, plus ``overlay`` (an
+    Arguments as :func:`sentient_kernels.bm25.finish_hybrid`, plus ``overlay`` (an
     :class:`Overlay` over the same rows as ``codes``). ``valid`` (uint8) is
     required: it is the overlay scan's candidate mask. Returns rows, scores,
     the normalised BM25 and the cosine of each row, best first.
@@ -243,9 +243,9 @@ def scored_hybrid_topk(
     Parameters
     ----------
     segments, query_terms, k, doc_len, query_weights, valid
-        As in :func:`kernels.bm25.topk`.
+        As in :func:`sentient_kernels.bm25.topk`.
     codes, query_code, alpha
-        As in :func:`kernels.bm25.hybrid_topk` (unit codes, a non-zero query code).
+        As in :func:`sentient_kernels.bm25.hybrid_topk` (unit codes, a non-zero query code).
     static, last_access : (n,) float64
         Finite; see :class:`Overlay`.
     w_rel, w_rec, now, recency_s : float

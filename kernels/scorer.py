@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from kernels.checks import check_array, check_int, check_scalar
-from kernels.config import jit
+from sentient_kernels.checks import check_array, check_int, check_scalar
+from sentient_kernels.config import jit
 
 __all__ = [
     "DEFAULT_BOUND",

@@ -18,8 +18,8 @@ from llvmlite import ir
 from numba import prange, types
 from numba.extending import intrinsic
 
-from kernels.checks import check_array, check_scalar, is_out_vector
-from kernels.config import FASTMATH, jit
+from sentient_kernels.checks import check_array, check_scalar, is_out_vector
+from sentient_kernels.config import FASTMATH, jit
 
 __all__ = [
     "DIM",
@@ -313,7 +313,7 @@ def _nlerp_rows(a, b, t, out, eps):
 # Fast-path test of single-call wrappers: exactly an ndarray, numpy's own
 # float64 dtype object (an identity test: an equal but distinct dtype object
 # just takes the slow path), 1-D with unit stride (so C-contiguous). Anything
-# else takes the full checks of kernels.checks, which accept or name the
+# else takes the full checks of sentient_kernels.checks, which accept or name the
 # problem.
 _NDARRAY = np.ndarray
 _F64 = np.dtype(np.float64)

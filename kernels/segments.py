@@ -1,11 +1,11 @@
 """Inverted-index segments: for each term, the ascending rows holding it.
 
 A :class:`Segment` is an immutable inverted index over some rows: for each
-term (ascending 64-bit hash, see :mod:`kernels.lexical`) the ascending rows
+term (ascending 64-bit hash, see :mod:`sentient_kernels.lexical`) the ascending rows
 that hold it, with their term frequencies. An index grows by building a
 segment from newly added rows (:func:`build_segment`) and merging segments
 (:func:`merge_segments`, every row of the newer segment above every row of
-the older). BM25 scoring over a list of segments lives in :mod:`kernels.bm25`,
+the older). BM25 scoring over a list of segments lives in :mod:`sentient_kernels.bm25`,
 which takes the list as four Numba typed lists (:func:`pack`).
 
 Building and merging are pure integer work: the result does not depend on
@@ -21,9 +21,9 @@ import numpy as np
 from numba import types
 from numba.typed import List
 
-from kernels.checks import check_array
-from kernels.config import jit
-from kernels.lexical import TermCounts
+from sentient_kernels.checks import check_array
+from sentient_kernels.config import jit
+from sentient_kernels.lexical import TermCounts
 
 __all__ = [
     "Packed",
@@ -256,7 +256,9 @@ def build_segment_unchecked(
 
 def _check_segment(name: str, seg: object) -> Segment:
     if not isinstance(seg, Segment):
-        raise TypeError(f"{name} must be a kernels.lexical.Segment, got {type(seg).__name__}")
+        raise TypeError(
+            f"{name} must be a sentient_kernels.lexical.Segment, got {type(seg).__name__}"
+        )
     terms = check_array(f"{name}.terms", seg.terms, dtype=np.uint64, ndim=1)
     starts = check_array(f"{name}.starts", seg.starts, dtype=np.int64, shape=(terms.shape[0] + 1,))
     rows = check_array(f"{name}.rows", seg.rows, dtype=np.int32, ndim=1)

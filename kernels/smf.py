@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from kernels import checks
-from kernels.checks import check_array, check_scalar, is_out_vector
-from kernels.config import jit
-from kernels.smf_delta import (
+from sentient_kernels import checks
+from sentient_kernels.checks import check_array, check_scalar, is_out_vector
+from sentient_kernels.config import jit
+from sentient_kernels.smf_delta import (
     _delta_phase,
     _delta_phase_once,
     _delta_trig_once,
@@ -249,7 +249,7 @@ _PARALLEL_MIN_ROWS = 4096
 # numpy's own float64 dtype object, unit stride; an output also writeable):
 # such arrays go straight to a kernel that checks shapes and finiteness itself
 # and reports a status. Anything else, or a bad status, takes the full checks
-# of kernels.checks, which raise naming the argument. The fast test is a
+# of sentient_kernels.checks, which raise naming the argument. The fast test is a
 # sufficient condition only: everything the full checks accept still works,
 # just slower (an equal but distinct dtype object, a subclass). The input
 # tests are written out inline, cheapest first, because a helper call would

@@ -1,15 +1,15 @@
 """The SMF's target Δ from an oscillator state (SPEC §1), and the exact vector math it uses.
 
-Kernels only (njit-callable, no checks): :mod:`kernels.smf` wraps them
-(:func:`kernels.smf.delta`, :func:`kernels.smf.delta_trig`, the updates) and
-:mod:`kernels.tick` calls them inside the fused observer tick.
+Kernels only (njit-callable, no checks): :mod:`sentient_kernels.smf` wraps them
+(:func:`sentient_kernels.smf.delta`, :func:`sentient_kernels.smf.delta_trig`, the updates) and
+:mod:`sentient_kernels.tick` calls them inside the fused observer tick.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from kernels.config import jit
+from sentient_kernels.config import jit
 
 __all__: list[str] = []
 

@@ -12,8 +12,8 @@ token hash (code bucket and sign, prime picks, bigrams).
 
 Public, checked functions: :func:`encode` (codes, token counts and per-prime
 excitation sums of a batch), :func:`keywords` (top tokens of each text),
-and the per-prime sums it returns go on to :mod:`kernels.excitation`. Their
-kernels, without the checks, are in :mod:`kernels.unchecked` (``text_*``).
+and the per-prime sums it returns go on to :mod:`sentient_kernels.excitation`. Their
+kernels, without the checks, are in :mod:`sentient_kernels.unchecked` (``text_*``).
 
 The batch layout shared by :func:`encode` and :func:`keywords`:
 
@@ -38,8 +38,8 @@ import math
 
 import numpy as np
 
-from kernels.checks import check_array, check_int, check_scalar
-from kernels.config import jit
+from sentient_kernels.checks import check_array, check_int, check_scalar
+from sentient_kernels.config import jit
 
 __all__ = [
     "FNV_OFFSET",
@@ -54,9 +54,9 @@ __all__ = [
     "keywords",
 ]
 
-# The per-prime post-processing of encode's sums lives in kernels.excitation;
+# The per-prime post-processing of encode's sums lives in sentient_kernels.excitation;
 # re-exported here, where the encoder has always found it.
-from kernels.excitation import dominant_order, excitation_csr
+from sentient_kernels.excitation import dominant_order, excitation_csr
 
 _MASK64 = (1 << 64) - 1
 _FNV_OFFSET = 0xCBF29CE484222325
@@ -447,7 +447,7 @@ def _check_batch(
     if size & (size - 1) or (stop_table != 0).all():
         raise ValueError(
             "stop_table must have a power-of-two size and at least one empty (0) slot"
-            " (use kernels.text.build_stop_table)"
+            " (use sentient_kernels.text.build_stop_table)"
         )
     min_chars = check_int("min_chars", min_chars, lo=0)
     max_chars = check_int("max_chars", max_chars, lo=0)

@@ -3,11 +3,11 @@
 For each of ``steps`` ticks, :func:`run_ticks` does, in place:
 
 1. one PRSC Euler tick of the oscillator bank, with exactly the arithmetic of
-   :func:`kernels.prsc.run` (it calls prsc's own block kernels, so there is one
+   :func:`sentient_kernels.prsc.run` (it calls prsc's own block kernels, so there is one
    source of truth and the oscillator state is bit-identical to
    ``prsc.run(state, 1)`` repeated);
 2. the SMF update ``s ← normalize((1 − η) s + η Δ)`` from the *new* amplitudes
-   and phases (:func:`kernels.smf.update` arithmetic, via smf's own kernels);
+   and phases (:func:`sentient_kernels.smf.update` arithmetic, via smf's own kernels);
 3. optionally, the coherence ``C = |Σ w e^{iφ}| / Σ w`` (``w = max(0.1, A)``) of
    the new state and the SMF entropy, recorded per step.
 
@@ -24,9 +24,9 @@ import math
 
 import numpy as np
 
-from kernels import prsc, prsc_tick, smf, smf_delta
-from kernels.checks import check_array, check_int, check_scalar
-from kernels.config import jit
+from sentient_kernels import prsc, prsc_tick, smf, smf_delta
+from sentient_kernels.checks import check_array, check_int, check_scalar
+from sentient_kernels.config import jit
 
 __all__ = ["run_ticks"]
 
@@ -134,7 +134,7 @@ def run_ticks(
     steps : int
         Number of ticks (≥ 0; 0 is a no-op).
     dt, coupling, damping : float
-        As in :func:`kernels.prsc.run` (``damping·dt`` must lie in [0, 1]).
+        As in :func:`sentient_kernels.prsc.run` (``damping·dt`` must lie in [0, 1]).
     eta : float
         SMF blend rate in [0, 1].
     coherence_out : ndarray of float64, shape (m,), m ≤ steps, optional

@@ -11,7 +11,7 @@ happens when they are violated is stated per function; "undefined" means
 Numba does no bounds checking, so the kernel may read or write outside an
 array (wrong results, a corrupted neighbour array or a crash). Validate once,
 where data enters your program (the public wrappers, or
-:func:`kernels.checks.check_array`), and call these in the hot loop.
+:func:`sentient_kernels.checks.check_array`), and call these in the hot loop.
 
 Conventions for every function below: arrays are numpy arrays of exactly the
 stated dtype (``float64`` unless noted; other dtypes compile a new
@@ -39,7 +39,7 @@ Sedenion Memory Field (``eps`` is ``smf.EPS``, ``active`` is ``smf.ACTIVE_AMPLIT
 --------------------------------------------------------------------------------
 smf_update(s, amplitude, phase, eta, out, eps, active) -> int
     ``out = normalize((1 − eta) s + eta Δ(amplitude, phase))``, as
-    :func:`kernels.smf.update`; ``out`` may be ``s``. ``eta`` in [0, 1]
+    :func:`sentient_kernels.smf.update`; ``out`` may be ``s``. ``eta`` in [0, 1]
     (not checked). Checks itself: returns 0; 1 if ``s`` or ``out`` is not
     (16,) or ``phase`` is not as long as ``amplitude``; 2 if ``s``,
     ``amplitude`` or ``phase`` holds NaN or ±inf (``out`` untouched on 1, 2).
@@ -47,11 +47,11 @@ smf_normalize(s, out, eps) -> None
     ``out = s / max(|s|, eps)``; (16,) each, ``out`` may be ``s``. Shorter
     arrays: undefined. Non-finite ``s``: NaN in ``out``.
 smf_entropy(s, eps) -> float
-    Entropy (nats) of ``|s_k| / Σ|s_j|``, as :func:`kernels.smf.entropy`.
+    Entropy (nats) of ``|s_k| / Σ|s_j|``, as :func:`sentient_kernels.smf.entropy`.
     ``s`` (16,), finite; shorter: undefined; non-finite: a meaningless number.
 smf_similarity(a, b, eps) -> float
     Cosine of two (16,) fields, 0 if a norm is below ``eps``, as
-    :func:`kernels.smf.similarity_pair`. ``b`` C-contiguous. Returns NaN if a
+    :func:`sentient_kernels.smf.similarity_pair`. ``b`` C-contiguous. Returns NaN if a
     shape is not (16,) or a value is NaN or ±inf.
 smf_similarity_rows(s, others, out, eps) -> int
     ``out[r] = cosine(s, others[r])`` for ``others`` (M, 16) C-contiguous,
@@ -64,7 +64,7 @@ Holographic recall
 ------------------
 holographic_topk_cosine(codes, query, k, normalized, has_mask, valid, out_ids, out_scores) -> int
     The top ``k`` rows of ``codes`` (M, D) float32 by cosine with ``query``
-    (D,) float32, as :func:`kernels.holographic.topk_cosine` computes them
+    (D,) float32, as :func:`sentient_kernels.holographic.topk_cosine` computes them
     (the same scores and the same order: score descending, ties to the lower
     row), serially, into ``out_ids`` int64 and ``out_scores`` float64. With
     ``normalized`` the rows are trusted to be unit vectors. With ``has_mask``
@@ -81,7 +81,7 @@ holographic_topk_cosine(codes, query, k, normalized, has_mask, valid, out_ids, o
 Oscillators (a bank is ``phase``, ``amplitude``, ``frequency``: (N,) each)
 --------------------------------------------------------------------------
 prsc_run(phase, amplitude, frequency, steps, dt, coupling, decay) -> None
-    ``steps`` Euler ticks in place, bit-identical to :func:`kernels.prsc.run`
+    ``steps`` Euler ticks in place, bit-identical to :func:`sentient_kernels.prsc.run`
     with ``decay = 1 − damping·dt``. Requires equal lengths (undefined
     otherwise), finite values, amplitudes ≥ 0, ``steps ≥ 0``, ``dt > 0`` and
     ``decay`` in [0, 1]; NaN spreads to every phase through the mean field.
@@ -103,16 +103,16 @@ Observer tick
 -------------
 run_ticks(phase, amplitude, frequency, s, steps, dt, coupling, decay, eta, coherence_out, entropy_out) -> None
     ``steps`` × (oscillator tick, SMF update of ``s`` (16,), records), in
-    place, as :func:`kernels.tick.run_ticks`. Bank and scalars as for
+    place, as :func:`sentient_kernels.tick.run_ticks`. Bank and scalars as for
     :data:`prsc_run`; ``eta`` in [0, 1]. ``coherence_out`` and
     ``entropy_out`` are writeable float64 (m,) with m ≤ steps: they receive
     the values after the last m ticks (a longer array gets them in its last
     ``steps`` entries). Pass ``np.empty(0)`` to record nothing.
 
-Text (layout of ``buf``, ``offsets``, ``word_cp``, ``stop_table`` as in :mod:`kernels.text`)
+Text (layout of ``buf``, ``offsets``, ``word_cp``, ``stop_table`` as in :mod:`sentient_kernels.text`)
 ------------------------------------------------------------------------------------
 text_encode(buf, offsets, word_cp, stop_table, min_chars, max_chars, code_dim, bigram_weight, n_bank, k_primes, want_excitation, codes_out, n_tokens_out, ex_re, ex_im) -> None
-    What :func:`kernels.text.encode` computes, into caller-provided outputs:
+    What :func:`sentient_kernels.text.encode` computes, into caller-provided outputs:
     ``codes_out`` float32 (n, code_dim) and ``ex_re``, ``ex_im`` (n, n_bank)
     **zero-filled** (codes of empty texts are left as they are; sums are
     added), ``n_tokens_out`` int64 (n,). With ``want_excitation`` false the
@@ -125,16 +125,16 @@ text_encode(buf, offsets, word_cp, stop_table, min_chars, max_chars, code_dim, b
     forever**), 1 ≤ ``code_dim`` < 2**32, ``n_bank ≥ 1`` when
     ``want_excitation``, ``k_primes`` 1 or 2.
 text_keywords(buf, offsets, word_cp, stop_table, min_chars, max_chars, cand_start, cand_end, n_cand) -> None
-    What :func:`kernels.text.keywords` computes, into int64 ``cand_start``,
+    What :func:`sentient_kernels.text.keywords` computes, into int64 ``cand_start``,
     ``cand_end`` (n, W) and ``n_cand`` (n,). Requirements as for text_encode.
 text_excitation_csr(ex_re, ex_im, gain) -> (offsets, indices, amounts, phases)
-    As :func:`kernels.excitation.excitation_csr`; equal shapes (undefined
+    As :func:`sentient_kernels.excitation.excitation_csr`; equal shapes (undefined
     otherwise), finite sums.
 text_dominant_order(amounts, primes, k) -> int64 array
-    As :func:`kernels.excitation.dominant_order`; ``primes`` at least as long as
+    As :func:`sentient_kernels.excitation.dominant_order`; ``primes`` at least as long as
     ``amounts`` (undefined otherwise). NaN amounts give an unspecified order.
 
-BM25 (segments as :func:`kernels.segments.pack` lists them; see :mod:`kernels.bm25`)
+BM25 (segments as :func:`sentient_kernels.segments.pack` lists them; see :mod:`sentient_kernels.bm25`)
 -----------------------------------------------------------------------------------
 bm25_accumulate(seg_terms, seg_starts, seg_rows, seg_tfs, qterms, qweights, n, has_mask, valid, doc_len, n_docs, avgdl, k1, b, acc, touched, idf_out) -> int
     Adds each query term's BM25 contribution to ``acc[row]`` for the rows
@@ -144,7 +144,7 @@ bm25_accumulate(seg_terms, seg_starts, seg_rows, seg_tfs, qterms, qweights, n, h
     ``qweights`` float64 > 0 (Q,); ``valid`` uint8 and ``doc_len`` int32
     covering every row below ``n``; ``acc`` float64 and ``touched`` int64 of at
     least ``n`` entries, **``acc`` all zero on entry** (a touched row is
-    recognised by ``acc[row] == 0``). Segments as :func:`kernels.segments.build_segment`
+    recognised by ``acc[row] == 0``). Segments as :func:`sentient_kernels.segments.build_segment`
     makes them, rows disjoint between segments (undefined otherwise).
 bm25_select(acc, touched, nt, k, out_rows, out_scores) -> int
     The top ``k`` of the ``nt`` touched rows by ``acc`` (ties to the lower
@@ -152,13 +152,23 @@ bm25_select(acc, touched, nt, k, out_rows, out_scores) -> int
     ``min(k, nt)`` each); returns how many. **Resets** ``acc`` of the touched
     rows to zero, so the buffers can serve the next query.
 
-Also njit-callable: :func:`kernels.checks.count_finite` (number of finite
+Also njit-callable: :func:`sentient_kernels.checks.count_finite` (number of finite
 values of a 1-D float64 array), to check inputs inside your own kernel.
 """
 
 from __future__ import annotations
 
-from kernels import bm25, excitation, holographic, prsc, prsc_tick, sedenion, smf, text, tick
+from sentient_kernels import (
+    bm25,
+    excitation,
+    holographic,
+    prsc,
+    prsc_tick,
+    sedenion,
+    smf,
+    text,
+    tick,
+)
 
 __all__ = [
     "bm25_accumulate",

@@ -3,7 +3,7 @@
 Numba compiles lazily on first call; a learning loop must never pay that cost
 mid-iteration. :func:`warmup` calls each module's ``_warmup`` (tiny inputs with
 the exact dtypes used in real calls). With the on-disk cache on (see
-:mod:`kernels.config`) the first process writes the machine code to the
+:mod:`sentient_kernels.config`) the first process writes the machine code to the
 on-disk cache and later processes only load it.
 """
 
@@ -100,7 +100,7 @@ def warmup(
     for i, name in enumerate(modules):
         if progress is not None:
             progress(i, len(modules), name)
-        mod = importlib.import_module(f"kernels.{name}")
+        mod = importlib.import_module(f"sentient_kernels.{name}")
         t0 = time.perf_counter()
         mod._warmup()
         dt = time.perf_counter() - t0

@@ -11,7 +11,7 @@ wires the chaperone-gated learning loop onto a core from one frozen
 :class:`SafetyPolicy`, :class:`BudgetCaps` and :class:`FetcherSettings` inside).
 Every exception the package raises derives from :class:`SentientError`.
 
-The numeric kernels live in the top-level :mod:`kernels` package. Names are
+The numeric kernels live in the top-level :mod:`sentient_kernels` package. Names are
 imported on first use, so ``import sentient_core`` stays cheap.
 """
 

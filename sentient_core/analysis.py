@@ -7,7 +7,7 @@ the question–passage relevance check (:func:`content_terms`, :func:`stem`,
 phrases (:data:`PHRASE_WORD`) — so they cannot disagree on what a query's
 words are. :func:`tokenize` and :data:`STOP_WORDS` also fix every stored
 prime encoding and hashed term: changing them changes every store. The Numba
-text kernels (:mod:`kernels.text`) find the same tokens from a word-character
+text kernels (:mod:`sentient_kernels.text`) find the same tokens from a word-character
 table built from this definition (``tests/test_encoder.py`` checks that they agree).
 
 Definitions

@@ -4,7 +4,7 @@ Catch :class:`SentientError` to handle anything this package raises on purpose.
 Each layer has its own branch (the tree is in the README); bad argument values
 and types raise :class:`ArgumentError` / :class:`ArgumentTypeError`, which are
 also ``ValueError`` / ``TypeError`` so code written against the standard
-exceptions keeps working. (The :mod:`kernels` package depends only on numpy and
+exceptions keeps working. (The :mod:`sentient_kernels` package depends only on numpy and
 numba and raises plain ``TypeError``/``ValueError`` naming the argument.)
 """
 

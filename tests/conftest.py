@@ -11,7 +11,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # The test process is a program of its own: like the CLI, it asks idle OpenMP
     # threads to sleep (kernels no longer do this at import), so parallel kernels do
     # not leave spinning threads on the two cores the rest of the suite needs.
-    from kernels.config import prefer_passive_threads
+    from sentient_kernels.config import prefer_passive_threads
 
     prefer_passive_threads()
 

@@ -1,6 +1,6 @@
 """Slow, obviously-correct reference implementations (stumpy's ``tests/naive.py``).
 
-Every fast kernel in :mod:`kernels` is tested against one of these on seeded
+Every fast kernel in :mod:`sentient_kernels` is tested against one of these on seeded
 random inputs and edge cases. They are kept one file per kernel domain so that
 names such as ``mul`` or ``normalize`` do not collide; this module is the index::
 

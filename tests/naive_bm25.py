@@ -1,7 +1,7 @@
-"""Slow, obviously-correct references for kernels.lexical and kernels.bm25.
+"""Slow, obviously-correct references for sentient_kernels.lexical and sentient_kernels.bm25.
 
 Documents are dicts ``{term: tf}``; an index is just the list of them by row.
-Scores follow the formula of :mod:`kernels.bm25` operation by operation (same
+Scores follow the formula of :mod:`sentient_kernels.bm25` operation by operation (same
 order, float64), so they are bit-identical to the kernel's.
 """
 

@@ -1,4 +1,4 @@
-"""Plain-Python reference for :mod:`kernels.credit` (one event at a time, SPEC §5)."""
+"""Plain-Python reference for :mod:`sentient_kernels.credit` (one event at a time, SPEC §5)."""
 
 from __future__ import annotations
 

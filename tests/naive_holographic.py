@@ -1,4 +1,4 @@
-"""Slow, obviously-correct references for kernels.holographic.
+"""Slow, obviously-correct references for sentient_kernels.holographic.
 
 Dots are exact: a float32 × float32 product is exact in float64 and
 ``math.fsum`` rounds the sum once, so every score is the correctly rounded

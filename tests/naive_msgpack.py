@@ -1,4 +1,4 @@
-"""Slow, obviously-correct reference of :func:`kernels.msgpack.parse_uint_arrays`, pure Python."""
+"""Slow, obviously-correct reference of :func:`sentient_kernels.msgpack.parse_uint_arrays`, pure Python."""
 
 from __future__ import annotations
 

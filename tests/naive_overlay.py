@@ -1,4 +1,4 @@
-"""Slow, obviously-correct reference for kernels.overlay: every score in float64 with
+"""Slow, obviously-correct reference for sentient_kernels.overlay: every score in float64 with
 ``math.fsum`` dots, then a sort by (-score, row)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Slow, obviously-correct reference of :func:`kernels.postings.bucket_rows`, pure Python."""
+"""Slow, obviously-correct reference of :func:`sentient_kernels.postings.bucket_rows`, pure Python."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Slow, obviously-correct references for :mod:`kernels.prsc` (pairwise O(N²) coupling)."""
+"""Slow, obviously-correct references for :mod:`sentient_kernels.prsc` (pairwise O(N²) coupling)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Slow, obviously-correct references for kernels.scorer (plain Python floats)."""
+"""Slow, obviously-correct references for sentient_kernels.scorer (plain Python floats)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Slow, obviously-correct references of the :mod:`kernels.text` functions, pure Python.
+"""Slow, obviously-correct references of the :mod:`sentient_kernels.text` functions, pure Python.
 
 They work from the same arrays as the kernels (UTF-8 bytes, offsets, the
 word-character table, the stop-word set) but decode text with Python's codec

@@ -1,4 +1,4 @@
-"""References for :mod:`kernels.tick`: the observer tick as separate steps.
+"""References for :mod:`sentient_kernels.tick`: the observer tick as separate steps.
 
 :func:`run_ticks_unfused` chains the public kernels one tick at a time
 (``prsc.run(state, 1)`` then ``smf.update``); :func:`run_ticks_naive` does the
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels import prsc, smf
+from sentient_kernels import prsc, smf
 from tests import naive_prsc, naive_smf
 
 

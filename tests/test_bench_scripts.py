@@ -155,6 +155,8 @@ def test_recall_path_records_the_modules_a_server_recall_enters():
     path = record("hybrid")
     # The façade, memory's recall and the BM25 kernels are on the path; ranking by the
     # learned scorer adds meta-memory's recall.
-    assert {"sentient_core.core", "sentient_core.memory.recall", "kernels.bm25"} <= set(path)
+    assert {"sentient_core.core", "sentient_core.memory.recall", "sentient_kernels.bm25"} <= set(
+        path
+    )
     assert "sentient_core.metamemory.recall" not in path
     assert "sentient_core.metamemory.recall" in record("scored")

@@ -1,4 +1,4 @@
-"""kernels.lexical and kernels.bm25 against the references in tests/naive_bm25.py,
+"""sentient_kernels.lexical and sentient_kernels.bm25 against the references in tests/naive_bm25.py,
 invariants (hypothesis), bm25s agreement on a small corpus, argument errors."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernels import bm25, lexical, segments
 from sentient_core.encoder.hashing import STOP_TABLE as _STOP_TABLE
 from sentient_core.encoder.hashing import WORD_TABLE as _WORD_TABLE
 from sentient_core.encoder.hashing import _tokens
 from sentient_core.ingest.keywords import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS
+from sentient_kernels import bm25, lexical, segments
 from tests.naive import bm25 as naive
 
 WORDS = [f"w{i}" for i in range(60)] + ["the", "and", "of", "x", "Überfluß", "naïve", "2024"]

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kernels.checks import check_array, check_int, check_scalar
+from sentient_kernels.checks import check_array, check_int, check_scalar
 
 
 def test_accepts_matching_array_and_returns_it_unchanged():

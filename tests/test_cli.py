@@ -27,7 +27,7 @@ def test_console_script_points_at_the_same_main():
 
 
 def test_warmup_reports_every_module(capsys):
-    from kernels.warmup import MODULES
+    from sentient_kernels.warmup import MODULES
 
     assert main(["warmup", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

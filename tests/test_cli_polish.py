@@ -364,7 +364,7 @@ def test_ctrl_c_stops_ingest_after_the_file_and_commits_what_was_read(tmp_path):
 
 
 def test_warmup_reports_progress_module_by_module():
-    from kernels.warmup import MODULES, warmup
+    from sentient_kernels.warmup import MODULES, warmup
 
     calls: list[tuple[int, int, str]] = []
     warmup(MODULES[:3], progress=lambda *a: calls.append(a))
@@ -404,18 +404,20 @@ def test_warmup_progress_on_a_terminal_redraws_one_line():
 
 
 def test_ingest_times_itself_after_the_kernels_are_compiled(tmp_path, capsys, monkeypatch):
-    import kernels.warmup
+    import sentient_kernels.warmup
 
-    real = kernels.warmup.warmup
+    real = sentient_kernels.warmup.warmup
 
     def slow_cold_compile(*args, **kwargs):
         time.sleep(1.5)  # what a cold cache costs, in miniature
         return [
-            kernels.warmup.ModuleWarmup(w.module, w.seconds + 1.5 / 16, w.kernels, 0, w.kernels)
+            sentient_kernels.warmup.ModuleWarmup(
+                w.module, w.seconds + 1.5 / 16, w.kernels, 0, w.kernels
+            )
             for w in real(*args, **kwargs)
         ]
 
-    monkeypatch.setattr(kernels.warmup, "warmup", slow_cold_compile)
+    monkeypatch.setattr(sentient_kernels.warmup, "warmup", slow_cold_compile)
     doc, data = str(tmp_path / "doc.txt"), str(tmp_path / "data")
     (tmp_path / "doc.txt").write_text("Tides follow the moon. " * 500)
     assert main(["ingest", doc, "--json", "--data-dir", data]) == 0

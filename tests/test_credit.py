@@ -1,4 +1,4 @@
-"""kernels.credit against the plain-Python reference and the facts stated in SPEC §5."""
+"""sentient_kernels.credit against the plain-Python reference and the facts stated in SPEC §5."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernels import credit
-from kernels.credit import CreditState
+from sentient_kernels import credit
+from sentient_kernels.credit import CreditState
 from tests.naive import credit as naive
 
 

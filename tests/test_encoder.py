@@ -21,8 +21,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernels import text as text_kernels
-from kernels.prsc import first_primes
 from sentient_core.encoder import (
     CHAR_TO_PRIME,
     DEFAULT_BANK_PRIMES,
@@ -34,6 +32,8 @@ from sentient_core.encoder import (
     token_hash,
 )
 from sentient_core.ingest.keywords import STOP_WORDS, tokenize
+from sentient_kernels import text as text_kernels
+from sentient_kernels.prsc import first_primes
 
 REPO = Path(__file__).resolve().parents[1]
 MASK64 = (1 << 64) - 1

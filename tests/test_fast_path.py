@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernels import prsc, sedenion, smf
+from sentient_kernels import prsc, sedenion, smf
 
 
 class Subclass(np.ndarray):

@@ -1,4 +1,4 @@
-"""kernels.holographic: exact top-k cosine against the fsum reference."""
+"""sentient_kernels.holographic: exact top-k cosine against the fsum reference."""
 
 import math
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernels import holographic as holo
+from sentient_kernels import holographic as holo
 from tests.naive import holographic as naive
 
 

@@ -53,7 +53,7 @@ RANKS: dict[str, int] = {
 
 def _unit(module: str) -> str | None:
     parts = module.split(".")
-    if parts[0] == "kernels":
+    if parts[0] in ("kernels", "sentient_kernels"):
         return "kernels"
     if parts[0] != "sentient_core":
         return None

@@ -1,4 +1,4 @@
-"""kernels.msgpack.parse_uint_arrays against tests/naive_msgpack.py and msgspec's encoder."""
+"""sentient_kernels.msgpack.parse_uint_arrays against tests/naive_msgpack.py and msgspec's encoder."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import msgspec
 import numpy as np
 import pytest
 
-from kernels import msgpack
+from sentient_kernels import msgpack
 from tests.naive import msgpack as naive
 
 

@@ -14,11 +14,11 @@ import msgspec
 import numpy as np
 import pytest
 
-from kernels import prsc, smf
 from sentient_core.encoder import EncodedText, Excitation, get_encoder
 from sentient_core.observer import OBSERVER_KEY, Observer
 from sentient_core.observer import dynamics as observer_dynamics
 from sentient_core.store import CorruptRecordError, SchemaVersionError, Store
+from sentient_kernels import prsc, smf
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = (

@@ -1,4 +1,4 @@
-"""kernels.overlay.topk_scored against the plain-Python reference: random seeded
+"""sentient_kernels.overlay.topk_scored against the plain-Python reference: random seeded
 problems, ties, vetoes, negative weights, the screening path (k small, many rows)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernels.overlay import topk_scored
+from sentient_kernels.overlay import topk_scored
 from tests import naive_overlay
 
 

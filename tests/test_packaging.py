@@ -46,18 +46,18 @@ def test_flag_pattern_still_sees_code():
 def test_every_kernel_module_has_a_warmup_and_all():
     import importlib
 
-    from kernels.warmup import MODULES
+    from sentient_kernels.warmup import MODULES
 
     for name in MODULES:
         # Imported by name: alone, this test must not rely on another having imported it.
-        mod = importlib.import_module(f"kernels.{name}")
+        mod = importlib.import_module(f"sentient_kernels.{name}")
         assert callable(mod._warmup), name
         assert mod.__all__, name
 
 
 def test_kernels_import_without_upper_layers():
     code = (
-        "import sys, kernels, kernels.warmup\n"
+        "import sys, kernels, sentient_kernels.warmup\n"
         "bad = [m for m in ('sentient_core', 'lmdb', 'httpx', 'msgspec', 'pypdf', 'bench') "
         "if m in sys.modules]\n"
         "print(','.join(bad))\n"
@@ -72,7 +72,7 @@ def test_kernels_import_without_upper_layers():
 _IMPORT_KERNELS = """
 import json, os
 before = dict(os.environ)
-import kernels, kernels.unchecked, kernels.warmup
+import sentient_kernels, sentient_kernels.unchecked, sentient_kernels.warmup
 import numba.np.ufunc.parallel as parallel
 after = dict(os.environ)
 changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
@@ -82,8 +82,8 @@ print(json.dumps({"changed": changed, "threads": parallel._is_initialized}))
 _PREFER_PASSIVE = """
 import json, os, sys
 import numpy as np
-from kernels import prsc
-from kernels.config import prefer_passive_threads
+from sentient_kernels import prsc
+from sentient_kernels.config import prefer_passive_threads
 if sys.argv[1] == "late":  # a parallel kernel starts numba's threads first
     prsc.run(prsc.init_state(8), 1, parallel=True)
 first = prefer_passive_threads()
@@ -259,10 +259,13 @@ def _private_kernel_uses(path: Path) -> list[str]:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 parts = alias.name.split(".")
-                if parts[0] == "kernels":
+                if parts[0] in ("kernels", "sentient_kernels"):
                     found += [f"import {alias.name}" for p in parts[1:] if p.startswith("_")]
                     aliases.add(alias.asname or parts[0])
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "kernels":
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in (
+            "kernels",
+            "sentient_kernels",
+        ):
             parts = node.module.split(".")
             found += [f"from {node.module} import" for p in parts[1:] if p.startswith("_")]
             for alias in node.names:
@@ -297,11 +300,30 @@ def test_no_module_above_the_kernels_uses_a_private_kernel_name():
 def test_private_kernel_name_scan_finds_violations(tmp_path):
     sample = tmp_path / "sample.py"
     sample.write_text(
-        "from kernels import prsc\n"
-        "from kernels.text import _encode_kernel\n"
-        "import kernels._checks\n"
+        "from sentient_kernels import prsc\n"
+        "from sentient_kernels.text import _encode_kernel\n"
+        "import sentient_kernels._checks\n"
         "prsc._excite(1)\n"
         "prsc.run(1)\n"
     )
     uses = _private_kernel_uses(sample)
     assert len(uses) == 3 and any("_excite" in u for u in uses)
+
+
+def test_one_import_path_for_the_kernels():
+    # The installed name is sentient_kernels; the repository's kernels/ folder must
+    # never be imported under its own name too (two copies of every dispatcher).
+    code = (
+        "import sys, sentient_core.cli, sentient_core.core, sentient_core.server,"
+        " sentient_kernels.warmup\n"
+        "sentient_kernels.warmup.warmup()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'kernels'))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+    for path in [*ROOT.glob("*.md"), *(ROOT / "docs").glob("*.md")]:
+        text = path.read_text()
+        assert "from kernels import" not in text and "import kernels\n" not in text, path

@@ -1,11 +1,11 @@
-"""kernels.postings.bucket_rows against tests/naive_postings.py."""
+"""sentient_kernels.postings.bucket_rows against tests/naive_postings.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from kernels import postings
+from sentient_kernels import postings
 from tests.naive import postings as naive
 
 

@@ -1,4 +1,4 @@
-"""kernels.prsc against the pairwise O(N²) reference and the spec's rules."""
+"""sentient_kernels.prsc against the pairwise O(N²) reference and the spec's rules."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernels import prsc
-from kernels.prsc import PrscState
+from sentient_kernels import prsc
+from sentient_kernels.prsc import PrscState
 from tests.naive import prsc as naive
 
 TWO_PI = 2.0 * math.pi

@@ -82,7 +82,7 @@ def test_njit_example_runs(tmp_path):
 
 
 def test_every_unchecked_name_is_documented_in_the_readme():
-    from kernels import unchecked
+    from sentient_kernels import unchecked
 
     section = _section("Calling the kernels from your own `@njit` code", level=3)
     missing = [

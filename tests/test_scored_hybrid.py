@@ -1,12 +1,12 @@
-"""kernels.scored_hybrid against the naive reference (tests/naive_overlay.py)."""
+"""sentient_kernels.scored_hybrid against the naive reference (tests/naive_overlay.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from kernels import bm25
-from kernels.scored_hybrid import scored_hybrid_topk
+from sentient_kernels import bm25
+from sentient_kernels.scored_hybrid import scored_hybrid_topk
 from tests import naive_overlay
 from tests.test_bm25 import _index, query_of
 

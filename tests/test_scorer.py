@@ -1,4 +1,4 @@
-"""kernels.scorer: bounded SGD against the per-sample Python loop, vetoes, bounds."""
+"""sentient_kernels.scorer: bounded SGD against the per-sample Python loop, vetoes, bounds."""
 
 import itertools
 import math
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernels import scorer
+from sentient_kernels import scorer
 from tests.naive import scorer as naive
 
 

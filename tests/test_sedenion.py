@@ -1,4 +1,4 @@
-"""kernels.sedenion against the recursive Cayley–Dickson reference and the algebra's identities."""
+"""sentient_kernels.sedenion against the recursive Cayley–Dickson reference and the algebra's identities."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from kernels import sedenion
+from sentient_kernels import sedenion
 from tests.naive import sedenion as naive
 
 DIM = 16

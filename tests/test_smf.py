@@ -1,4 +1,4 @@
-"""kernels.smf against the pure-Python SPEC §1 reference, branch by branch."""
+"""sentient_kernels.smf against the pure-Python SPEC §1 reference, branch by branch."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from kernels import smf, smf_delta
+from sentient_kernels import smf, smf_delta
 from tests.naive import smf as naive
 
 DIM = 16

@@ -1,4 +1,4 @@
-"""kernels.text public functions against the pure-Python references in tests/naive_text.py."""
+"""sentient_kernels.text public functions against the pure-Python references in tests/naive_text.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from kernels import excitation, text, unchecked
+from sentient_kernels import excitation, text, unchecked
 from tests.naive import text as naive
 
 # \w of Python's re over the BMP prefix the test texts use (as the encoder builds it).

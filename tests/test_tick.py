@@ -1,4 +1,4 @@
-"""kernels.tick (fused PRSC tick + SMF update) against the unfused and pure-Python sequences."""
+"""sentient_kernels.tick (fused PRSC tick + SMF update) against the unfused and pure-Python sequences."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernels import prsc, smf, tick
-from kernels.prsc import PrscState
+from sentient_kernels import prsc, smf, tick
+from sentient_kernels.prsc import PrscState
 from tests.naive import tick as naive
 
 TWO_PI = 2.0 * math.pi

@@ -1,4 +1,4 @@
-"""kernels.unchecked: the raw kernels behave as its docstring says."""
+"""sentient_kernels.unchecked: the raw kernels behave as its docstring says."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from numba.core.registry import CPUDispatcher
 
-from kernels import holographic, prsc, sedenion, smf, text, tick, unchecked
-from kernels.checks import count_finite
+from sentient_kernels import holographic, prsc, sedenion, smf, text, tick, unchecked
+from sentient_kernels.checks import count_finite
 from tests import naive
 
 RNG = np.random.default_rng(7)

@@ -3,14 +3,14 @@
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
-import kernels
-from kernels.warmup import MODULES, warmup
+import sentient_kernels
+from sentient_kernels.warmup import MODULES, warmup
 
 
 def _signatures() -> dict[str, int]:
     out = {}
     for name in MODULES:
-        mod = getattr(kernels, name)
+        mod = getattr(sentient_kernels, name)
         for attr, value in vars(mod).items():
             if isinstance(value, CPUDispatcher):
                 out[f"{name}.{attr}"] = len(value.signatures)
@@ -33,8 +33,8 @@ def test_typical_use_after_warmup_compiles_nothing_new(tmp_path):
         core.observer.process_text("a new note about coupled oscillators")
         core.observer.tick(10)
         core.observer.encoder.keywords_many(["one text", "another text"])
-    kernels.sedenion.mul_batch(np.ones((5000, 16)), np.ones((5000, 16)))
-    kernels.smf.similarity(np.eye(16)[0], np.ones((5000, 16)))
+    sentient_kernels.sedenion.mul_batch(np.ones((5000, 16)), np.ones((5000, 16)))
+    sentient_kernels.smf.similarity(np.eye(16)[0], np.ones((5000, 16)))
     after = _signatures()
     grown = {k: (before.get(k, 0), v) for k, v in after.items() if v != before.get(k, 0)}
     assert grown == {}

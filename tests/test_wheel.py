@@ -87,11 +87,11 @@ class _Log:
 def _installed_files(python: Path) -> dict:
     code = (
         "import importlib.metadata as md, importlib.util, json, sys\n"
-        "import kernels, sentient_core, sentient_core.benchmarks\n"
+        "import sentient_kernels, sentient_core, sentient_core.benchmarks\n"
         "dist = md.distribution('sentient-core')\n"
         "print(json.dumps({\n"
         "  'files': [str(dist.locate_file(f)) for f in dist.files],\n"
-        "  'modules': [kernels.__file__, sentient_core.__file__,"
+        "  'modules': [sentient_kernels.__file__, sentient_core.__file__,"
         " sentient_core.benchmarks.__file__],\n"
         "  'direct_url': dist.read_text('direct_url.json'),\n"
         "  'bench': importlib.util.find_spec('bench') is not None,\n"
@@ -130,10 +130,16 @@ def test_wheel_installs_and_runs_bench_and_learn_outside_the_checkout(tmp_path, 
     (wheel,) = dist.glob("sentient_core-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names}
-    assert tops == {"kernels", "sentient_core", wheel.name.split("-py")[0] + ".dist-info"}, tops
+    # The kernels install as sentient_kernels (the repository keeps its kernels/ folder):
+    # "kernels" is another PyPI package's name.
+    assert tops == {
+        "sentient_kernels",
+        "sentient_core",
+        wheel.name.split("-py")[0] + ".dist-info",
+    }, tops
     assert "sentient_core/benchmarks/cases_sedenion.py" in names
     assert "sentient_core/benchmarks/runner.py" in names
-    assert {"sentient_core/py.typed", "kernels/py.typed"} <= set(names)  # PEP 561
+    assert {"sentient_core/py.typed", "sentient_kernels/py.typed"} <= set(names)  # PEP 561
     panel = {
         f"sentient_core/server/static/{f}"
         for f in ("index.html", "login.html", "panel.css", "panel.js", "charts.js")

@@ -1,4 +1,4 @@
-"""Benchmark cases for :mod:`kernels.credit` (surprise events → memory strength).
+"""Benchmark cases for :mod:`sentient_kernels.credit` (surprise events → memory strength).
 
 ``credit.apply_events``: 1M events over 10k memories in one call against the
 same rules as a plain Python loop (tests/naive_credit.py's algorithm), run on
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels import credit
 from sentient_core.benchmarks.cases import Case
+from sentient_kernels import credit
 
 
 def python_loop(state: credit.CreditState, memory_index, direction, surprise) -> list[float]:

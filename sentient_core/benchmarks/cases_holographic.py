@@ -1,4 +1,4 @@
-"""Benchmark cases for kernels.holographic (exact top-k cosine over float32 codes).
+"""Benchmark cases for sentient_kernels.holographic (exact top-k cosine over float32 codes).
 
 Full scale: 1M codes × 256 float32 (1 GB, L2-normalized so inner product =
 cosine for faiss), k = 10. Peers: faiss ``IndexFlatIP`` (exhaustive, same
@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from kernels import holographic
-from kernels.config import jit
 from sentient_core.benchmarks import peers
 from sentient_core.benchmarks.cases import Case
+from sentient_kernels import holographic
+from sentient_kernels.config import jit
 
 D = 256
 K = 10

@@ -223,8 +223,8 @@ def _size_cases(rows: int) -> list[Case]:
 
 def _ceiling(memory: HolographicMemory, q: str) -> float:
     """Σ w·idf of a query (bm25 hits carry bm25/ceiling; bm25s reports raw scores)."""
-    from kernels import bm25 as bm25_kernels
     from sentient_core.memory import lexical
+    from sentient_kernels import bm25 as bm25_kernels
 
     terms, weights = lexical.query_terms(q)
     view = memory.view()

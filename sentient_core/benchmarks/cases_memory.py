@@ -27,11 +27,11 @@ import time
 
 import numpy as np
 
-from kernels.prsc import first_primes
 from sentient_core.benchmarks import peers
 from sentient_core.benchmarks.cases import Case
 from sentient_core.memory import HolographicMemory, NewTrace
 from sentient_core.store import Store, codes
+from sentient_kernels.prsc import first_primes
 
 __all__ = ["build_store", "cases"]
 

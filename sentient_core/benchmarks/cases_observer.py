@@ -1,4 +1,4 @@
-"""Benchmark cases for :mod:`sentient_core.observer` and :mod:`kernels.tick`.
+"""Benchmark cases for :mod:`sentient_core.observer` and :mod:`sentient_kernels.tick`.
 
 Rows
 ----
@@ -25,10 +25,10 @@ import math
 
 import numpy as np
 
-from kernels import prsc, smf, tick
 from sentient_core.benchmarks.cases import Case
 from sentient_core.benchmarks.cases_smf import numpy_delta
 from sentient_core.observer import Observer
+from sentient_kernels import prsc, smf, tick
 
 TWO_PI = 2.0 * math.pi
 N_OSC = 64

@@ -1,4 +1,4 @@
-"""Benchmark cases for :mod:`kernels.prsc` (oscillator ticks).
+"""Benchmark cases for :mod:`sentient_kernels.prsc` (oscillator ticks).
 
 Rows
 ----
@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-from kernels import prsc
 from sentient_core.benchmarks.cases import Case
+from sentient_kernels import prsc
 
 TWO_PI = 2.0 * math.pi
 DT = 1.0 / 60.0

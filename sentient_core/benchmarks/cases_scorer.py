@@ -1,4 +1,4 @@
-"""Benchmark cases for kernels.scorer (bounded SGD on judged outcomes).
+"""Benchmark cases for sentient_kernels.scorer (bounded SGD on judged outcomes).
 
 Full scale: 1M samples × 20 factors per ``sgd_batch`` call. Peers do the same
 per-sample logistic-regression SGD (lr 0.01, weights from zero, no intercept,
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels import scorer
 from sentient_core.benchmarks import peers
 from sentient_core.benchmarks.cases import Case
+from sentient_kernels import scorer
 
 F = 20
 FULL_SAMPLES = 1_000_000

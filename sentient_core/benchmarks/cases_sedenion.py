@@ -1,4 +1,4 @@
-"""Benchmark cases for :mod:`kernels.sedenion` (batched products).
+"""Benchmark cases for :mod:`sentient_kernels.sedenion` (batched products).
 
 Rows
 ----
@@ -24,8 +24,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from kernels import sedenion
 from sentient_core.benchmarks.cases import Case
+from sentient_kernels import sedenion
 
 DIM = 16
 TARGET_RATE = 25e6

@@ -3,7 +3,7 @@
 People who embed the kernels call them one at a time, so what a wrapper adds
 to one call matters. Each row times ``calls`` back-to-back calls of a public
 wrapper (ours) and the same number of calls of the kernel doing the same work
-from :mod:`kernels.unchecked` (the peer: a bare Numba dispatch with no checks,
+from :mod:`sentient_kernels.unchecked` (the peer: a bare Numba dispatch with no checks,
 outputs preallocated) on the same 16-element inputs (a 64-oscillator bank for
 ``prsc.run``). At full scale ``calls`` is 1000, so the table's milliseconds
 read as microseconds per call.
@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels import prsc, sedenion, smf, unchecked
 from sentient_core.benchmarks.cases import Case
+from sentient_kernels import prsc, sedenion, smf, unchecked
 
 __all__ = ["OVERHEAD_TARGET_S", "REPEAT", "cases", "main"]
 
@@ -247,9 +247,9 @@ def cases(scale: float) -> list[Case]:
 
 def main(repeat: int = REPEAT) -> None:
     """Print per-call times of every row in ns: bare dispatch, wrapper, overhead, met."""
-    from kernels.config import prefer_passive_threads
-    from kernels.warmup import warmup
     from sentient_core.benchmarks.runner import measure
+    from sentient_kernels.config import prefer_passive_threads
+    from sentient_kernels.warmup import warmup
 
     prefer_passive_threads()  # as `sentient bench` does, before warm-up starts any thread
     warmup()

@@ -1,4 +1,4 @@
-"""Benchmark cases for :mod:`kernels.smf` (Sedenion Memory Field).
+"""Benchmark cases for :mod:`sentient_kernels.smf` (Sedenion Memory Field).
 
 Rows
 ----
@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from kernels import smf
 from sentient_core.benchmarks.cases import Case
+from sentient_kernels import smf
 
 DIM = 16
 N_OSC = 64

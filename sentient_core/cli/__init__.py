@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kernels.config import prefer_passive_threads
 from sentient_core import __version__
 from sentient_core.cli import (
     config_cmds,
@@ -52,6 +51,7 @@ from sentient_core.cli.common import (
     EXIT_USAGE,
     data_dir_parent,
 )
+from sentient_kernels.config import prefer_passive_threads
 
 __all__ = ["EXAMPLES", "GROUPS", "build_parser", "main", "subcommands"]
 

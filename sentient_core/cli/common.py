@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 if TYPE_CHECKING:
-    from kernels.warmup import ModuleWarmup
+    from sentient_kernels.warmup import ModuleWarmup
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -190,11 +190,11 @@ def warm_kernels(show: bool) -> list[ModuleWarmup]:
     With ``show``, a progress line on stderr names the module being compiled
     (the first run compiles for a minute or more on two cores; later runs load
     the cache in about two seconds) and, when something was compiled, a last
-    line says how long it took. Returns :func:`kernels.warmup.warmup`'s per-module report.
+    line says how long it took. Returns :func:`sentient_kernels.warmup.warmup`'s per-module report.
     """
-    from kernels.config import CACHE
-    from kernels.warmup import warmup
     from sentient_core.progress import ProgressLine
+    from sentient_kernels.config import CACHE
+    from sentient_kernels.warmup import warmup
 
     bar = ProgressLine()
 

@@ -45,7 +45,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_warmup(args: argparse.Namespace) -> int:
-    from kernels.config import CACHE
+    from sentient_kernels.config import CACHE
 
     # The table comes at the end; a cold cache compiles for minutes on a small
     # machine, so the progress line (stderr) says which module is compiling.

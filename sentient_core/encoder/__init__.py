@@ -14,7 +14,7 @@ Two encoders share one interface (:class:`TextEncoder`):
       (quantised to 2π/4096). Complex amplitudes ``w · e^{iθ}`` (``w = 1 + ln tf``)
       are summed per prime; the :class:`Excitation` holds bank indices, amounts
       scaled so that the strongest prime gets ``excitation_gain``, and the phase
-      of each sum: the arguments of ``kernels.prsc.excite(state, indices,
+      of each sum: the arguments of ``sentient_kernels.prsc.excite(state, indices,
       amounts, phases, pull)``.
     * **code** ("hologram") – signed feature hashing of the tokens (weight
       ``1 + ln tf``) and, by default, of adjacent content-token bigrams
@@ -35,7 +35,7 @@ prime picks are exact; floats can differ only if the platform's ``log``/``cos``
 
 Speed: the token encoder runs as one Numba kernel per batch over the
 concatenated UTF-8 bytes (tokenising, hashing, stop-word filtering, tf counting,
-accumulation); the kernels live in :mod:`kernels.text`.
+accumulation); the kernels live in :mod:`sentient_kernels.text`.
 
 Modules
 -------

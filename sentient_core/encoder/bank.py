@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from kernels.prsc import first_primes
 from sentient_core.errors import ArgumentError, ArgumentTypeError
+from sentient_kernels.prsc import first_primes
 
 __all__ = ["DEFAULT_BANK_PRIMES", "check_bank"]
 

@@ -12,11 +12,11 @@ from typing import Annotated, ClassVar
 import msgspec
 import numpy as np
 
-from kernels.prsc import first_primes
 from sentient_core.encoder.bank import DEFAULT_BANK_PRIMES, check_bank
 from sentient_core.encoder.hashing import ENCODING_VERSION, fingerprint
 from sentient_core.encoder.types import EncodedBatch, EncodedText, batch, check_texts
 from sentient_core.errors import ArgumentError, ArgumentTypeError
+from sentient_kernels.prsc import first_primes
 
 __all__ = ["CHAR_TO_PRIME", "CharEncoderConfig", "CharPrimeEncoder"]
 

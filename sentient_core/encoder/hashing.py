@@ -13,9 +13,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from kernels.text import FNV_OFFSET, FNV_PRIME, GOLDEN, MASK64
 from sentient_core.analysis import STOP_WORDS, tokenize
 from sentient_core.errors import ArgumentError, ArgumentTypeError
+from sentient_kernels.text import FNV_OFFSET, FNV_PRIME, GOLDEN, MASK64
 
 __all__ = [
     "ASTRAL_LEAD",

@@ -1,7 +1,7 @@
 """The default encoder: stable-hashed content tokens → bank primes and a hashed code.
 
 The work runs as one Numba kernel per batch over the concatenated UTF-8 bytes
-(:mod:`kernels.text`); this module builds its arguments and assembles the results.
+(:mod:`sentient_kernels.text`); this module builds its arguments and assembles the results.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from typing import Annotated, ClassVar
 import msgspec
 import numpy as np
 
-from kernels import text as text_kernels
-from kernels import unchecked
 from sentient_core.analysis import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, STOP_WORDS
 from sentient_core.encoder.bank import DEFAULT_BANK_PRIMES, check_bank
 from sentient_core.encoder.hashing import (
@@ -33,6 +31,8 @@ from sentient_core.encoder.types import (
 )
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.ingest.keywords import keywords as _python_keywords
+from sentient_kernels import text as text_kernels
+from sentient_kernels import unchecked
 
 __all__ = ["TokenEncoderConfig", "TokenPrimeEncoder"]
 

@@ -8,8 +8,8 @@ from typing import Protocol
 
 import numpy as np
 
-from kernels import excitation as excitation_kernels
 from sentient_core.errors import ArgumentTypeError
+from sentient_kernels import excitation as excitation_kernels
 
 __all__ = [
     "EncodedBatch",

@@ -17,14 +17,14 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 
-from kernels.lexical import TermCounts
-from kernels.segments import Packed, build_segment_unchecked, pack
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.learning.splitting import passage_headings, passage_spans, with_heading
 from sentient_core.memory import terms as memory_terms
 from sentient_core.pydocs import documents as pydoc_documents
 from sentient_core.store import terms as store_terms
 from sentient_core.vocab import Source
+from sentient_kernels.lexical import TermCounts
+from sentient_kernels.segments import Packed, build_segment_unchecked, pack
 
 __all__ = [
     "Block",

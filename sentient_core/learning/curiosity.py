@@ -44,12 +44,12 @@ from typing import TYPE_CHECKING, Literal
 import msgspec
 import numpy as np
 
-from kernels.smf import AXES
 from sentient_core.keyphrases import key_phrases, question_about
 from sentient_core.learning.query import extract_paths, extract_urls
 from sentient_core.learning.questions import QuestionBook, QuestionRecord
 from sentient_core.relevance import relevance
 from sentient_core.vocab import GAP_PRIORITY, Gap, gap_rank
+from sentient_kernels.smf import AXES
 
 if TYPE_CHECKING:
     from sentient_core.learning.chaperone import CorpusTopic

@@ -64,7 +64,6 @@ from typing import Annotated
 import msgspec
 import numpy as np
 
-from kernels.holographic import topk_cosine
 from sentient_core.confine import ConfinedDir, ConfinementError
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.errors import ArgumentError
@@ -87,6 +86,7 @@ from sentient_core.memory import lexical
 from sentient_core.relevance import TermStats, relevance
 from sentient_core.safetext import safe_path_text
 from sentient_core.vocab import Source
+from sentient_kernels.holographic import topk_cosine
 
 __all__ = [
     "DEFAULT_CODE_DIM",

@@ -23,10 +23,10 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
-from kernels import smf
 from sentient_core.keyphrases import key_phrases, question_about
 from sentient_core.learning.questions import normalise_question
 from sentient_core.relevance import TermStats
+from sentient_kernels import smf
 
 __all__ = [
     "CONTENT_COSINE",

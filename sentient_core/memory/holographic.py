@@ -355,7 +355,7 @@ class HolographicMemory:
         Returns
         -------
         list of Hit
-            Score = cosine (:func:`kernels.smf.similarity`); ties go to the lower row.
+            Score = cosine (:func:`sentient_kernels.smf.similarity`); ties go to the lower row.
         """
         return _recall.recall_by_smf(self._w, s, k, touch)
 

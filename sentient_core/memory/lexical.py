@@ -1,6 +1,6 @@
 """Lexical ranking of the memory: an inverted index over the traces' terms.
 
-:class:`LexicalIndex` holds the posting :class:`~kernels.segments.Segment`\\ s of
+:class:`LexicalIndex` holds the posting :class:`~sentient_kernels.segments.Segment`\\ s of
 the active traces (terms from :mod:`sentient_core.store.terms`: the token
 encoder's content tokens, hashed). It is exact and incremental: traces
 appended by ``store_batch``/``store_unique``/``refresh`` get a new segment at
@@ -17,7 +17,7 @@ is read.
 Ranks (:data:`RANKS`)
 ---------------------
 ``"bm25"``
-    Score = BM25 / ceiling (:mod:`kernels.bm25`, k1 = :data:`K1`, b = :data:`B`):
+    Score = BM25 / ceiling (:mod:`sentient_kernels.bm25`, k1 = :data:`K1`, b = :data:`B`):
     the idf-weighted share of the query's terms a trace covers, discounted by
     tf saturation and length, in [0, 1]. Only traces sharing a query term.
 ``"hybrid"`` (the default for a text query)
@@ -30,7 +30,7 @@ Ranks (:data:`RANKS`)
     query given as a code).
 
 Publication: :meth:`LexicalIndex.add` builds and merges segments aside and
-publishes them as one new :class:`~kernels.segments.Packed` tuple; a reader takes
+publishes them as one new :class:`~sentient_kernels.segments.Packed` tuple; a reader takes
 that tuple once and ignores rows at or above the mirror's published ``n``, so
 a concurrent append never shows it a half-built segment. (Its ``N`` and
 ``avgdl`` are the writer's latest, which may already count rows it does not
@@ -45,15 +45,21 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kernels import bm25, unchecked
-from kernels.lexical import TermCounts
-from kernels.scored_hybrid import Overlay, finish_scored_hybrid
-from kernels.segments import Packed, Segment, build_segment_unchecked, merge_unchecked, pack
 from sentient_core.errors import ArgumentError
 from sentient_core.memory import terms as mem_terms
 from sentient_core.store import terms as store_terms
 from sentient_core.store import traces
 from sentient_core.store.errors import CorruptRecordError
+from sentient_kernels import bm25, unchecked
+from sentient_kernels.lexical import TermCounts
+from sentient_kernels.scored_hybrid import Overlay, finish_scored_hybrid
+from sentient_kernels.segments import (
+    Packed,
+    Segment,
+    build_segment_unchecked,
+    merge_unchecked,
+    pack,
+)
 
 if TYPE_CHECKING:
     from sentient_core.memory.mirror import Mirror
@@ -77,7 +83,7 @@ class LexicalIndex:
 
     Attributes
     ----------
-    packed : kernels.segments.Packed
+    packed : sentient_kernels.segments.Packed
         What a reader hands to the kernels (replaced whole on every change).
     """
 
@@ -246,7 +252,7 @@ def search(
     """Top-k active rows below ``n`` of the mirror by ``rank`` ("bm25" or "hybrid").
 
     With an ``overlay`` (hybrid only) the learned scorer's factors join the
-    score inside the selection (:mod:`kernels.scored_hybrid`); ``valid``
+    score inside the selection (:mod:`sentient_kernels.scored_hybrid`); ``valid``
     (uint8 over the rows, default the mirror's) then also drops vetoed rows.
     BM25's statistics stay the memory's (every active row counts in N and avgdl).
     """
@@ -291,7 +297,7 @@ def rank_rows(
     (hybrid only). Returns rows, scores, the normalised BM25 of each row and
     (hybrid) its cosine. An ``overlay`` (hybrid, with ``valid``) adds the
     learned scorer's factors inside the selection
-    (:func:`kernels.scored_hybrid.finish_scored_hybrid`).
+    (:func:`sentient_kernels.scored_hybrid.finish_scored_hybrid`).
     """
     acc, touched, seen = _SCRATCH.get(n)
     idf = np.empty(terms.shape[0])

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kernels.postings import bucket_rows
 from sentient_core.store import codes as store_codes
 from sentient_core.store.columns import TraceColumns, iter_chunks
 from sentient_core.store.errors import CorruptRecordError
 from sentient_core.store.records import SMF_AXES
+from sentient_kernels.postings import bucket_rows
 
 if TYPE_CHECKING:
     from sentient_core.store.txn import Txn

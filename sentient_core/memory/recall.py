@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING
 import msgspec
 import numpy as np
 
-from kernels import holographic
-from kernels import smf as smf_kernels
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.memory import lexical
 from sentient_core.memory.mirror import Mirror
@@ -38,6 +36,8 @@ from sentient_core.store import traces
 from sentient_core.store.errors import StoreUsageError
 from sentient_core.store.records import SMF_AXES, TraceRecord
 from sentient_core.store.txn import Txn
+from sentient_kernels import holographic
+from sentient_kernels import smf as smf_kernels
 
 if TYPE_CHECKING:
     from sentient_core.memory.writer import Writer

@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from kernels import holographic
-from kernels.lexical import TermCounts
 from sentient_core.encoder import TextEncoder
 from sentient_core.errors import ArgumentError
 from sentient_core.memory import terms as mem_terms
@@ -36,6 +34,8 @@ from sentient_core.store import content, traces
 from sentient_core.store.columns import TraceColumns
 from sentient_core.store.records import TraceRecord
 from sentient_core.store.txn import Txn
+from sentient_kernels import holographic
+from sentient_kernels.lexical import TermCounts
 
 if TYPE_CHECKING:
     from sentient_core.memory.writer import Writer

@@ -4,7 +4,7 @@ The terms of a text are the token encoder's content tokens
 (:mod:`sentient_core.encoder`: lowercased word tokens of 2–40 characters,
 stop words dropped, each hashed with :func:`~sentient_core.encoder.token_hash`)
 with their counts and the text's length in tokens (:func:`count`, one
-:mod:`kernels.lexical` pass over a batch). The memory writes them with
+:mod:`sentient_kernels.lexical` pass over a batch). The memory writes them with
 :func:`write` in the same transaction as the traces they belong to
 (:mod:`sentient_core.memory.storing`), into the store's ``terms``
 sub-database (:mod:`sentient_core.store.terms`), stamped with
@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kernels.lexical import TermCounts, count_terms
 from sentient_core.analysis import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, STOP_WORDS
 from sentient_core.encoder.hashing import STOP_TABLE, WORD_TABLE
 from sentient_core.store import terms as store_terms
 from sentient_core.store import traces
 from sentient_core.store.records import u64_key
+from sentient_kernels.lexical import TermCounts, count_terms
 
 if TYPE_CHECKING:
     from sentient_core.store.records import TraceRecord

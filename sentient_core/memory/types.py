@@ -170,7 +170,7 @@ class Hit(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True)
         The trace's code row.
     lexical : float or None
         BM25 divided by the query's ceiling ``Σ_t w_t·idf(t)`` (see
-        :mod:`kernels.bm25`): the idf-weighted share of the query's terms the
+        :mod:`sentient_kernels.bm25`): the idf-weighted share of the query's terms the
         trace covers, discounted by tf saturation and length, in [0, 1]
         (about 0.45 for a trace of average length holding every query term
         once). None when not computed (cosine rank, SMF, primes).

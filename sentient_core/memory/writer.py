@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from kernels.lexical import TermCounts
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.memory import lexical
 from sentient_core.memory import terms as mem_terms
@@ -37,6 +36,7 @@ from sentient_core.memory.types import EncoderMismatchError, MemoryState, read_s
 from sentient_core.store import codes as store_codes
 from sentient_core.store import traces
 from sentient_core.store.columns import TraceColumns
+from sentient_kernels.lexical import TermCounts
 
 if TYPE_CHECKING:
     from sentient_core.store.env import Store

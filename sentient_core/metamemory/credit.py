@@ -3,7 +3,7 @@
 Where the state lives
     Strength is a field of the :class:`~sentient_core.store.records.TraceRecord`
     (recall, decay and pruning read it there). The hysteresis behind it —
-    rolling credit, streak, streak direction (:mod:`kernels.credit`) — is kept
+    rolling credit, streak, streak direction (:mod:`sentient_kernels.credit`) — is kept
     in RAM as three arrays indexed by code row (row-aligned with the memory's
     mirror) and persisted as one :class:`CreditRecord` per trace that ever
     received a signal, in the ``scorer`` sub-database (the learned-ranking
@@ -15,7 +15,7 @@ Where the state lives
 
 One batch, one transaction
     :meth:`CreditBook.apply` turns signals into strength changes with ONE
-    call of :func:`kernels.credit.apply_events` per round (a round holds at
+    call of :func:`sentient_kernels.credit.apply_events` per round (a round holds at
     most one signal per trace, so the gate openings of each signal can be
     told apart; usually one round). The new strengths, the credit records, the
     floor records and whatever ``also(txn)`` writes (the surprise events
@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import numpy as np
 
-from kernels import credit as credit_kernels
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.memory.types import UnknownTraceError
 from sentient_core.metamemory.base import Counts, CreditConflictError, check_unit, publish
@@ -57,6 +56,7 @@ from sentient_core.store import traces
 from sentient_core.store.records import NonNegInt, RecordCodec, TraceRecord, UnixTime
 from sentient_core.store.table import IdTable, register
 from sentient_core.vocab import OUTCOMES
+from sentient_kernels import credit as credit_kernels
 
 if TYPE_CHECKING:
     from sentient_core.events import Emitter
@@ -84,7 +84,7 @@ Direction = Annotated[int, msgspec.Meta(ge=-1, le=1)]
 
 
 class CreditRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """The credit state of one trace (see :mod:`kernels.credit`).
+    """The credit state of one trace (see :mod:`sentient_kernels.credit`).
 
     Attributes
     ----------

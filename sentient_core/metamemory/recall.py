@@ -11,10 +11,10 @@ and ``relevance`` is the memory's own default ranking score:
 
 * a text query: the hybrid ``(bm25/ceiling + α·cos)/(1 + α)`` of
   :meth:`HolographicMemory.recall`, with the overlay added inside the BM25 +
-  cosine selection (:mod:`kernels.scored_hybrid`): with the baseline weights
+  cosine selection (:mod:`sentient_kernels.scored_hybrid`): with the baseline weights
   and no evidence yet, the kernel's order is the hybrid's;
 * a code (or a text without content words): the code cosine, with the overlay
-  inside the streaming cosine scan (:func:`kernels.overlay.topk_scored`).
+  inside the streaming cosine scan (:func:`sentient_kernels.overlay.topk_scored`).
 
 A text query then re-ranks its candidates: the kernel selects the
 ``k × RERANK_POOL`` best (at most ``RERANK_MAX``, at least ``k``; exactly, over
@@ -58,8 +58,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from kernels.overlay import topk_scored
-from kernels.scored_hybrid import Overlay
 from sentient_core.memory import lexical
 from sentient_core.metamemory.factors import (
     FACTOR_NAMES,
@@ -72,6 +70,8 @@ from sentient_core.metamemory.sources import WEIGHTS
 from sentient_core.relevance import PassageTerms, TermStats, passage_terms, relevance
 from sentient_core.store import traces as store_traces
 from sentient_core.store.columns import scorer_columns
+from sentient_kernels.overlay import topk_scored
+from sentient_kernels.scored_hybrid import Overlay
 
 if TYPE_CHECKING:
     from sentient_core.memory import HolographicMemory

@@ -1,7 +1,7 @@
 """The learned recall scorer: bounded SGD on judged outcomes, one snapshot per batch, replay.
 
 ``w = baseline + delta`` over :data:`~sentient_core.metamemory.factors.FACTORS`;
-only ``delta`` is learned, by :func:`kernels.scorer.sgd_batch` (logistic loss,
+only ``delta`` is learned, by :func:`sentient_kernels.scorer.sgd_batch` (logistic loss,
 learning rate 0.01, each outcome weighted by ``0.5^(age / 21 days)``,
 gradient components clipped to ±1, every ``delta_k`` kept in ±0.5, vetoes and
 other non-learnable factors never changed). Training is deterministic: the
@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import numpy as np
 
-from kernels import scorer as scorer_kernels
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.metamemory.base import Counts, ReplayError, publish
 from sentient_core.metamemory.factors import BASELINE_VERSION, BASELINES, FACTORS, Factor
 from sentient_core.store.errors import StoreUsageError
 from sentient_core.store.records import RecordCodec, UnixTime
 from sentient_core.store.table import IdTable, register
+from sentient_kernels import scorer as scorer_kernels
 
 if TYPE_CHECKING:
     from sentient_core.events import Emitter
@@ -285,11 +285,11 @@ class ScorerModel:
     # -- ranking -----------------------------------------------------------------------------
 
     def score(self, features: np.ndarray, veto: np.ndarray) -> np.ndarray:
-        """Scores of candidates (``-inf`` where vetoed), via :func:`kernels.scorer.score`."""
+        """Scores of candidates (``-inf`` where vetoed), via :func:`sentient_kernels.scorer.score`."""
         return scorer_kernels.score(features, self.baseline, self.delta, veto)
 
     def rank(self, features: np.ndarray, veto: np.ndarray, k: int) -> np.ndarray:
-        """Indices of the top-k non-vetoed candidates, best first (:func:`kernels.scorer.rank`)."""
+        """Indices of the top-k non-vetoed candidates, best first (:func:`sentient_kernels.scorer.rank`)."""
         return scorer_kernels.rank(features, self.baseline, self.delta, veto, k)
 
     def loss(self, outcomes: Sequence[JudgedOutcome], now: float) -> float:

@@ -9,7 +9,7 @@ Every tick runs, in the order of SPEC §3,
 4. bookkeeping: the bank's coherence and the SMF entropy are recorded in ring
    buffers of the last ``history`` ticks (:class:`~.history.History`).
 
-Steps 2–4 of any number of ticks run in one :func:`kernels.tick.run_ticks`
+Steps 2–4 of any number of ticks run in one :func:`sentient_kernels.tick.run_ticks`
 kernel call.
 
 Hot path
@@ -21,7 +21,7 @@ would cost ~75 µs: their argument checks (dtype, shape, contiguity, an
 ``prsc.excite`` and ~20 µs for ``tick.run_ticks``, against ~1.3 µs and ~1.8 µs
 for the kernels themselves. The dynamics own their arrays (created and
 validated here, never handed out, changed only by the kernels), so they call
-the kernels through :mod:`kernels.unchecked`, whose preconditions they
+the kernels through :mod:`sentient_kernels.unchecked`, whose preconditions they
 guarantee; what comes from outside (records, encodings passed to
 :meth:`Observer.process_encoded`, encoders other than the built-in ones) is
 validated once on the way in.
@@ -33,10 +33,10 @@ import threading
 
 import numpy as np
 
-from kernels import prsc, smf, unchecked
-from kernels.checks import check_array, check_int, check_scalar
 from sentient_core.errors import ArgumentError
 from sentient_core.observer.history import History
+from sentient_kernels import prsc, smf, unchecked
+from sentient_kernels.checks import check_array, check_int, check_scalar
 
 __all__ = ["ObserverDynamics"]
 
@@ -201,7 +201,7 @@ class ObserverDynamics:
             return self._smf.copy()
 
     def orientation(self) -> dict[str, float]:
-        """The SMF as ``{axis name: value}`` in :data:`kernels.smf.AXES` order."""
+        """The SMF as ``{axis name: value}`` in :data:`sentient_kernels.smf.AXES` order."""
         with self._lock:
             values = self._smf.tolist()
         return dict(zip(smf.AXES, values, strict=True))

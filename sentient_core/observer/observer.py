@@ -13,8 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from kernels import prsc, smf
-from kernels.checks import check_array, check_scalar
 from sentient_core.encoder import (
     CharPrimeEncoder,
     EncodedText,
@@ -35,6 +33,8 @@ from sentient_core.observer.state import (
 )
 from sentient_core.observer.ticker import Ticker
 from sentient_core.store import CorruptRecordError, Store
+from sentient_kernels import prsc, smf
+from sentient_kernels.checks import check_array, check_scalar
 
 __all__ = ["Observer"]
 
@@ -51,7 +51,7 @@ class Observer(ObserverDynamics):
     n_oscillators : int
         Bank size (≥ 1); oscillators sit on the first ``n_oscillators`` primes.
     seed : int
-        Seed of the initial phases and amplitudes (:func:`kernels.prsc.init_state`).
+        Seed of the initial phases and amplitudes (:func:`sentient_kernels.prsc.init_state`).
     encoder : TextEncoder, optional
         Text encoder; default ``get_encoder("token", bank_primes=<the bank's primes>)``.
         Excited primes outside the oscillator bank are ignored.

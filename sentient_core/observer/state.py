@@ -13,9 +13,9 @@ from typing import Annotated, NamedTuple
 import msgspec
 import numpy as np
 
-from kernels import prsc, smf
 from sentient_core.errors import ArgumentTypeError
 from sentient_core.store import CorruptRecordError, RecordCodec, SchemaVersionError, Store
+from sentient_kernels import prsc, smf
 
 __all__ = [
     "OBSERVER_KEY",

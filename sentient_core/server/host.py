@@ -247,7 +247,7 @@ class LearnerHost:
         """The ``k`` traces ``cli.py recall`` ranks first for ``query`` (the same
         :meth:`Core.recall`; ``scored`` uses the learner's meta-memory) — read-only:
         no use count bumped."""
-        from kernels import smf
+        from sentient_kernels import smf
 
         hits = self.core.recall(query, k, rank=rank, threshold=threshold)
         terms = set(content_terms(query))

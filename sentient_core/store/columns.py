@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from kernels.msgpack import parse_uint_arrays
 from sentient_core.store.errors import CorruptRecordError
 from sentient_core.store.records import SMF_AXES, TRACES, TraceRecord
+from sentient_kernels.msgpack import parse_uint_arrays
 
 if TYPE_CHECKING:
     from sentient_core.store.txn import Txn

@@ -1,7 +1,7 @@
 """Lexical terms of each trace, kept so that opening a store never re-tokenises its texts.
 
 ``terms`` maps a trace id (8-byte big-endian, as ``traces``) to the trace's
-serialised terms (:func:`kernels.lexical.pack_terms`: term hashes ascending,
+serialised terms (:func:`sentient_kernels.lexical.pack_terms`: term hashes ascending,
 their frequencies, the text's length in tokens). What the terms are, and the
 writing of them in the same transaction as their trace, belong to the memory
 (:mod:`sentient_core.memory.terms`); this module only stores and reads them.
@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from kernels.lexical import TermCounts, pack_terms, unpack_terms
 from sentient_core.store.errors import CorruptRecordError, StoreUsageError
 from sentient_core.store.records import u64_key
+from sentient_kernels.lexical import TermCounts, pack_terms, unpack_terms
 
 if TYPE_CHECKING:
     from sentient_core.store.txn import Txn
