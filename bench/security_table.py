@@ -35,11 +35,15 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     print(f"\n{len(rows) - bad} of {len(rows)} as expected ({time.perf_counter() - t0:.0f} s)")
     if args.write:
-        doc = DOCS.read_text()
-        head, rest = doc.split(START, 1)
-        _, tail = rest.split(END, 1)
-        DOCS.write_text(f"{head}{START}\n{text}\n{END}{tail}")
+        write_table(DOCS, text)
     return 1 if bad else 0
+
+
+def write_table(doc: Path, text: str) -> None:
+    """Replace what stands between the table's markers in ``doc`` by ``text``."""
+    head, rest = doc.read_text().split(START, 1)
+    _, tail = rest.split(END, 1)
+    doc.write_text(f"{head}{START}\n{text}\n{END}{tail}")
 
 
 if __name__ == "__main__":

@@ -698,9 +698,14 @@ def stream_cap(t: Target) -> Row:
     finally:
         for s in socks:
             s.close()
-    time.sleep(0.3)
-    with t.client.stream("GET", "/learning/stream") as r:
-        again = str(r.status_code)
+    # The server frees a slot once it has seen the hang-up: wait for that (bounded).
+    deadline = time.monotonic() + 15
+    while True:
+        with t.client.stream("GET", "/learning/stream") as r:
+            again = str(r.status_code)
+        if again != "503" or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     return Row(
         "exhaustion",
         f"stream client {STREAM_CAP + 1} (cap {STREAM_CAP}), then one after they left",

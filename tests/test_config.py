@@ -153,12 +153,12 @@ def test_learn_reads_the_file_and_logs_unsafe_keys(tmp_path, capsys):
     assert "unknown key learner.speed" in capsys.readouterr().err
 
 
-def test_the_readme_example_is_a_valid_settings_file(tmp_path):
+def test_the_docs_example_is_a_valid_settings_file(tmp_path):
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme[readme.index("### The config file") :]
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "config.md").read_text()
+    section = doc[doc.index("## The config file") :]
     (example,) = re.findall(r"```toml\n(.*?)```", section, re.S)[:1]
     _write(tmp_path, example)
     e = load(tmp_path, env={})

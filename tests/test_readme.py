@@ -1,4 +1,7 @@
-"""The README is executable documentation: its commands and its example must work."""
+"""The README and the docs are executable documentation: their examples must work.
+
+(Their shell commands are run by tests/test_docs_commands.py.)
+"""
 
 import re
 import subprocess
@@ -9,15 +12,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
+KERNELS_DOC = ROOT / "docs" / "kernels.md"
+ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
 
 
-def _section(title: str, level: int = 2) -> str:
-    """Text of the section under ``#``*level ``title``, up to the next ## or ### heading."""
+def _section(title: str, level: int = 2, doc: Path | None = None) -> str:
+    """Text of the section under ``#``*level ``title`` of ``doc`` (the README by default),
+    up to the next ## or ### heading."""
+    text = README if doc is None else doc.read_text()
+    name = "README" if doc is None else doc.relative_to(ROOT)
     heading = "#" * level
-    match = re.search(
-        rf"^{heading} {re.escape(title)}\n(.*?)(?=^##{{1,2}} |\Z)", README, re.S | re.M
-    )
-    assert match, f"README has no '{heading} {title}' section"
+    match = re.search(rf"^{heading} {re.escape(title)}\n(.*?)(?=^##{{1,2}} |\Z)", text, re.S | re.M)
+    assert match, f"{name} has no '{heading} {title}' section"
     return match.group(1)
 
 
@@ -43,7 +49,7 @@ def test_quick_start_is_two_make_targets_and_ci_runs_the_test_one():
 
 @pytest.mark.slow
 def test_embedding_example_runs(tmp_path):
-    (code,) = _code_blocks(_section("Embedding the kernels"), "python")
+    (code,) = _code_blocks(_section("Embedding the kernels", doc=KERNELS_DOC), "python")
     script = tmp_path / "example.py"
     script.write_text(code)
     out = subprocess.run(
@@ -69,7 +75,7 @@ def test_core_example_runs(tmp_path):
 
 @pytest.mark.slow
 def test_njit_example_runs(tmp_path):
-    section = _section("Calling the kernels from your own `@njit` code", level=3)
+    section = _section("Calling the kernels from your own `@njit` code")
     (code,) = _code_blocks(section, "python")
     assert "unchecked." in code and "@numba.njit" in code
     script = tmp_path / "njit_example.py"
@@ -84,7 +90,7 @@ def test_njit_example_runs(tmp_path):
 def test_every_unchecked_name_is_documented_in_the_readme():
     from sentient_kernels import unchecked
 
-    section = _section("Calling the kernels from your own `@njit` code", level=3)
+    section = _section("Calling the kernels from your own `@njit` code")
     missing = [
         n for n in unchecked.__all__ if f"`{n}`" not in section and not n.startswith("text_")
     ]
@@ -105,7 +111,7 @@ def _layout_entries(tree: str, top: str) -> set[str]:
 
 
 def test_layout_lists_every_module_and_package():
-    tree = _code_blocks(_section("What is here"), "")[0]
+    tree = _code_blocks(_section("What is here", doc=ARCHITECTURE_DOC), "")[0]
     for top, skip in (("sentient_core/", set()), ("kernels/", {"__init__.py", "py.typed"})):
         real = {
             p.name + ("/" if p.is_dir() else "")
@@ -113,3 +119,22 @@ def test_layout_lists_every_module_and_package():
             if p.name != "__pycache__" and (p.suffix == ".py" or p.name == "py.typed" or p.is_dir())
         } - skip
         assert _layout_entries(tree, top) == real, top
+
+
+def test_the_command_table_lists_every_command_in_its_help_group_and_every_exit_code():
+    from sentient_core.cli import EXIT_CODES, GROUPS
+
+    section = _section("Command line")
+    table: list[tuple[str, list[str]]] = []
+    rows = [line for line in section.splitlines() if line.startswith("|")][2:]
+    for row in rows:
+        task, cell = (c.strip() for c in re.split(r"(?<!\\)\|", row)[1:3])
+        if task:
+            table.append((task, []))
+        table[-1][1].extend(code.split()[0] for code in re.findall(r"`([^`]+)`", cell))
+    help_groups = [(title.split(" (")[0], list(names)) for title, names in GROUPS]
+    assert table == help_groups
+    codes = re.findall(r"^  (\d+) ", EXIT_CODES, re.M)
+    assert codes == ["0", "1", "2", "3", "130", "141"]
+    stated = section[section.index("Exit codes:") :]
+    assert re.findall(r"\*\*(\d+)\*\*", stated) == codes

@@ -39,8 +39,8 @@ def test_every_attack_gets_what_it_must(rows):
     assert len(rows) >= 80
 
 
-def _doc_rows() -> list[tuple[str, str, str]]:
-    text = DOCS.read_text()
+def _doc_rows(doc: Path = DOCS) -> list[tuple[str, str, str]]:
+    text = doc.read_text()
     start = text.index("<!-- hostile-table -->")
     end = text.index("<!-- /hostile-table -->")
     out = []
@@ -55,6 +55,24 @@ def _doc_rows() -> list[tuple[str, str, str]]:
 def test_the_docs_table_lists_exactly_these_attacks(rows):
     # Only the attack and what it must get are compared: observed figures vary by run.
     assert _doc_rows() == [(r.group, r.attack, r.expected) for r in rows]
+
+
+@pytest.mark.slow
+def test_security_table_write_replaces_only_the_table(rows, tmp_path):
+    """What `PYTHONPATH=. python bench/security_table.py --write` does with a run of the set:
+    this run's table between the markers of docs/security.md, the rest of the page as it was."""
+    from bench.security_table import END, START, write_table
+    from tests.hostile import table
+
+    doc = tmp_path / "security.md"
+    before = DOCS.read_text()
+    doc.write_text(before.replace(START + "\n", START + "\n| stale | row | 0 | 0 |\n"))
+    write_table(doc, table(rows))
+    after = doc.read_text()
+    assert _doc_rows(doc) == [(r.group, r.attack, r.expected) for r in rows]
+    assert after.split(START)[0] == before.split(START)[0]
+    assert after.split(END)[1] == before.split(END)[1]
+    assert "| stale |" not in after
 
 
 # -- a property test: random values for every endpoint's parameters ------------------------
