@@ -280,6 +280,18 @@ def test_a_closed_stdout_ends_quietly_with_141(tmp_path, command, code):
 # -- 3. Ctrl-C ----------------------------------------------------------------------------------------
 
 
+def _spawn(data: Path, *args: str) -> subprocess.Popen[str]:
+    """``cli.py --data-dir DATA ARGS`` in a child process, stdout and stderr piped."""
+    return subprocess.Popen(
+        [sys.executable, "cli.py", "--data-dir", str(data), *args],
+        cwd=ROOT,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def _read_until(stream, needle: str, timeout: float = 300.0) -> str:
     seen = []
     deadline = time.monotonic() + timeout
@@ -296,28 +308,19 @@ def _read_until(stream, needle: str, timeout: float = 300.0) -> str:
 @pytest.mark.slow
 def test_ctrl_c_stops_learn_after_the_step_prints_the_summary_and_exits_130(tmp_path):
     data = tmp_path / "data"
-    learn = ["learn", "--iterations", "20", "--interval", "60"]
-    proc = subprocess.Popen(
-        [sys.executable, "cli.py", "--data-dir", str(data), *learn],
-        cwd=ROOT,
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # An hour between iterations: a learner that sat out the wait would not end
+    # within communicate's timeout, and the test would fail there.
+    proc = _spawn(data, "learn", "--iterations", "20", "--interval", "3600")
     try:
         assert proc.stdout is not None
         _read_until(proc.stdout, "iteration done")
-        proc.send_signal(signal.SIGINT)  # in the 60 s wait: it must not sit it out
-        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)  # in the wait: it must not sit it out
         out, err = proc.communicate(timeout=120)
-        took = time.monotonic() - t0
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     assert proc.returncode == 130, err
-    assert took < 45, took
     assert "interrupt: stopping after the current step" in err and "Traceback" not in err
     assert "summary: 1 iteration(s)" in out and "stopped by: interrupted" in out
     with Store.open(data, readonly=True) as store:  # closed cleanly, and it opens
@@ -333,14 +336,7 @@ def test_ctrl_c_stops_ingest_after_the_file_and_commits_what_was_read(tmp_path):
 
     files = generate_corpus(tmp_path / "corpus", 8_000_000, file_bytes=200_000, seed=3)
     data = tmp_path / "data"
-    proc = subprocess.Popen(
-        [sys.executable, "cli.py", "--data-dir", str(data), "ingest", str(tmp_path / "corpus")],
-        cwd=ROOT,
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _spawn(data, "ingest", str(tmp_path / "corpus"))
     try:
         assert proc.stderr is not None
         _read_until(proc.stderr, "files,")  # the first file is in
