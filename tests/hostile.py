@@ -611,6 +611,33 @@ def traversals(t: Target) -> list[Row]:
     ]
 
 
+def nearly_done_uploads(t: Target, n: int = 20) -> Row:
+    """Uploads that overshoot the limit a little, sent whole: each client must read
+    the 413, not a connection reset (closing on unread bytes resets)."""
+    body = b"x" * (UPLOAD_LIMIT + 64 * 1024)
+    answered = 0
+    for _ in range(n):
+        with _connect(t) as sock:
+            head = _head(t, "POST", "/ingest?name=big.txt", f"Content-Length: {len(body)}")
+            try:
+                sock.sendall(head + body)
+                data = b""
+                while b"\r\n" not in data:
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+            except OSError:
+                continue
+            answered += _status_of(data) == "413"
+    return Row(
+        "size",
+        f"{n} uploads 64 KiB past max_upload_bytes, sent whole (Content-Length)",
+        f"{n} of {n} read the 413",
+        f"{answered} of {n} read the 413",
+    )
+
+
 def oversized_headers(t: Target) -> list[Row]:
     big = _head(t, "GET", "/learning/status", "X-Padding: " + "a" * 100_000)
     non_ascii_length = (
@@ -860,6 +887,7 @@ def run_all(t: Target, *, fuzz_values: int = 10_000) -> list[Row]:
     rows.append(half_bodies(t))
     rows.append(mid_stream_and_response(t))
     rows.append(chunked_cut(t))
+    rows.append(nearly_done_uploads(t))
     rows.append(stream_cap(t))
     rows.append(concurrent_starts(t))
     rows.append(start_stop_storm(t))

@@ -16,8 +16,8 @@ Model (what each secret protects is in ``docs/security.md``)
   the panel's static files answer: everything else is 401.
 * **Size**: the headers are at most 16 KiB (431); a JSON body is at most ``max_body_bytes``, an upload at most
   ``max_upload_bytes``. Checked from ``Content-Length`` and while reading a
-  chunked body; past the limit the server answers 413 and closes the
-  connection at once (it never reads the rest).
+  chunked body; past the limit the server reads at most :data:`LINGER_BYTES`
+  more (dropped), answers 413 and closes the connection (never the rest).
 * **Disconnects**: a client that goes away mid-body or mid-response leaves one
   debug line, never a traceback.
 """
@@ -62,6 +62,11 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PATHS = frozenset({"/health", "/", "/login"})
 """Answered without credentials: liveness, and the login page and its form."""
 UPLOAD_PATHS = frozenset({"/ingest"})
+LINGER_BYTES = 128 * 1024
+"""How much of an over-limit body is still read (and dropped) before the 413 and the
+close: a client that has sent its whole body by then reads the answer, not a reset
+(closing on unread bytes makes the kernel reset the connection). Past it, the
+connection is closed at once; nothing more is read."""
 MAX_HEADER_BYTES = 16 * 1024
 """All request headers together (names and values); more is a 431."""
 SESSION_LIFETIME_S = 24 * 3600.0
@@ -283,6 +288,8 @@ class Guard:
         limit = p.max_upload_bytes if path in UPLOAD_PATHS else p.max_body_bytes
         length = headers.get("content-length")
         if length is not None and (not _is_count(length) or int(length) > limit):
+            if _is_count(length) and int(length) <= limit + LINGER_BYTES:
+                await _drain(receive, int(length))
             return await self._refuse(
                 send, 413, "request body too large", f"limit {limit} bytes", close=True
             )
@@ -301,8 +308,11 @@ class Guard:
             elif message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit and not started:
-                    # Answer 413 and close now: the rest of the body is never read.
-                    # The app sees the client gone; its replies are dropped.
+                    # Answer 413 and close: at most LINGER_BYTES more of the body are
+                    # read (so a client that was nearly done reads the answer instead
+                    # of a reset), never the rest. The app sees the client gone.
+                    if message.get("more_body", False):
+                        await _drain(receive, limit + LINGER_BYTES - seen)
                     refused = True
                     await self._refuse(
                         send, 413, "request body too large", f"limit {limit} bytes", close=True
@@ -368,6 +378,18 @@ class Guard:
             await send({"type": "http.response.body", "body": body})
         except OSError:
             self.disconnects += 1
+
+
+async def _drain(receive, budget: int) -> None:
+    """Read and drop body messages until the body ends, the client goes, or
+    ``budget`` bytes were read."""
+    while budget > 0:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        budget -= len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
 
 
 def _is_count(value: str) -> bool:
