@@ -68,11 +68,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from sentient_core.metamemory.debts import DebtEvidence, DebtRecord, DiscriminatingTest
-from sentient_core.metamemory.disagreement import (
-    Disagreement,
-    detect_disagreement,
-    from_disagreement,
-)
+from sentient_core.metamemory.disagreement import detect_disagreement, from_disagreement
 from sentient_core.metamemory.domain import domain_of
 from sentient_core.metamemory.factors import context_for, factor_matrix
 from sentient_core.metamemory.model_check import ModelDisagreement
@@ -83,6 +79,7 @@ from sentient_core.vocab import GROUNDING_KINDS
 
 if TYPE_CHECKING:
     from sentient_core.metamemory.core import MetaMemory
+    from sentient_core.metamemory.disagreement import Disagreement
     from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Gap, Passage
 
 __all__ = [
