@@ -19,6 +19,7 @@ from sentient_core.memory import terms as memory_terms
 from sentient_core.observer import Observer
 from sentient_core.recall import DEFAULT_RANK, MemoryRanking, Ranking, ScoredRanking, recall
 from sentient_core.store import Store, content, default_data_dir
+from sentient_core.store import traces as store_traces
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -86,7 +87,7 @@ class Core:
                     backfill = content.missing(txn)
                     backfill_terms = memory_terms.missing(txn)
                 if backfill:
-                    self.store.write(content.backfill)
+                    self.store.write(store_traces.backfill_digests)
                 if backfill_terms:
                     self.store.write(memory_terms.backfill)
             self.observer = Observer.load(self.store, encoder=self.encoder)

@@ -27,7 +27,7 @@ from sentient_core.store import files as store_files
 from sentient_core.store import traces as store_traces
 
 if TYPE_CHECKING:
-    from sentient_core.integrate.pipeline import IngestSummary
+    from sentient_core.integrate.summary import IngestSummary
 
 __all__ = ["FileLedger", "bytes_digest", "file_digest"]
 

@@ -36,8 +36,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-import msgspec
-
 from sentient_core.errors import ArgumentError
 from sentient_core.ingest import (
     DEFAULT_TIME_BUDGET,
@@ -55,6 +53,13 @@ from sentient_core.ingest import (
 )
 from sentient_core.ingest.keywords import heading
 from sentient_core.integrate.ledger import FileLedger, bytes_digest, file_digest
+from sentient_core.integrate.summary import (
+    STAGES,
+    IngestSummary,
+    Progress,
+    SkippedFile,
+    StageTimes,
+)
 from sentient_core.memory import HolographicMemory, NewTrace, Stored
 from sentient_core.memory.storing import AlsoWrite
 from sentient_core.observer import Observer
@@ -69,90 +74,9 @@ __all__ = [
     "StageTimes",
 ]
 
-STAGES = ("read", "extract", "chunk", "encode", "keywords", "observe", "code", "commit")
-
 #: Plain-text files above this size are streamed instead of read whole.
 STREAM_THRESHOLD = 16 << 20
 DEFAULT_BATCH = 512
-
-
-class SkippedFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A file that was not ingested, and why."""
-
-    path: str
-    reason: str
-
-
-class StageTimes(msgspec.Struct, forbid_unknown_fields=True):
-    """Seconds spent per stage (see the module docstring)."""
-
-    read: float = 0.0
-    extract: float = 0.0
-    chunk: float = 0.0
-    encode: float = 0.0
-    keywords: float = 0.0
-    observe: float = 0.0
-    code: float = 0.0
-    commit: float = 0.0
-
-    def total(self) -> float:
-        return sum(getattr(self, s) for s in STAGES)
-
-
-class IngestSummary(msgspec.Struct, forbid_unknown_fields=True):
-    """What one ingest run did.
-
-    ``chunks`` counts new traces; ``duplicates`` counts chunks memory already
-    held (stored nothing; the holder's use count went up unless it came from
-    the same file). ``ids`` are the new traces' ids, ``known`` the holders' ids,
-    in chunk order. ``unchanged`` files were skipped (same bytes as when last
-    ingested); ``changed`` files had been ingested before with other bytes, and
-    ``superseded`` of their old traces were retired. ``interrupted``: the run
-    was asked to stop (``stop``) and ended after the file it was on, with that
-    file's chunks committed and the files after it not read.
-    """
-
-    files: int = 0
-    chunks: int = 0
-    duplicates: int = 0
-    unchanged: int = 0
-    changed: int = 0
-    superseded: int = 0
-    stopped_by: str = ""
-    interrupted: bool = False
-    ids: list[int] = msgspec.field(default_factory=list)
-    known: list[int] = msgspec.field(default_factory=list)
-    bytes: int = 0
-    seconds: float = 0.0
-    commits: int = 0
-    skipped: list[SkippedFile] = msgspec.field(default_factory=list)
-    stages: StageTimes = msgspec.field(default_factory=StageTimes)
-
-    @property
-    def chunks_per_s(self) -> float:
-        return self.chunks / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def mb_per_s(self) -> float:
-        return self.bytes / 1e6 / self.seconds if self.seconds > 0 else 0.0
-
-    def as_dict(self) -> dict:
-        d = msgspec.to_builtins(self)
-        d["chunks_per_s"] = self.chunks_per_s
-        d["mb_per_s"] = self.mb_per_s
-        return d
-
-
-class Progress(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A progress update passed to the ``progress`` callback."""
-
-    files_done: int
-    files_total: int
-    bytes_done: int
-    bytes_total: int
-    chunks: int
-    elapsed: float
-    current: str
 
 
 class _Pending:

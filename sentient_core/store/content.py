@@ -17,7 +17,7 @@ from sentient_core.store.records import key_u64, u64_key
 if TYPE_CHECKING:
     from sentient_core.store.txn import Txn
 
-__all__ = ["backfill", "digest", "lookup", "missing", "put", "remove"]
+__all__ = ["digest", "lookup", "missing", "put", "remove"]
 
 DB = "content"
 
@@ -36,9 +36,10 @@ def lookup(txn: Txn, key: bytes) -> int | None:
     return None if raw is None else key_u64(bytes(raw))
 
 
-def put(txn: Txn, key: bytes, trace_id: int) -> None:
-    """Record that trace ``trace_id`` holds content ``key`` (the first holder is kept)."""
-    txn.raw.put(key, u64_key(trace_id), db=txn.db(DB), overwrite=False)
+def put(txn: Txn, key: bytes, trace_id: int) -> bool:
+    """Record that trace ``trace_id`` holds content ``key`` (the first holder is kept);
+    whether it became the holder."""
+    return bool(txn.raw.put(key, u64_key(trace_id), db=txn.db(DB), overwrite=False))
 
 
 def remove(txn: Txn, key: bytes, trace_id: int) -> bool:
@@ -51,21 +52,3 @@ def remove(txn: Txn, key: bytes, trace_id: int) -> bool:
 def missing(txn: Txn) -> bool:
     """Whether the store has traces but no content digests (written before digests existed)."""
     return txn.counters().trace_count > 0 and (not txn.store.has_db(DB) or txn.entries(DB) == 0)
-
-
-def backfill(txn: Txn) -> int:
-    """Add the digest of every active trace that has none; returns how many were added.
-
-    For stores written before content digests existed (one pass over the traces,
-    in the caller's write transaction).
-    """
-    from sentient_core.store import traces  # traces imports this module
-
-    added = 0
-    db = txn.db(DB)
-    for rec in traces.iter_range(txn):
-        if not rec.retired and txn.raw.put(
-            digest(rec.text), u64_key(rec.id), db=db, overwrite=False
-        ):
-            added += 1
-    return added

@@ -28,7 +28,7 @@ from sentient_core.store.records import TRACES, Counters, TraceRecord, key_u64, 
 if TYPE_CHECKING:
     from sentient_core.store.txn import Txn
 
-__all__ = ["append", "count", "get", "iter_range", "update"]
+__all__ = ["append", "backfill_digests", "count", "get", "iter_range", "update"]
 
 DB = "traces"
 
@@ -131,3 +131,16 @@ def iter_range(txn: Txn, start: int = 0, stop: int | None = None) -> Iterator[Tr
 def count(txn: Txn) -> int:
     """Number of trace records (from the counters)."""
     return txn.counters().trace_count
+
+
+def backfill_digests(txn: Txn) -> int:
+    """Add the content digest of every active trace that has none; returns how many.
+
+    For stores written before content digests existed (one pass over the traces,
+    in the caller's write transaction).
+    """
+    added = 0
+    for rec in iter_range(txn):
+        if not rec.retired and content.put(txn, content.digest(rec.text), rec.id):
+            added += 1
+    return added

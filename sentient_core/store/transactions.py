@@ -15,15 +15,12 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TypeVar, cast
 
 import lmdb
 
 from sentient_core.store.errors import StoreFullError, StoreIOError, StoreUsageError
-from sentient_core.store.txn import Txn
-
-if TYPE_CHECKING:
-    from sentient_core.store.env import Store
+from sentient_core.store.txn import StoreHandle, Txn
 
 __all__ = ["Transactions"]
 
@@ -93,7 +90,7 @@ class Transactions:
         env = self._usable_env()
         raw = self._enter_read(env, buffers)
         try:
-            yield Txn(raw, cast("Store", self), False)
+            yield Txn(raw, cast("StoreHandle", self), False)
         finally:
             raw.abort()
             self._exit_read()
@@ -177,7 +174,7 @@ class Transactions:
                         self._remap(adopt=True)
                         continue
                     try:
-                        result = fn(Txn(raw, cast("Store", self), True))
+                        result = fn(Txn(raw, cast("StoreHandle", self), True))
                         raw.commit()
                         return result
                     except lmdb.MapFullError:

@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 import lmdb
 
 from sentient_core.store.errors import CorruptRecordError
 from sentient_core.store.records import COUNTERS, Counters
 
-if TYPE_CHECKING:
-    from sentient_core.store.env import Store
-
-__all__ = ["COUNTERS_KEY", "Txn"]
+__all__ = ["COUNTERS_KEY", "StoreHandle", "Txn"]
 
 COUNTERS_KEY = b"counters"
 """Key of the :class:`Counters` record in ``meta``."""
+
+
+class StoreHandle(Protocol):
+    """What a transaction reads of its store (a :class:`~sentient_core.store.env.Store`)."""
+
+    path: Path
+    code_dim: int
+    block_rows: int
+
+    def db(self, name: str) -> lmdb._Database: ...
+
+    def has_db(self, name: str) -> bool: ...
 
 
 class Txn:
@@ -26,7 +36,7 @@ class Txn:
     raw : lmdb.Transaction
         The py-lmdb transaction, for direct ``get``/``put``/``cursor`` calls
         (pass ``db=txn.db(name)``).
-    store : Store
+    store : StoreHandle
         The store it belongs to.
     write : bool
         Whether writes are allowed.
@@ -34,7 +44,7 @@ class Txn:
 
     __slots__ = ("raw", "store", "write")
 
-    def __init__(self, raw: lmdb.Transaction, store: Store, write: bool) -> None:
+    def __init__(self, raw: lmdb.Transaction, store: StoreHandle, write: bool) -> None:
         self.raw = raw
         self.store = store
         self.write = write
