@@ -20,12 +20,18 @@ identifier   joined tokens with a digit or an underscore (``CVE-2024-2004``,
              ``7.88.1-10+deb12u5``, ``__debug__``), case-folded
 phrase word  three or more letters, no digit or underscore (a key phrase is a
              run of them, see :mod:`sentient_core.keyphrases`)
+
+A question is read once: :func:`query_words` gives its :class:`QueryWords`
+(tokens, stems, content terms, identifiers, the value kinds it asks for, its
+identifier runs), which recall hands to the domain, the relevance check and the
+re-rank instead of each re-reading the text.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from typing import NamedTuple
 
 import snowballstemmer
 
@@ -38,8 +44,10 @@ __all__ = [
     "PLAIN_WORD",
     "QUESTION_WORDS",
     "STOP_WORDS",
+    "QueryWords",
     "content_terms",
     "identifiers",
+    "query_words",
     "stem",
     "tokenize",
 ]
@@ -140,3 +148,75 @@ def identifiers(text: str) -> list[str]:
 def content_terms(text: str) -> list[str]:
     """Stemmed content tokens of ``text`` (stop words and question words dropped), in order."""
     return [stem(t) for t in tokenize(text) if t not in STOP_WORDS and t not in QUESTION_WORDS]
+
+
+_ASKS_FOR = re.compile(r"\b(?:which|what)\s+(\w+)", re.IGNORECASE)
+
+
+class QueryWords(NamedTuple):
+    """A question's words, read once (:func:`query_words`).
+
+    Attributes
+    ----------
+    text : str
+    tokens : tuple of str
+        :func:`tokenize`'s tokens, in order.
+    stems : tuple of str
+        The stem of each token (aligned with ``tokens``).
+    content : tuple of str
+        :func:`content_terms`: the stems of the tokens that are neither stop nor
+        question words, in order.
+    identifiers : tuple of str
+        :func:`identifiers`, distinct, in order.
+    identifier_terms : tuple of str
+        The distinct content terms of each identifier, identifier after identifier.
+    asks_for : tuple of str
+        The case-folded word after each "which" / "what" (``which date`` → ``date``).
+    runs : tuple of str
+        :data:`IDENTIFIER_RUN` runs of the lower-cased text holding a digit or an
+        underscore, ``.:-~+`` stripped from their ends, at least three characters.
+    run_tokens : frozenset of str
+        The tokens inside those runs.
+    """
+
+    text: str
+    tokens: tuple[str, ...]
+    stems: tuple[str, ...]
+    content: tuple[str, ...]
+    identifiers: tuple[str, ...]
+    identifier_terms: tuple[str, ...]
+    asks_for: tuple[str, ...]
+    runs: tuple[str, ...]
+    run_tokens: frozenset[str]
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def query_words(text: str) -> QueryWords:
+    """Read ``text`` as a question once (see :class:`QueryWords`)."""
+    tokens = tuple(tokenize(text))
+    stems = tuple(stem(t) for t in tokens)
+    content = tuple(
+        s
+        for t, s in zip(tokens, stems, strict=True)
+        if t not in STOP_WORDS and t not in QUESTION_WORDS
+    )
+    idents = tuple(dict.fromkeys(identifiers(text)))
+    ident_terms = tuple(t for ident in idents for t in dict.fromkeys(content_terms(ident)))
+    runs = []
+    inside: set[str] = set()
+    for m in IDENTIFIER_RUN.finditer(text.lower()):
+        run = m.group(0).strip(".:-~+")
+        if len(run) >= 3 and any(c.isdigit() or c == "_" for c in run):
+            runs.append(run)
+            inside.update(tokenize(run))
+    return QueryWords(
+        text=text,
+        tokens=tokens,
+        stems=stems,
+        content=content,
+        identifiers=idents,
+        identifier_terms=ident_terms,
+        asks_for=tuple(m.group(1).casefold() for m in _ASKS_FOR.finditer(text)),
+        runs=tuple(runs),
+        run_tokens=frozenset(inside),
+    )

@@ -97,6 +97,7 @@ class Core:
             raise
         self._meta: MetaMemory | None = None
         self._scored: ScoredRanking | None = None
+        self._rankings: dict[str, MemoryRanking] = {}
 
     # -- the façade: what the CLI, the server and an embedding application ask of a core -----
 
@@ -188,7 +189,10 @@ class Core:
         if not isinstance(rank, str):
             return rank
         if rank != "scored":
-            return MemoryRanking(self.memory, rank)
+            ranking = self._rankings.get(rank)
+            if ranking is None:
+                ranking = self._rankings[rank] = MemoryRanking(self.memory, rank)
+            return ranking
         meta = self.meta
         if self._scored is None or self._scored.meta is not meta:
             self._scored = ScoredRanking(self.memory, meta)

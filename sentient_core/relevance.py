@@ -41,14 +41,20 @@ Calibration
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from sentient_core.analysis import QUESTION_WORDS, content_terms, identifiers, stem
+from sentient_core.analysis import (
+    QUESTION_WORDS,
+    QueryWords,
+    content_terms,
+    identifiers,
+    query_words,
+    stem,
+)
 
 __all__ = [
     "ANSWER_TYPES",
@@ -62,6 +68,7 @@ __all__ = [
     "identifiers",
     "passage_terms",
     "relevance",
+    "relevance_among",
     "stem",
 ]
 
@@ -92,12 +99,15 @@ ANSWER_TYPES: dict[str, re.Pattern[str]] = {
 each with the pattern of a value of that kind (dates as changelogs, RFC 2822 and
 ISO 8601 write them)."""
 
-_ASKS_FOR = re.compile(r"\b(?:which|what)\s+(\w+)", re.IGNORECASE)
 
-
-def asked_kinds(question: str) -> set[str]:
+def asked_kinds(question: str | QueryWords) -> set[str]:
     """The :data:`ANSWER_TYPES` a question asks for by name (``which date`` → {"date"})."""
-    return {m.group(1).casefold() for m in _ASKS_FOR.finditer(question)} & ANSWER_TYPES.keys()
+    words = question if isinstance(question, QueryWords) else query_words(question)
+    return set(words.asks_for) & ANSWER_TYPES.keys()
+
+
+# The stem a found value kind counts as (stemmed once, not per passage).
+_KIND_STEMS = {kind: stem(kind) for kind in ANSWER_TYPES}
 
 
 class PassageTerms(NamedTuple):
@@ -146,24 +156,25 @@ class TermStats:
         return math.log1p(self.documents / (1.0 + self._df.get(term, 0)))
 
 
-@functools.lru_cache(maxsize=1 << 12)
 def _question_parts(
-    question: str,
-) -> tuple[frozenset[str], frozenset[str], tuple[str, ...], tuple[str, ...]]:
+    words: QueryWords,
+) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """A question's content terms, identifiers, the terms of each identifier (once per
-    identifier, as :func:`relevance` weighs them) and the answer kinds it names: read once
-    per question, however many passages it is scored against."""
-    idents = frozenset(identifiers(question))
-    ident_terms = tuple(t for ident in idents for t in set(content_terms(ident)))
-    return frozenset(content_terms(question)), idents, ident_terms, tuple(asked_kinds(question))
+    identifier, as :func:`relevance` weighs them) and the answer kinds it names."""
+    kinds = tuple(k for k in dict.fromkeys(words.asks_for) if k in ANSWER_TYPES)
+    return frozenset(words.content), words.identifiers, words.identifier_terms, kinds
 
 
-def relevance(question: str, passage: str | PassageTerms, stats: TermStats | None = None) -> float:
+def relevance(
+    question: str | QueryWords, passage: str | PassageTerms, stats: TermStats | None = None
+) -> float:
     """The idf-weighted share of the question's content terms found in the passage.
 
     Parameters
     ----------
-    question : str
+    question : str or QueryWords
+        The question, or its :func:`~sentient_core.analysis.query_words` (read once by
+        a caller scoring it against many passages).
     passage : str or PassageTerms
         The passage, or its :func:`passage_terms` (the same score, without re-reading it).
     stats : TermStats, optional
@@ -174,7 +185,8 @@ def relevance(question: str, passage: str | PassageTerms, stats: TermStats | Non
     float
         In [0, 1]; 0 when the question has no content terms.
     """
-    terms, idents, ident_terms, kinds = _question_parts(question)
+    words = question if isinstance(question, QueryWords) else query_words(question)
+    terms, idents, ident_terms, kinds = _question_parts(words)
     if not terms:
         return 0.0
     text, folded, counts = passage if isinstance(passage, PassageTerms) else passage_terms(passage)
@@ -189,7 +201,7 @@ def relevance(question: str, passage: str | PassageTerms, stats: TermStats | Non
     if total <= 0.0:
         return 0.0
     # The kind of answer asked for is there when a value of that kind is.
-    found = [stem(kind) for kind in kinds if ANSWER_TYPES[kind].search(text)]
+    found = [_KIND_STEMS[kind] for kind in kinds if ANSWER_TYPES[kind].search(text)]
     if found:
         counts = counts.copy()
         counts.update(found)
@@ -199,3 +211,18 @@ def relevance(question: str, passage: str | PassageTerms, stats: TermStats | Non
         (term,) = terms
         score *= min(1.0, counts[term] / SINGLE_TERM_MENTIONS)
     return score
+
+
+def relevance_among(
+    question: str | QueryWords, passages: list[str | PassageTerms | None]
+) -> tuple[list[float | None], list[PassageTerms | None]]:
+    """:func:`relevance` of each passage, idf over the passages themselves (which of the
+    question's words tell them apart), in one call.
+
+    Returns the scores (None for a None passage) and each passage's terms (those
+    given, or read here from a text), for a caller that keeps them.
+    """
+    words = question if isinstance(question, QueryWords) else query_words(question)
+    terms = [passage_terms(p) if isinstance(p, str) else p for p in passages]
+    stats = TermStats([t for t in terms if t is not None])
+    return [None if t is None else relevance(words, t, stats) for t in terms], terms

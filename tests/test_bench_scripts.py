@@ -149,14 +149,23 @@ def test_reader_ceiling_pairwise_fit_learns_the_separating_feature():
     assert not fit_pairwise([(np.ones((2, len(FEATURES))), np.array([True, True]))]).any()
 
 
-def test_recall_path_records_the_modules_a_server_recall_enters():
-    from bench.recall_path import record
+def test_a_server_recall_enters_no_module_twice():
+    from bench.recall_path import HANDLE, record, repeated
 
-    path = record("hybrid")
+    paths = {rank: record(rank) for rank in ("scored", "hybrid", "bm25", "cosine")}
     # The façade, memory's recall and the BM25 kernels are on the path; ranking by the
     # learned scorer adds meta-memory's recall.
     assert {"sentient_core.core", "sentient_core.memory.recall", "sentient_kernels.bm25"} <= set(
-        path
+        paths["hybrid"]
     )
-    assert "sentient_core.metamemory.recall" not in path
-    assert "sentient_core.metamemory.recall" in record("scored")
+    assert "sentient_core.metamemory.recall" not in paths["hybrid"]
+    assert {"sentient_core.metamemory.recall", "sentient_core.relevance"} <= set(paths["scored"])
+    for rank, path in paths.items():
+        # The query is read (words, code, terms) and its records fetched once.
+        assert repeated(path) == {}, (rank, path)
+        assert "sentient_core.analysis" in path or rank != "scored"
+    # The recorder does see a repeat: without the handle excluded, the store's
+    # transaction object is entered once per method called on it.
+    assert repeated(paths["scored"], frozenset()).keys() & HANDLE
+    # Hits recalled for the first time: their words are read too (the one repeat).
+    assert repeated(record("scored", cold=True)) == {"sentient_core.analysis": 2}

@@ -1,6 +1,6 @@
 """Scored recall on a real store: the learned scorer's rank equals a naive Σ w_k f_k over
 factor_matrix for every active trace (relevance: the memory's BM25 + cosine hybrid for a
-text, the cosine for a code; a text's ``k × RERANK_POOL`` best then re-ranked with the
+text, the cosine for a code; a text's ``RERANK_POOL`` best, whatever k, then re-ranked with the
 relevance factor the mean of the hybrid and the calibrated relevance); contributions add
 up to the score; vetoed traces never come back; a contradicted trace from a distrusted
 source drops below its old rank."""
@@ -19,7 +19,7 @@ from sentient_core.metamemory import (
     factor_matrix,
 )
 from sentient_core.metamemory import recall as recall_module
-from sentient_core.metamemory.recall import RERANK_MAX, RERANK_POOL, ScoredRecall, rerank_pool
+from sentient_core.metamemory.recall import RERANK_POOL, ScoredRecall
 from sentient_core.relevance import TermStats, relevance
 from sentient_core.store import Store
 from tests.test_memory import random_texts
@@ -58,7 +58,7 @@ def parts(tmp_path):
         yield mem, MetaMemory(mem), texts
 
 
-def _naive(mem, meta, query, k, now, domain, cap=RERANK_MAX):
+def _naive(mem, meta, query, k, now, domain, pool_size=RERANK_POOL):
     recs = list(mem.recent(10**6))
     with mem.datastore.read() as txn:
         ctx = context_for(txn, recs, domain=domain, now=now)
@@ -91,7 +91,8 @@ def _naive(mem, meta, query, k, now, domain, cap=RERANK_MAX):
     out.sort()
     if not text:
         return [(i, -s) for s, _, i, _, _ in out[:k]]
-    pool = out[: max(k, min(k * RERANK_POOL, cap))]
+    # The pool's size does not depend on k; past it, the kernel's order.
+    pool, rest = out[:pool_size], out[pool_size:]
     stats = TermStats(t for *_, t in pool)
     w_rel = w[FACTOR_NAMES.index("relevance")]
     reranked = []
@@ -99,7 +100,8 @@ def _naive(mem, meta, query, k, now, domain, cap=RERANK_MAX):
         mean = (hybrid + relevance(query, t, stats)) / 2
         reranked.append((s - w_rel * (mean - hybrid), row, i))
     reranked.sort()
-    return [(i, -s) for s, _, i in reranked[:k]]
+    listed = [(i, -s) for s, _, i in reranked] + [(i, -s) for s, _, i, _, _ in rest]
+    return listed[:k]
 
 
 def test_scored_recall_equals_the_naive_sum_and_contributions_add_up(parts):
@@ -120,19 +122,17 @@ def test_scored_recall_equals_the_naive_sum_and_contributions_add_up(parts):
             assert sum(h.contributions.values()) == pytest.approx(h.score, abs=1e-9)
 
 
-def test_the_rerank_pool_is_bounded_and_never_below_k(parts, monkeypatch):
-    assert rerank_pool(10) == 10 * RERANK_POOL
-    assert rerank_pool(RERANK_MAX) == RERANK_MAX
-    assert rerank_pool(5 * RERANK_MAX) == 5 * RERANK_MAX
+def test_the_rerank_pool_does_not_depend_on_k(parts, monkeypatch):
     mem, meta, texts = parts
     sr = ScoredRecall(mem, meta)
     now = T0 + 5000
-    # A cap of 12 (the store has 120 traces): k = 2 re-ranks 8, k = 5 12, k = 20 just 20.
-    monkeypatch.setattr(recall_module, "RERANK_MAX", 12)
-    for k in (2, 5, 20):
+    # A pool of 6 (the store has 120 traces): k = 2 and k = 5 re-rank the same 6, k = 20
+    # re-ranks them and continues in the kernel's order.
+    monkeypatch.setattr(recall_module, "RERANK_POOL", 6)
+    for k in (2, 5, 6, 7, 20):
         for q in (texts[5], texts[50][:30]):
             hits = sr.recall(q, k, domain="d", now=now)
-            ref = _naive(mem, meta, q, k, now, "d", cap=12)
+            ref = _naive(mem, meta, q, k, now, "d", pool_size=6)
             assert [h.record.id for h in hits] == [i for i, _ in ref]
 
 
@@ -315,7 +315,7 @@ def test_a_trace_stored_after_the_factor_table_waits_for_the_next_refresh(parts)
     sr = ScoredRecall(mem, meta)
     sr.recall(texts[1], 3, domain="d", now=T0 + 5000)  # builds the table over 120 rows
     built = sr._refresh
-    sr._refresh = lambda view, domain, now: None  # as if another thread stored right after it
+    sr._refresh = lambda *args: None  # as if another thread stored right after it
     new = mem.store(texts[1] + " again", source="local:/c/a.txt")
     hits = sr.recall(texts[1] + " again", 3, domain="d", now=T0 + 5000)
     assert hits and new.id not in [h.record.id for h in hits]  # no factors yet: not a row

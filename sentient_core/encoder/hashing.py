@@ -101,14 +101,17 @@ STOP_TABLE = _stop_table(STOP_WORDS)
 class _WordTable:
     """Which code points ``re``'s ``\\w`` matches, as a bool array indexed by code point.
 
-    Built from ``re`` itself, so the kernel tokenises exactly like
-    :func:`~sentient_core.ingest.keywords.tokenize`. The BMP (~10 ms) is built on
-    first use; the astral planes (~0.5 s) only when a text needs them.
+    Built from ``re`` itself, so the kernels tokenise exactly like
+    :func:`~sentient_core.analysis.tokenize`. :attr:`bmp` (the Basic Multilingual
+    Plane, ~10 ms) is built at import and read as a plain attribute on every
+    encode; the table with the astral planes (~0.5 s) only when a text needs it
+    (:meth:`get`).
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._table: np.ndarray | None = None
+        self.bmp = self._build(0, 0x10000)
+        self._full: np.ndarray | None = None
 
     @staticmethod
     def _build(lo: int, hi: int) -> np.ndarray:
@@ -117,15 +120,13 @@ class _WordTable:
         return np.frombuffer(marked.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) != 0
 
     def get(self, astral: bool) -> np.ndarray:
-        table = self._table
-        if table is not None and (not astral or table.size > 0x10000):
-            return table
+        """The table for a text with (``astral``) or without code points beyond the BMP."""
+        if not astral:
+            return self.bmp
         with self._lock:
-            if self._table is None:
-                self._table = self._build(0, 0x10000)
-            if astral and self._table.size == 0x10000:
-                self._table = np.concatenate([self._table, self._build(0x10000, 0x110000)])
-            return self._table
+            if self._full is None:
+                self._full = np.concatenate([self.bmp, self._build(0x10000, 0x110000)])
+            return self._full
 
 
 WORD_TABLE = _WordTable()

@@ -116,7 +116,7 @@ class TokenPrimeEncoder:
         unchecked.text_encode(
             buf,
             offsets,
-            WORD_TABLE.get(astral),
+            WORD_TABLE.get(True) if astral else WORD_TABLE.bmp,
             STOP_TABLE,
             MIN_TOKEN_CHARS,
             MAX_TOKEN_CHARS,
@@ -174,7 +174,7 @@ class TokenPrimeEncoder:
         cand_start, cand_end, counts = text_kernels.keywords(
             buf,
             offsets,
-            WORD_TABLE.get(astral),
+            WORD_TABLE.get(True) if astral else WORD_TABLE.bmp,
             STOP_TABLE,
             MIN_TOKEN_CHARS,
             MAX_TOKEN_CHARS,

@@ -5,7 +5,7 @@ Modules
 types        records (NewTrace, Hit, PrunePolicy, MemoryState), constants, errors
 mirror       the RAM mirror (arrays by code row) and the prime index
 lexical      the inverted index of the traces' terms: BM25 and the BM25 + cosine hybrid
-recall       exact top-k by relevance (hybrid, BM25, cosine), by SMF, by primes; recent traces
+recall       a query read once (MemoryQuery); exact top-k by relevance (hybrid, BM25, cosine), by SMF, by primes; recent traces
 links        links between traces, spreading activation
 lifecycle    update, retire, prune, decay
 holographic  :class:`HolographicMemory`, the public face of all of the above
@@ -16,6 +16,7 @@ Efficacy is not retrieval (SPEC §5): recall bumps ``use_count`` and
 """
 
 from sentient_core.memory.holographic import HolographicMemory
+from sentient_core.memory.recall import MemoryQuery
 from sentient_core.memory.types import (
     MEMORY_STATE,
     STATE_KEY,
@@ -41,6 +42,7 @@ __all__ = [
     "Hit",
     "HolographicMemory",
     "HolographicMemoryError",
+    "MemoryQuery",
     "MemoryState",
     "NewTrace",
     "PrunePolicy",

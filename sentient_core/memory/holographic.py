@@ -268,6 +268,11 @@ class HolographicMemory:
 
     # -- recall ------------------------------------------------------------------------------
 
+    def query(self, query: str | np.ndarray) -> _recall.MemoryQuery:
+        """Read ``query`` once for a search: the current :meth:`view`, the query's code
+        (None for a text without content words) and, for a text, its BM25 terms."""
+        return _recall.query(self._w, query)
+
     def query_code(self, query: str | np.ndarray) -> np.ndarray | None:
         """The code recall compares with: a text's (None if it has no content words),
         or a checked code (shape, finiteness, not all zeros)."""

@@ -45,8 +45,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sentient_core.errors import ArgumentError
 from sentient_core.memory import terms as mem_terms
+from sentient_core.memory.types import RANKS
 from sentient_core.store import terms as store_terms
 from sentient_core.store import traces
 from sentient_core.store.errors import CorruptRecordError
@@ -67,7 +67,6 @@ if TYPE_CHECKING:
 
 __all__ = ["HYBRID_ALPHA", "K1", "RANKS", "B", "LexicalIndex", "load", "query_terms", "search"]
 
-RANKS = ("hybrid", "bm25", "cosine")
 """Ways :meth:`HolographicMemory.recall` can rank (see the module docstring)."""
 
 K1 = bm25.K1
@@ -224,17 +223,6 @@ class _Scratch(threading.local):
 
 
 _SCRATCH = _Scratch()
-
-
-def check_rank(rank: object, text_query: bool) -> str:
-    """The rank to use: ``None`` means hybrid for a text and cosine for a code."""
-    if rank is None:
-        return "hybrid" if text_query else "cosine"
-    if rank not in RANKS:
-        raise ArgumentError(f"rank must be one of {', '.join(map(repr, RANKS))}, got {rank!r}")
-    if not text_query and rank != "cosine":
-        raise ArgumentError(f"a query given as a code can only rank by cosine, not {rank!r}")
-    return str(rank)
 
 
 def search(

@@ -17,19 +17,21 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import msgspec
 import numpy as np
 
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.memory import lexical
+from sentient_core.memory import terms as mem_terms
 from sentient_core.memory.mirror import Mirror
 from sentient_core.memory.types import (
     Hit,
     as_code,
     check_ids,
     check_k,
+    check_rank,
     check_threshold,
 )
 from sentient_core.store import traces
@@ -40,9 +42,11 @@ from sentient_kernels import holographic
 from sentient_kernels import smf as smf_kernels
 
 if TYPE_CHECKING:
-    from sentient_core.memory.writer import Writer
+    from sentient_core.memory.writer import MemoryView, Writer
 
 __all__ = [
+    "MemoryQuery",
+    "query",
     "recall",
     "recall_batch",
     "recall_by_primes",
@@ -51,20 +55,54 @@ __all__ = [
 ]
 
 
-def query_code(w: Writer, query: str | np.ndarray) -> np.ndarray | None:
-    """The code of a text or a checked code; None for a text without content words."""
-    if isinstance(query, str):
-        code = w.checked_encoder().encode(query).code
-        return code if code.any() else None
-    code = as_code(query, w.store.code_dim, "query")
+class MemoryQuery(NamedTuple):
+    """A query read once for memory's rankings (:func:`query`).
+
+    Attributes
+    ----------
+    view : MemoryView
+        The generation it searches.
+    code : ndarray or None
+        The query's code (float32, ``code_dim``); None for a text without content words.
+    terms, weights : ndarray
+        Its BM25 term hashes (ascending, uint64) and their counts; empty for a code.
+    """
+
+    view: MemoryView
+    code: np.ndarray | None
+    terms: np.ndarray
+    weights: np.ndarray
+
+
+_NO_TERMS = (np.zeros(0, dtype=np.uint64), np.zeros(0))
+
+
+def query(w: Writer, q: str | np.ndarray, terms: bool = True) -> MemoryQuery:
+    """Read ``q`` once: the current view, its code and (a text, unless ``terms`` is
+    False) its BM25 terms."""
+    view = w.view()
+    if isinstance(q, str):
+        code = w.checked_encoder().encode_batch([q])[0]
+        if not terms:
+            return MemoryQuery(view, code if code.any() else None, *_NO_TERMS)
+        counts = mem_terms.count([q])
+        return MemoryQuery(
+            view, code if code.any() else None, counts.terms, counts.tfs.astype(np.float64)
+        )
+    code = as_code(q, view.code_dim, "query")
     if not code.any():
         raise ArgumentError("query must not be all zeros (its cosine is undefined)")
-    return code
+    return MemoryQuery(view, code, *_NO_TERMS)
+
+
+def query_code(w: Writer, q: str | np.ndarray) -> np.ndarray | None:
+    """The code of a text or a checked code; None for a text without content words."""
+    return query(w, q, terms=False).code
 
 
 def recall(
     w: Writer,
-    query: str | np.ndarray,
+    q: str | np.ndarray,
     k: int,
     threshold: float,
     touch: bool,
@@ -74,41 +112,44 @@ def recall(
     k = check_k("k", k)
     threshold = check_threshold(threshold)
     check_touch(w, touch)
-    rank = lexical.check_rank(rank, isinstance(query, str))
-    if rank != "cosine":
-        ranked = _ranked_text(w, query, k, threshold, rank)  # type: ignore[arg-type]
-        return touch_hits(w, [ranked])[0] if touch and ranked else ranked
-    code = query_code(w, query)
-    if code is None:
+    rank = check_rank(rank, isinstance(q, str))
+    mq = query(w, q, terms=rank != "cosine")
+    hits = _ranked(w, mq, k, threshold, rank)
+    return touch_hits(w, [hits])[0] if touch and hits else hits
+
+
+def _ranked(w: Writer, mq: MemoryQuery, k: int, threshold: float, rank: str) -> list[Hit]:
+    """The ``k`` best of ``mq`` by ``rank`` (bm25/hybrid: :mod:`~sentient_core.memory.lexical`).
+
+    A hit found retired by another process is masked and the search runs again
+    on a fresh view.
+    """
+    if rank == "cosine":
+        empty = mq.code is None
+    else:
+        empty = mq.terms.size == 0 or (rank == "hybrid" and mq.code is None)
+    if empty:
         return []
+    v = mq.view
     while True:
-        v = w.view()
         m, n = v.mirror, v.n
         if n == 0:
             return []
-        rows, scores = holographic.topk_cosine(
-            m.codes[:n], code, k, normalized=True, valid=m.valid[:n]
-        )
-        hits = read_hits(w, m, rows, scores, threshold, cosine=scores)
-        if hits is not None:
-            return touch_hits(w, [hits])[0] if touch else hits
-
-
-def _ranked_text(w: Writer, text: str, k: int, threshold: float, rank: str) -> list[Hit]:
-    """Recall of a text by BM25 or the hybrid (see :mod:`sentient_core.memory.lexical`)."""
-    terms, weights = lexical.query_terms(text)
-    if terms.size == 0:
-        return []
-    code = w.checked_encoder().encode(text).code if rank == "hybrid" else None
-    while True:
-        v = w.view()
-        m, n = v.mirror, v.n
-        if n == 0:
-            return []
-        rows, scores, rel, cos = lexical.search(v.lexical, m, n, terms, weights, k, rank, code)
-        hits = read_hits(w, m, rows, scores, threshold, lexical=rel, cosine=cos)
+        if rank == "cosine":
+            assert mq.code is not None
+            rows, scores = holographic.topk_cosine(
+                m.codes[:n], mq.code, k, normalized=True, valid=m.valid[:n]
+            )
+            hits = read_hits(w, m, rows, scores, threshold, cosine=scores)
+        else:
+            code = mq.code if rank == "hybrid" else None
+            rows, scores, rel, cos = lexical.search(
+                v.lexical, m, n, mq.terms, mq.weights, k, rank, code
+            )
+            hits = read_hits(w, m, rows, scores, threshold, lexical=rel, cosine=cos)
         if hits is not None:
             return hits
+        v = w.view()
 
 
 def recall_batch(
@@ -125,7 +166,7 @@ def recall_batch(
     check_touch(w, touch)
     dim = w.store.code_dim
     if isinstance(queries, np.ndarray):
-        rank = lexical.check_rank(rank, False)
+        rank = check_rank(rank, False)
         if queries.ndim != 2 or queries.shape[1] != dim:
             raise ArgumentError(f"queries must have shape (Q, {dim}), got {queries.shape}")
         qcodes = np.ascontiguousarray(queries, dtype=np.float32)
@@ -140,9 +181,9 @@ def recall_batch(
         texts = list(queries)
         if not all(isinstance(t, str) for t in texts):
             raise ArgumentTypeError("queries must be a sequence of str or a 2-d float array")
-        rank = lexical.check_rank(rank, True)
+        rank = check_rank(rank, True)
         if rank != "cosine":
-            ranked = [_ranked_text(w, t, k, threshold, rank) for t in texts]
+            ranked = [_ranked(w, query(w, t), k, threshold, rank) for t in texts]
             return touch_hits(w, ranked) if touch else ranked
         qcodes = (
             w.checked_encoder().encode_batch(texts) if texts else np.zeros((0, dim), np.float32)
@@ -241,7 +282,7 @@ def recent(w: Writer, n: int) -> list[TraceRecord]:
         stop = start
     ids = m.row_id[np.array(rows, dtype=np.int64)].tolist()
     with w.store.read() as txn:
-        recs = [traces.get(txn, i) for i in ids]
+        recs = traces.get_many(txn, ids)
     return [r for r in recs if r is not None and not r.retired]
 
 
@@ -263,18 +304,15 @@ def read_hits(
     rows, scores = rows[keep], scores[keep]
     lex = [None] * rows.size if lexical is None else lexical[keep].tolist()
     cos = [None] * rows.size if cosine is None else cosine[keep].tolist()
-    ids = m.row_id[rows]
+    with w.store.read() as txn:
+        recs = traces.get_many(txn, m.row_id[rows].tolist())
     hits = []
     stale = []
-    with w.store.read() as txn:
-        for i, (row, tid, score) in enumerate(
-            zip(rows.tolist(), ids.tolist(), scores.tolist(), strict=True)
-        ):
-            rec = traces.get(txn, tid)
-            if rec is None or rec.retired:
-                stale.append(row)
-                continue
-            hits.append(Hit(record=rec, score=float(score), row=row, lexical=lex[i], cosine=cos[i]))
+    for i, (row, rec, score) in enumerate(zip(rows.tolist(), recs, scores.tolist(), strict=True)):
+        if rec is None or rec.retired:
+            stale.append(row)
+            continue
+        hits.append(Hit(record=rec, score=float(score), row=row, lexical=lex[i], cosine=cos[i]))
     if stale:
         # Retired by another process since our mirror was built: mask and search again.
         w.mask(stale, m)

@@ -73,7 +73,12 @@ def count(texts: Sequence[str]) -> TermCounts:
     buf = np.frombuffer(b"".join(parts), dtype=np.uint8)
     astral = bool(buf.size) and bool((buf >= 0xF0).any())  # 4-byte UTF-8 lead bytes
     return count_terms(
-        buf, offsets, WORD_TABLE.get(astral), STOP_TABLE, MIN_TOKEN_CHARS, MAX_TOKEN_CHARS
+        buf,
+        offsets,
+        WORD_TABLE.get(True) if astral else WORD_TABLE.bmp,
+        STOP_TABLE,
+        MIN_TOKEN_CHARS,
+        MAX_TOKEN_CHARS,
     )
 
 

@@ -255,6 +255,21 @@ def check_k(name: str, k: object) -> int:
     return int(k)
 
 
+RANKS = ("hybrid", "bm25", "cosine")
+"""Memory's own rankings of a text (:mod:`~sentient_core.memory.lexical`); a code ranks by cosine."""
+
+
+def check_rank(rank: object, text_query: bool) -> str:
+    """The rank to use: ``None`` means hybrid for a text and cosine for a code."""
+    if rank is None:
+        return "hybrid" if text_query else "cosine"
+    if rank not in RANKS:
+        raise ArgumentError(f"rank must be one of {', '.join(map(repr, RANKS))}, got {rank!r}")
+    if not text_query and rank != "cosine":
+        raise ArgumentError(f"a query given as a code can only rank by cosine, not {rank!r}")
+    return str(rank)
+
+
 def check_threshold(threshold: object) -> float:
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
         raise ArgumentTypeError(f"threshold must be a float, got {type(threshold).__name__}")

@@ -63,9 +63,11 @@ class MemoryView:
     code_dim : int
     generation : int
         The retirement generation the view reflects.
+    store : Store
+        Where the rows' records are (a reader opens its own read transaction).
     """
 
-    __slots__ = ("code_dim", "generation", "lexical", "mirror", "n", "primes")
+    __slots__ = ("code_dim", "generation", "lexical", "mirror", "n", "primes", "store")
 
     def __init__(
         self,
@@ -73,14 +75,15 @@ class MemoryView:
         n: int,
         lexicon: lexical.LexicalIndex,
         primes: PrimeIndex,
-        code_dim: int,
+        store: Store,
         generation: int,
     ) -> None:
         self.mirror = mirror
         self.n = n
         self.lexical = lexicon
         self.primes = primes
-        self.code_dim = code_dim
+        self.store = store
+        self.code_dim = store.code_dim
         self.generation = generation
 
     @property
@@ -140,9 +143,7 @@ class Writer:
     def view(self) -> MemoryView:
         """The current generation (one reference to each index; take it once per search)."""
         m = self.mirror
-        return MemoryView(
-            m, m.n, self.lexical, self.primes, self.store.code_dim, self.state.generation
-        )
+        return MemoryView(m, m.n, self.lexical, self.primes, self.store, self.state.generation)
 
     @property
     def encoder(self) -> TextEncoder:

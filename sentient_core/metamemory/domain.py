@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from sentient_core.analysis import IDENTIFIER_RUN, QUESTION_WORDS, STOP_WORDS, stem, tokenize
+from sentient_core.analysis import QUESTION_WORDS, STOP_WORDS, QueryWords, query_words, stem
 from sentient_core.errors import ArgumentTypeError
 from sentient_core.keyphrases import GENERIC_WORDS
 
@@ -61,42 +61,35 @@ subject: "Which *version* of the curl *package fixed* ...", "On which *date* ...
 _NAMED = re.compile(r"^[a-z_]{3}[\w.]*$")
 
 
-def _named_identifiers(question: str) -> tuple[list[str], set[str]]:
-    """Named identifiers of ``question`` and every word token inside any identifier."""
-    named: list[str] = []
-    inside: set[str] = set()
-    for m in IDENTIFIER_RUN.finditer(question.lower()):
-        token = m.group(0).strip(".:-~+")
-        if not any(c.isdigit() or c == "_" for c in token) or len(token) < 3:
-            continue
-        inside.update(tokenize(token))
-        if _NAMED.match(token) and "-" not in token and ":" not in token:
-            named.append(token)
-    return named, inside
+def _named_identifiers(words: QueryWords) -> list[str]:
+    """The question's identifier runs that name a thing (no ``-`` or ``:``)."""
+    return [run for run in words.runs if _NAMED.match(run) and "-" not in run and ":" not in run]
 
 
-def subject_terms(question: str) -> list[str]:
+def subject_terms(question: str | QueryWords) -> list[str]:
     """The subject terms of ``question`` in order: named identifiers first, then stems."""
-    named, inside = _named_identifiers(question)
-    words = []
-    for word in tokenize(question):
-        if word in inside or any(c.isdigit() for c in word):
+    words = question if isinstance(question, QueryWords) else query_words(question)
+    subject = []
+    for word, term in zip(words.tokens, words.stems, strict=True):
+        if word in words.run_tokens or any(c.isdigit() for c in word):
             continue
         if word in STOP_WORDS or word in QUESTION_WORDS or word in GENERIC_WORDS:
             continue
-        term = stem(word)
         if term in FRAME_WORDS or len(term) < 2:
             continue
-        words.append(term)
-    return list(dict.fromkeys([*named, *words]))
+        subject.append(term)
+    return list(dict.fromkeys([*_named_identifiers(words), *subject]))
 
 
-def domain_of(question: str, focus: str | None = None, stats: TermStats | None = None) -> str:
+def domain_of(
+    question: str | QueryWords, focus: str | None = None, stats: TermStats | None = None
+) -> str:
     """The knowledge domain of a question (see the module docstring).
 
     Parameters
     ----------
-    question : str
+    question : str or QueryWords
+        The question, or its :func:`~sentient_core.analysis.query_words`.
     focus : str, optional
         A user-declared focus goal the question serves; it is the domain.
     stats : TermStats, optional
@@ -108,14 +101,15 @@ def domain_of(question: str, focus: str | None = None, stats: TermStats | None =
     str
         ``focus:…``, a subject term, or :data:`GENERAL`.
     """
-    if not isinstance(question, str):
+    if not isinstance(question, (str, QueryWords)):
         raise ArgumentTypeError(f"question must be str, got {type(question).__name__}")
     if focus is not None and focus.strip():
         return "focus:" + " ".join(focus.lower().split())[:190]
-    terms = subject_terms(question)
+    words = question if isinstance(question, QueryWords) else query_words(question)
+    terms = subject_terms(words)
     if not terms:
         return GENERAL
-    named, _ = _named_identifiers(question)
+    named = _named_identifiers(words)
     if stats is None:
         return (named or terms)[0][:200]
     limit = MAX_SHARE * stats.documents

@@ -17,17 +17,18 @@ and ``relevance`` is the memory's own default ranking score:
   inside the streaming cosine scan (:func:`sentient_kernels.overlay.topk_scored`).
 
 A text query then re-ranks its candidates: the kernel selects the
-``k × RERANK_POOL`` best (at most ``RERANK_MAX``, at least ``k``; exactly, over
-every active trace), and each one's
-relevance factor becomes the mean of that hybrid score and the judge's
-calibrated relevance (:func:`sentient_core.relevance.relevance`, idf over the
-candidates: which of the question's words tell them apart), the same check the
-offline answerer ranks its passages by and the scorer is trained on; the ``k``
-best by the score so changed are returned. On the Q/A sets in ``bench/data``
-this lifts ingest's answer@1 on debian from 0.87 to 0.97 and learn mode's
-answer@5 on pydoc from 0.88 to 0.90, at about 1 ms per recall on those stores
-(``python cli.py evaluate``, the latency line); the content terms of a candidate
-are kept per trace, so a trace is read once.
+``max(k, RERANK_POOL)`` best (exactly, over every active trace), and each of the
+:data:`RERANK_POOL` first one's relevance factor becomes the mean of that hybrid
+score and the judge's calibrated relevance
+(:func:`sentient_core.relevance.relevance`, idf over those candidates: which of
+the question's words tell them apart), the same check the offline answerer ranks
+its passages by and the scorer is trained on; they are ordered by the score so
+changed, and a larger ``k`` continues in the kernel's order. The pool does not
+depend on ``k``, so every top-k is a prefix of the top-(k+1) (issue 22: with a
+pool of ``4k`` the top 1 could differ from the first of the top 5). On the Q/A
+sets in ``bench/data`` this lifts ingest's answer@1 and learn mode's answer@5
+(``python cli.py evaluate``, which also prints the latency); the content terms
+of a candidate are kept per trace, so a trace is read once.
 
 Vetoed rows (retired, superseded at the floor, no text, an unsafe source) are
 never candidates. The SMF similarity is 0 (recall has no query orientation).
@@ -58,7 +59,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
+from sentient_core.analysis import QueryWords, query_words
 from sentient_core.memory import lexical
+from sentient_core.metamemory.domain import GENERAL, domain_of
 from sentient_core.metamemory.factors import (
     FACTOR_NAMES,
     RECENCY_HOURS,
@@ -67,7 +70,7 @@ from sentient_core.metamemory.factors import (
     trace_source_key,
 )
 from sentient_core.metamemory.sources import WEIGHTS
-from sentient_core.relevance import PassageTerms, TermStats, passage_terms, relevance
+from sentient_core.relevance import PassageTerms, relevance_among
 from sentient_core.store import traces as store_traces
 from sentient_core.store.columns import scorer_columns
 from sentient_kernels.overlay import topk_scored
@@ -77,21 +80,18 @@ if TYPE_CHECKING:
     from sentient_core.memory import HolographicMemory
     from sentient_core.memory.writer import MemoryView
     from sentient_core.metamemory.core import MetaMemory
+    from sentient_core.store.txn import Txn
 
-__all__ = ["RERANK_MAX", "RERANK_POOL", "ScoredHit", "ScoredRecall", "rerank_pool"]
+__all__ = ["RERANK_POOL", "ScoredHit", "ScoredRecall"]
 
 _QUERY_DEPENDENT = ("relevance", "smf_similarity", "recency")
+_RELEVANCE_COL = FACTOR_NAMES.index("relevance")
+_RECENCY_COL = FACTOR_NAMES.index("recency")
+_SOURCE_COL = FACTOR_NAMES.index("source_weight")
 
-RERANK_POOL = 4
-"""A text query re-ranks the ``k ×`` this best candidates (see the module docstring)."""
-RERANK_MAX = 400
-"""…but no more than this many (or ``k``, if larger): a large ``k`` must not cost four
-times its records and relevance checks."""
-
-
-def rerank_pool(k: int) -> int:
-    """How many candidates a text query of ``k`` results re-ranks."""
-    return max(k, min(k * RERANK_POOL, RERANK_MAX))
+RERANK_POOL = 20
+"""A text query re-ranks its this many best candidates, whatever ``k`` (see the module
+docstring)."""
 
 
 _TERMS_CACHED = 2048  # traces whose terms are kept: ~11 kB each for a 1,650-character chunk, ~22 MB
@@ -134,22 +134,19 @@ class ScoredRecall:
         self._domain_key: tuple | None = None
         self._terms: OrderedDict[int, PassageTerms] = OrderedDict()
 
-    def _weights(self) -> np.ndarray:
-        return np.asarray(self.meta.scorer.weights, dtype=np.float64)
-
-    def _refresh(self, view: MemoryView, domain: str, now: float) -> None:
-        """Rebuild the per-row factors when the memory, the scorer or the credit changed;
-        then the source-weight column for ``domain`` when its weights changed."""
+    def _refresh(
+        self, txn: Txn, view: MemoryView, domain: str, now: float, w: np.ndarray, version: int
+    ) -> None:
+        """Rebuild the per-row factors when the memory, the scorer (``version``, weights
+        ``w``) or the credit changed; then the source-weight column for ``domain`` when
+        its weights changed. Reads through ``txn``, the recall's one read transaction."""
         m, n = view.mirror, view.n
-        key = (n, view.generation, self.meta.scorer.version, self._credit_mark())
-        store = self.memory.datastore
+        key = (n, view.generation, version, self._credit_mark())
         if key != self._key:
-            with store.read() as txn:
-                cols = scorer_columns(txn)
-                # No domain here: the source-weight column is filled per domain below.
-                ctx = context_for_memory(txn, domain="", now=now)
+            cols = scorer_columns(txn)
+            # No domain here: the source-weight column is filled per domain below.
+            ctx = context_for_memory(txn, domain="", now=now)
             feats, veto = factor_columns(cols, ctx)
-            w = self._weights()
             static_w = w.copy()
             static_w[[FACTOR_NAMES.index(c) for c in (*_QUERY_DEPENDENT, "source_weight")]] = 0.0
             memo: dict[str, str] = {}
@@ -176,9 +173,8 @@ class ScoredRecall:
                 )
             self._key = key
             self._domain_key = None
-        with store.read() as txn:
-            weights = {w.source: w.weight for w in WEIGHTS.iter(txn, domain)}
-        domain_key = tuple(sorted(weights.items()))  # the column depends on these alone
+        weights = {sw.source: sw.weight for sw in WEIGHTS.iter(txn, domain)}
+        domain_key = (tuple(sorted(weights.items())), float(w[_SOURCE_COL]))
         if domain_key == self._domain_key:
             return
         # The only domain-dependent factor: a lookup per source, gathered per row.
@@ -187,9 +183,8 @@ class ScoredRecall:
             + [0.5]
         )
         column = table[self._src_idx]
-        col = FACTOR_NAMES.index("source_weight")
-        self._features[:, col] = column
-        self._static = self._base_static + self._weights()[col] * column
+        self._features[:, _SOURCE_COL] = column
+        self._static = self._base_static + w[_SOURCE_COL] * column
         live = self._valid != 0
         self._static_max = float(self._static[live].max()) if live.any() else -np.inf
         self._domain_key = domain_key
@@ -211,88 +206,97 @@ class ScoredRecall:
     def _recall(
         self, query: str | np.ndarray, k: int, *, domain: str, now: float | None
     ) -> list[ScoredHit]:
-        from sentient_core.metamemory.domain import domain_of
-
+        # The query is read once (its words, then memory's view, code and terms) and
+        # every stored record the recall needs is read in one transaction.
         now = time.time() if now is None else float(now)
+        words = query_words(query) if isinstance(query, str) else None
         if not domain:
-            domain = domain_of(query) if isinstance(query, str) else "general"
-        code = self.memory.query_code(query)
-        view = self.memory.view()
-        if code is None or view.n == 0:
+            domain = domain_of(words) if words is not None else GENERAL
+        mq = self.memory.query(query)
+        view = mq.view
+        if mq.code is None or view.n == 0:
             return []
-        self._refresh(view, domain, now)
+        scorer = self.meta.scorer
+        w = np.asarray(scorer.weights, dtype=np.float64)
+        version = scorer.version
         m = view.mirror
-        # The rows the factor table covers (the view's: a trace stored since waits
-        # for the next recall's view).
-        n = min(view.n, self._static.shape[0])
-        w = self._weights()
-        w_cos = float(w[FACTOR_NAMES.index("relevance")])
-        w_rec = float(w[FACTOR_NAMES.index("recency")])
+        w_cos = float(w[_RELEVANCE_COL])
+        w_rec = float(w[_RECENCY_COL])
         recency_s = RECENCY_HOURS * 3600.0
         lex: np.ndarray | None = None
-        terms, weights = lexical.query_terms(query) if isinstance(query, str) else (None, None)
-        if terms is not None and weights is not None and terms.size:
-            overlay = Overlay(
-                self._static[:n],
-                m.last_access[:n],
-                w_cos,
-                w_rec,
-                now,
-                recency_s,
-                self._static_max,
-            )
-            rows, scores, lex, _ = lexical.search(
-                view.lexical,
-                m,
-                n,
-                terms,
-                weights,
-                rerank_pool(k),
-                "hybrid",
-                code,
-                overlay=overlay,
-                valid=self._valid[:n],
-            )
-        else:
-            rows, scores = topk_scored(
-                m.codes[:n],
-                code,
-                k,
-                valid=self._valid[:n],
-                static=self._static[:n],
-                last_access=m.last_access[:n],
-                w_cos=w_cos,
-                w_rec=w_rec,
-                now=now,
-                recency_s=recency_s,
-            )
-        q = code.astype(np.float64)
+        with view.store.read() as txn:
+            self._refresh(txn, view, domain, now, w, version)
+            # The rows the factor table covers (the view's: a trace stored since waits
+            # for the next recall's view).
+            n = min(view.n, self._static.shape[0])
+            if words is not None and mq.terms.size:
+                overlay = Overlay(
+                    self._static[:n],
+                    m.last_access[:n],
+                    w_cos,
+                    w_rec,
+                    now,
+                    recency_s,
+                    self._static_max,
+                )
+                rows, scores, lex, _ = lexical.search(
+                    view.lexical,
+                    m,
+                    n,
+                    mq.terms,
+                    mq.weights,
+                    max(k, RERANK_POOL),
+                    "hybrid",
+                    mq.code,
+                    overlay=overlay,
+                    valid=self._valid[:n],
+                )
+            else:
+                rows, scores = topk_scored(
+                    m.codes[:n],
+                    mq.code,
+                    k,
+                    valid=self._valid[:n],
+                    static=self._static[:n],
+                    last_access=m.last_access[:n],
+                    w_cos=w_cos,
+                    w_rec=w_rec,
+                    now=now,
+                    recency_s=recency_s,
+                )
+            records = store_traces.get_many(txn, m.row_id[rows].tolist())
+        q = mq.code.astype(np.float64)
         q /= np.linalg.norm(q)
-        alpha = lexical.HYBRID_ALPHA
-        with self.memory.datastore.read() as txn:  # one transaction for every hit's record
-            records = [store_traces.get(txn, int(m.row_id[r])) for r in rows.tolist()]
-        cosines = [float(m.codes[r].astype(np.float64) @ q) for r in rows.tolist()]
-        col = FACTOR_NAMES.index("relevance")
+        cosines = (m.codes[rows].astype(np.float64) @ q).tolist()
+        # The kernel's order: score desc, row asc.
+        order = sorted(range(len(scores)), key=lambda i: (-float(scores[i]), int(rows[i])))
         if lex is None:
             rel_factor = cosines
         else:
+            # The first RERANK_POOL of the kernel's order are re-ranked; the rest follow.
+            alpha = lexical.HYBRID_ALPHA
             hybrid = [
                 (float(x) + alpha * c) / (1.0 + alpha)
                 for x, c in zip(lex.tolist(), cosines, strict=True)
             ]
-            assert isinstance(query, str)
-            rel_factor = self._rerank_factor(query, records, hybrid)
+            head, tail = order[:RERANK_POOL], order[RERANK_POOL:]
+            assert words is not None
+            factor = self._rerank_factor(
+                words, [records[i] for i in head], [hybrid[i] for i in head]
+            )
+            rel_factor = list(hybrid)
+            for i, f in zip(head, factor, strict=True):
+                rel_factor[i] = f
             # The kernel scored the hybrid; the score moves by the factor's change.
             scores = scores + w_cos * (np.asarray(rel_factor) - np.asarray(hybrid))
-        order = sorted(range(len(scores)), key=lambda i: (-float(scores[i]), int(rows[i])))[:k]
+            order = sorted(head, key=lambda i: (-float(scores[i]), int(rows[i]))) + tail
+        order = order[:k]
         out = []
         for i in order:
             r, s, rec = int(rows[i]), float(scores[i]), records[i]
             f = self._features[r].copy()
-            f[col] = rel_factor[i]
-            f[FACTOR_NAMES.index("recency")] = float(
-                np.exp(-max(0.0, now - m.last_access[r]) / (RECENCY_HOURS * 3600.0))
-            )
+            f[_RELEVANCE_COL] = rel_factor[i]
+            f[_RECENCY_COL] = float(np.exp(-max(0.0, now - m.last_access[r]) / recency_s))
             contrib = {name: float(w[j] * f[j]) for j, name in enumerate(FACTOR_NAMES)}
             out.append(
                 ScoredHit(
@@ -306,28 +310,29 @@ class ScoredRecall:
             )
         return out
 
-    def _rerank_factor(self, query: str, records: list[Any], hybrid: list[float]) -> list[float]:
+    def _rerank_factor(
+        self, words: QueryWords, records: list[Any], hybrid: list[float]
+    ) -> list[float]:
         """Each candidate's relevance factor: the mean of its hybrid score and its
-        calibrated relevance to ``query`` (idf over the candidates)."""
-        terms = [self._passage_terms(rec) for rec in records]
-        stats = TermStats(t for t in terms if t is not None)
-        return [
-            h if t is None else (h + relevance(query, t, stats)) / 2.0
-            for h, t in zip(hybrid, terms, strict=True)
-        ]
-
-    def _passage_terms(self, rec: Any) -> PassageTerms | None:
-        if rec is None or not rec.text:
-            return None
-        got = self._terms.get(rec.id)
-        if got is None or got.text != rec.text:
-            got = passage_terms(rec.text)
-            self._terms[rec.id] = got
-            if len(self._terms) > _TERMS_CACHED:
-                self._terms.popitem(last=False)
-        else:
-            self._terms.move_to_end(rec.id)
-        return got
+        calibrated relevance to the question (idf over the candidates)."""
+        cached: list[str | PassageTerms | None] = []
+        for rec in records:
+            if rec is None or not rec.text:
+                cached.append(None)
+                continue
+            got = self._terms.get(rec.id)
+            if got is None or got.text != rec.text:
+                cached.append(rec.text)  # read by relevance_among, kept below
+            else:
+                self._terms.move_to_end(rec.id)
+                cached.append(got)
+        scores, terms = relevance_among(words, cached)
+        for rec, given, t in zip(records, cached, terms, strict=True):
+            if isinstance(given, str) and t is not None:
+                self._terms[rec.id] = t
+                if len(self._terms) > _TERMS_CACHED:
+                    self._terms.popitem(last=False)
+        return [h if r is None else (h + r) / 2.0 for h, r in zip(hybrid, scores, strict=True)]
 
     def hits(
         self, query: str | np.ndarray, k: int = 10, *, threshold: float = 0.0, touch: bool = False
@@ -340,7 +345,8 @@ class ScoredRecall:
         hits = [
             Hit(record=h.record, score=h.score, row=h.row, lexical=h.lexical, cosine=h.cosine)
             for h in self.recall(query, k)
-            if h.record is not None and h.score >= threshold
+            # A trace retired by another process since the factor table was built is gone.
+            if h.record is not None and not h.record.retired and h.score >= threshold
         ]
         return self.memory.touch(hits) if touch and hits else hits
 

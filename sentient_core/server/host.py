@@ -19,7 +19,7 @@ from pathlib import Path
 
 import msgspec
 
-from sentient_core.analysis import content_terms
+from sentient_core.analysis import content_terms, query_words
 from sentient_core.config import Effective, log_unsafe
 from sentient_core.control import (
     ActivityTracker,
@@ -250,8 +250,9 @@ class LearnerHost:
         from sentient_kernels import smf
 
         hits = self.core.recall(query, k, rank=rank, threshold=threshold)
-        terms = set(content_terms(query))
-        now = self.core.observer.smf
+        if explain:
+            terms = set(query_words(query).content)
+            now = self.core.observer.smf
         out = []
         for position, h in enumerate(hits, 1):
             r = h.record

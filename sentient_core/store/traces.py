@@ -28,7 +28,7 @@ from sentient_core.store.records import TRACES, Counters, TraceRecord, key_u64, 
 if TYPE_CHECKING:
     from sentient_core.store.txn import Txn
 
-__all__ = ["append", "backfill_digests", "count", "get", "iter_range", "update"]
+__all__ = ["append", "backfill_digests", "count", "get", "get_many", "iter_range", "update"]
 
 DB = "traces"
 
@@ -108,6 +108,16 @@ def get(txn: Txn, trace_id: int) -> TraceRecord | None:
     if raw is None:
         return None
     return TRACES.decode(raw, where=f"traces/{trace_id}")
+
+
+def get_many(txn: Txn, trace_ids: Sequence[int]) -> list[TraceRecord | None]:
+    """The traces with these ids (None for an id not stored), in order."""
+    raw_get, db, decode = txn.raw.get, txn.db(DB), TRACES.decode
+    out: list[TraceRecord | None] = []
+    for trace_id in trace_ids:
+        raw = raw_get(u64_key(trace_id), db=db)
+        out.append(None if raw is None else decode(raw, where=f"traces/{trace_id}"))
+    return out
 
 
 def exists(txn: Txn, trace_id: int) -> bool:
