@@ -17,11 +17,20 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sentient_core.autonomy.budget import BudgetCaps
 from sentient_core.cli import main
 from sentient_core.core import Core
-from sentient_core.evaluation.lying import run_lying_source
+from sentient_core.errors import ArgumentError
+from sentient_core.evaluation.lying import (
+    RunReport,
+    ScenarioReport,
+    format_scenario,
+    lie_about,
+    run_lying_source,
+)
 from sentient_core.evaluation.qa import load_qa
 from sentient_core.events import MetaMemoryEvent, read_events
 from sentient_core.learning.learner import LearnerConfig
@@ -346,3 +355,47 @@ def test_the_live_view_shows_metamemory_events():
         )
     )
     assert line == "[iter 3] meta-memory sources punished: llm:127.0.0.1/m [curl] 1.000 → 0.800"
+
+
+@given(st.text(min_size=1, max_size=30).filter(str.strip))
+def test_a_lie_never_contains_the_answer(answer):
+    # A lie holding the right string would be scored right (it was "<answer>-wrong").
+    try:
+        lie = lie_about(answer)
+    except ArgumentError:
+        # Only an answer no shape-keeping change can leave out (no digit, no ASCII
+        # letter: "ü", "-") is refused, never lied about with the truth inside.
+        assert not any(c.isdecimal() or (c.isascii() and c.isalpha()) for c in answer)
+        return
+    assert answer.casefold() not in lie.casefold() and len(lie) >= len(answer) - 1
+
+
+def test_the_lies_keep_their_shape():
+    assert lie_about("7.88.1-10+deb12u5") == "7.88.1-10+deb12u12"
+    assert lie_about("05 Mar 2024") == "08 Mar 2024"
+    assert lie_about("gzip") == "ngpw"
+
+
+def test_an_empty_set_prints_a_dash_not_a_zero():
+    # A run whose held-out questions all come from the lying file: no "other" set.
+    numbers = {f: 0 for f in RunReport.__struct_fields__}
+    one = RunReport(
+        **{
+            **numbers,
+            "metamemory": True,
+            "answer_at_1": 1.0,
+            "answer_at_1_lying": 1.0,
+            "answer_at_1_other": None,
+            "llm_weight_other_min": None,
+            "surprise_by_cause": {},
+            "scorer_replay_identical": None,
+        }
+    )
+    report = ScenarioReport(
+        lying_file="curl.changelog.txt", lying_domain="curl", train=3, held_out=3, on=one, off=one
+    )
+    lines = {x.split()[0]: x for x in format_scenario(report).splitlines()[2:]}
+    assert lines["answer_at_1_other"].split()[1:] == ["—", "—"]
+    assert lines["llm_weight_other_min"].split()[1:] == ["—", "—"]
+    assert lines["surprise_by_cause"].split()[1:] == ["—", "—"]
+    assert lines["answer_at_1"].split()[1:] == ["1.000", "1.000"]

@@ -74,15 +74,29 @@ MODEL = "liar"
 
 
 def lie_about(answer: str) -> str:
-    """A wrong value of the same shape: a version's last number + 7, or a date + 3 days."""
+    """A wrong value of the same shape that never contains the right one: a version's
+    last number + 7, a date + 3 days, a word's letters moved 7 places in the alphabet."""
     m = re.fullmatch(r"(\d{1,2}) (\w{3} \d{4})", answer)
-    if m:
-        return f"{(int(m.group(1)) + 3 - 1) % 28 + 1:02d} {m.group(2)}"
     nums = list(re.finditer(r"\d+", answer))
-    if not nums:
-        return answer + "-wrong"
-    last = nums[-1]
-    return answer[: last.start()] + str(int(last.group(0)) + 7) + answer[last.end() :]
+    if m:
+        lie = f"{(int(m.group(1)) + 3 - 1) % 28 + 1:02d} {m.group(2)}"
+    elif nums:
+        last = nums[-1]
+        lie = answer[: last.start()] + str(int(last.group(0)) + 7) + answer[last.end() :]
+    else:
+        # "<answer>-wrong" would still hold the answer, and be scored right.
+        lie = "".join(_shift(c) for c in answer)
+    if not answer.strip() or answer.casefold() in lie.casefold():
+        raise ArgumentError(f"no lie about {answer!r} leaves the answer out")
+    return lie
+
+
+def _shift(c: str) -> str:
+    """An ASCII letter 7 places on in the alphabet (same case); anything else as it is."""
+    for base in (65, 97):
+        if base <= ord(c) < base + 26:
+            return chr(base + (ord(c) - base + 7) % 26)
+    return c
 
 
 def _sentence(q: str, value: str) -> str:
@@ -190,15 +204,15 @@ class RunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     metamemory: bool
     held_out: int
     held_out_lying: int
-    answer_at_1: float
-    answer_at_1_lying: float
-    answer_at_1_other: float
+    answer_at_1: float | None
+    answer_at_1_lying: float | None
+    answer_at_1_other: float | None
     llm_asked: int
     llm_distrusted: int
     llm_weight_lying: float
     events_to_below_half: int
     corpus_weight_lying: float
-    llm_weight_other_min: float
+    llm_weight_other_min: float | None
     surprise_by_cause: dict[str, int]
     strength_down: int
     strength_up: int
@@ -418,8 +432,8 @@ def _measure(core: Core, **kw: Any) -> RunReport:
     from sentient_core.metamemory.sources import WEIGHTS
     from sentient_core.metamemory.surprise import EVENTS
 
-    def rate(xs: list[bool]) -> float:
-        return sum(xs) / len(xs) if xs else 0.0
+    def rate(xs: list[bool]) -> float | None:
+        return sum(xs) / len(xs) if xs else None  # no question: no rate (printed "—")
 
     mm = MetaMemory(core.memory)
     llm_id: str = kw["llm_id"]
@@ -496,7 +510,7 @@ def _measure(core: Core, **kw: Any) -> RunReport:
         llm_weight_lying=llm_w.get(lying_domain, 1.0),
         events_to_below_half=below,
         corpus_weight_lying=corpus_w.get(lying_domain, 1.0),
-        llm_weight_other_min=min((v for d, v in llm_w.items() if d != lying_domain), default=1.0),
+        llm_weight_other_min=min((v for d, v in llm_w.items() if d != lying_domain), default=None),
         surprise_by_cause=dict(sorted(by_cause.items())),
         strength_down=down,
         strength_up=up,
@@ -587,10 +601,12 @@ def format_scenario(r: ScenarioReport) -> str:
         a, b = getattr(r.on, name), getattr(r.off, name)
 
         def f(x: object) -> str:
+            if x is None:
+                return "—"
             if isinstance(x, float):
                 return f"{x:.3f}"
             if isinstance(x, dict):
-                return ",".join(f"{k}={v}" for k, v in x.items()) or "-"
+                return ",".join(f"{k}={v}" for k, v in x.items()) or "—"
             return str(x)
 
         lines.append(f"{name:<32} {f(a):>18} {f(b):>18}")
