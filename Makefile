@@ -25,11 +25,11 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
-# The fast lane while you work (under a minute on 2 cores): everything not marked slow,
-# on two worker processes (pytest-xdist). `make test` (what CI runs) is still the whole
-# suite, in one process.
+# The fast lane while you work (under a minute on 2 cores): everything not marked slow.
+# Both lanes run on two worker processes (pytest-xdist): the whole suite took 12:51 in
+# one process and 7:56 on two, on 2 cores.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
