@@ -386,7 +386,6 @@ def test_an_empty_set_prints_a_dash_not_a_zero():
             "answer_at_1": 1.0,
             "answer_at_1_lying": 1.0,
             "answer_at_1_other": None,
-            "llm_weight_other_min": None,
             "surprise_by_cause": {},
             "scorer_replay_identical": None,
         }
@@ -396,6 +395,5 @@ def test_an_empty_set_prints_a_dash_not_a_zero():
     )
     lines = {x.split()[0]: x for x in format_scenario(report).splitlines()[2:]}
     assert lines["answer_at_1_other"].split()[1:] == ["—", "—"]
-    assert lines["llm_weight_other_min"].split()[1:] == ["—", "—"]
     assert lines["surprise_by_cause"].split()[1:] == ["—", "—"]
     assert lines["answer_at_1"].split()[1:] == ["1.000", "1.000"]
