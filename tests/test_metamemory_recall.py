@@ -153,8 +153,9 @@ def test_evidence_against_a_trace_and_its_source_lowers_it(parts):
     q = texts[9]  # trace 9 comes first by cosine, from the llm source (9 % 3 == 0)
     first = sr.recall(q, 3, domain="d", now=T0 + 5000)[0]
     assert first.record.id == 9
-    # Two consistent negative signals, judged failures, and its source punished in "d".
+    # Two consistent negative signals, two judged failures, and its source punished in "d".
     meta.credit.apply([CreditSignal(trace=9, direction=-1, magnitude=1.0)] * 2)
+    meta.record_outcome([9], "failure")
     meta.record_outcome([9], "failure")
     _model_disagrees(meta, "d")
     after = sr.recall(q, 3, domain="d", now=T0 + 5000)

@@ -67,14 +67,36 @@ if TYPE_CHECKING:
 __all__ = [
     "CREDITS",
     "FLOORS",
+    "RUN_TO_FULL",
     "CreditBook",
     "CreditRecord",
     "CreditResult",
     "CreditSignal",
     "FloorRecord",
+    "ranked_credit",
     "record_outcome",
     "signals_of",
 ]
+
+RUN_TO_FULL = 3
+"""Consistent negative signals past the first that take a trace's evidence against it to
+its full weight in the ranking (:func:`ranked_credit`)."""
+
+
+def ranked_credit(rec: CreditRecord) -> float:
+    """The credit recall ranks a trace by: the evidence against it, in [-1, 0].
+
+    It keeps the promise strength keeps (the hysteresis of :mod:`sentient_kernels.credit`):
+    one signal moves nothing; from a run of ``GATE_STREAK`` consistent negative signals
+    it is ``-(streak - 1) / RUN_TO_FULL`` (down to -1), so the penalty grows with each
+    consistent signal, where the rolling credit itself shrinks every time the gate moves
+    strength (one ``feedback --wrong`` ranked a trace down by 0.300, the second by
+    0.194). A run of positive signals is 0 (evidence for a trace is its strength).
+    """
+    if rec.last_dir < 0 and rec.streak >= credit_kernels.GATE_STREAK:
+        return -min(1.0, (rec.streak - 1) / RUN_TO_FULL)
+    return 0.0
+
 
 STRENGTH_FLOOR = credit_kernels.STRENGTH_MIN
 

@@ -25,7 +25,7 @@ import msgspec
 import numpy as np
 
 from sentient_core.errors import ArgumentError, ArgumentTypeError
-from sentient_core.metamemory.credit import CREDITS, FLOORS
+from sentient_core.metamemory.credit import CREDITS, FLOORS, ranked_credit
 from sentient_core.metamemory.debts import DEBTS
 from sentient_core.metamemory.sources import WEIGHTS
 from sentient_core.metamemory.surprise import source_key
@@ -55,6 +55,8 @@ RECENCY_HOURS = 24.0
 ACCESS_SATURATION = 100
 """``access = log1p(use_count) / log1p(100)``, capped at 1."""
 STRENGTH_CEILING = 1.5
+MIN_JUDGED = 2
+"""Efficacy counts from this many judged outcomes: one verdict is not a record."""
 
 
 class Factor(NamedTuple):
@@ -81,9 +83,21 @@ FACTORS: tuple[Factor, ...] = (
     Factor("strength", 0.3, True, False, "strength / 1.5"),
     Factor("importance", 0.02, True, False, "importance, [0, 1]"),
     Factor("access", 0.01, True, False, "log1p(use_count) / log1p(100), capped at 1"),
-    Factor("efficacy", 0.02, True, False, "(success - failure) / (success + failure + 1)"),
+    Factor(
+        "efficacy",
+        0.02,
+        True,
+        False,
+        "(success - failure) / (success + failure + 1), from 2 judged outcomes (else 0)",
+    ),
     Factor("source_weight", 0.3, True, False, "weight of the trace's source in the domain / 2"),
-    Factor("surprise", -0.3, True, False, "min(1, max(0, -credit)): evidence against the trace"),
+    Factor(
+        "surprise",
+        -0.3,
+        True,
+        False,
+        "evidence against the trace: 0 for one signal, (run - 1) / 3 of consistent ones",
+    ),
     Factor("open_debt", -0.1, True, False, "1 if an open epistemic debt is about the trace"),
     Factor("bias", 0.0, True, False, "constant 1 (the intercept of the logistic model)"),
     Factor("status_excluded", 0.0, False, True, "veto: retired or superseded"),
@@ -120,7 +134,8 @@ class FactorContext(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
         Per source key (:func:`~sentient_core.metamemory.surprise.source_key`)
         in [0, 2] (missing: 1).
     credit : dict of int to float
-        Per trace id (missing: 0).
+        Per trace id, the credit recall ranks by (missing: 0;
+        :func:`~sentient_core.metamemory.credit.ranked_credit` of the stored state).
     open_debt_traces : frozenset of int
         Traces an open debt is about.
     superseded : frozenset of int
@@ -190,7 +205,9 @@ def factor_matrix(
         row[_COL["strength"]] = rec.strength / STRENGTH_CEILING
         row[_COL["importance"]] = rec.importance
         row[_COL["access"]] = min(1.0, math.log1p(rec.use_count) / math.log1p(ACCESS_SATURATION))
-        row[_COL["efficacy"]] = (rec.success_count - rec.failure_count) / (judged + 1)
+        row[_COL["efficacy"]] = (
+            (rec.success_count - rec.failure_count) / (judged + 1) if judged >= MIN_JUDGED else 0.0
+        )
         row[_COL["source_weight"]] = min(2.0, max(0.0, context.source_weights.get(key, 1.0))) / 2.0
         row[_COL["surprise"]] = _unit(-context.credit.get(tid, 0.0))
         row[_COL["open_debt"]] = float(tid in context.open_debt_traces)
@@ -249,7 +266,11 @@ def factor_columns(columns: ScorerColumns, context: FactorContext) -> tuple[np.n
     out[:, _COL["access"]] = np.minimum(
         1.0, np.log1p(columns.use_count) / math.log1p(ACCESS_SATURATION)
     )
-    out[:, _COL["efficacy"]] = (columns.success_count - columns.failure_count) / (judged + 1)
+    out[:, _COL["efficacy"]] = np.where(
+        judged >= MIN_JUDGED,
+        (columns.success_count - columns.failure_count) / (judged + 1),
+        0.0,
+    )
     out[:, _COL["source_weight"]] = np.fromiter(
         (weight_of[k] for k in keys), dtype=np.float64, count=n
     )
@@ -291,7 +312,7 @@ def context_for(
         for tid in ids:
             rec = CREDITS.get(txn, tid)
             if rec is not None:
-                credit[tid] = rec.credit
+                credit[tid] = ranked_credit(rec)
     debts = frozenset(
         d.source_memory for d in DEBTS.iter(txn) if d.status == "open" and d.source_memory in ids
     )
@@ -315,7 +336,7 @@ def context_for_memory(txn: Txn, *, domain: str, now: float) -> FactorContext:
     return FactorContext(
         now=now,
         source_weights={w.source: w.weight for w in WEIGHTS.iter(txn, domain)} if domain else {},
-        credit={rec.trace: rec.credit for rec in CREDITS.iter(txn)},
+        credit={rec.trace: ranked_credit(rec) for rec in CREDITS.iter(txn)},
         open_debt_traces=frozenset(d.source_memory for d in DEBTS.iter(txn) if d.status == "open"),
         superseded=frozenset(f.trace for f in FLOORS.iter(txn)),
     )

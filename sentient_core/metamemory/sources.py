@@ -7,9 +7,15 @@ and whose magnitude is ``s``:
 * ``s < 0.25``: ignored (counted on the source's record, nothing else).
 * otherwise the event enters ``d``'s window of recent events (the wrong
   source of each, oldest dropped after :data:`WINDOW_MAX`), and
-  ``x`` is punished at once if ``s ≥ 0.55``, or if ``0.25 ≤ s < 0.55`` and ``x``
-  failed at least twice among ``d``'s last 8 events (this one included);
-  otherwise the failure is only noted.
+  ``x`` is punished if ``s ≥ 0.55``, or if ``0.25 ≤ s < 0.55`` and ``x``
+  failed at least twice among ``d``'s last 8 events (this one included) —
+  but only once at least two *different passages* of ``x`` (the events'
+  wrong traces) were wrong in ``d``: a wrong passage is the passage's own
+  failure (its credit and strength, :mod:`~sentient_core.metamemory.credit`),
+  and rolls up to its file, page or model only when another of its passages
+  fails too, so a right passage is not punished for a wrong neighbour. An
+  event naming no wrong trace is about the source itself. Otherwise the
+  failure is only noted.
 * the correcting source (when the event names one other than ``x``) is
   rewarded if ``s ≥ 0.30``.
 
@@ -87,6 +93,9 @@ class SourceWeight(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
         Unix seconds of the last change.
     last_event : int
         The last surprise event that touched it (-1: none).
+    wrong_passages : tuple of int
+        The distinct traces of this source that were wrong in this domain, least
+        recently wrong first (at most :data:`PASSAGES_KEPT`).
     """
 
     v: int = 1
@@ -100,6 +109,11 @@ class SourceWeight(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     ignored: NonNegInt = 0
     updated: UnixTime
     last_event: Annotated[int, msgspec.Meta(ge=-1)] = -1
+    wrong_passages: Annotated[tuple[NonNegInt, ...], msgspec.Meta(max_length=64)] = ()
+
+
+PASSAGES_KEPT = 64
+"""Most wrong passages a :class:`SourceWeight` lists (the oldest are dropped)."""
 
 
 class DomainWindow(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -148,6 +162,7 @@ class SourceRules(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     ignore_below: Unit = 0.25
     punish_at: Unit = 0.55
     repeat_failures: Annotated[int, msgspec.Meta(ge=1)] = 2
+    wrong_passages: Annotated[int, msgspec.Meta(ge=1)] = 2
     window: Annotated[int, msgspec.Meta(ge=1, le=WINDOW_MAX)] = 8
     reward_at: Unit = 0.30
     punish_rate: Unit = 0.25
@@ -298,7 +313,13 @@ class SourceWeights:
             failed = ((win.failed if win is not None else ()) + (wrong,))[-WINDOW_MAX:]
             WINDOWS.put(txn, DomainWindow(domain=d, failed=failed, updated=now))
             failures = failed[-rules.window :].count(wrong)
-            punish = s >= rules.punish_at or failures >= rules.repeat_failures
+            passages = rec.wrong_passages
+            if event.source_memory >= 0:
+                kept = (p for p in passages if p != event.source_memory)
+                passages = (*kept, event.source_memory)[-PASSAGES_KEPT:]
+            # An event naming no wrong trace is about the source itself.
+            rolls_up = event.source_memory < 0 or len(passages) >= rules.wrong_passages
+            punish = rolls_up and (s >= rules.punish_at or failures >= rules.repeat_failures)
             after = rules.punished(rec.weight, s) if punish else rec.weight
             WEIGHTS.put(
                 txn,
@@ -309,6 +330,7 @@ class SourceWeights:
                     failures=rec.failures + 1,
                     updated=now,
                     last_event=event.id,
+                    wrong_passages=passages,
                 ),
             )
             out.append(
