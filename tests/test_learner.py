@@ -142,8 +142,12 @@ def test_sessions_are_deterministic_under_seed_and_clock(tmp_path, corpus_dir):
 
 
 def test_every_gap_type_fires(tmp_path, corpus_dir):
+    from sentient_core.learning.chaperone import CorpusTopic
+
+    # What the sources can answer: a coherence drop (and a low axis) maps onto one.
+    topics = [CorpusTopic(f"topic {i}", f"local:/c/{i}.txt", f"volcano {i}") for i in range(400)]
     with Core(tmp_path / "data") as core:
-        cur = Curiosity(core.observer, core.memory)
+        cur = Curiosity(core.observer, core.memory, topics=lambda: topics)
         # smf_imbalance: a fresh field is e0, every other axis is below 0.15|s|
         first = cur.detect()
         assert "smf_imbalance" in {g.type for g in first.gaps}

@@ -83,6 +83,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             sample_size=args.sample,
             seed=args.seed,
             free_run=args.free_run,
+            free_corpus=(args.corpus,) if args.corpus else (),
             progress=progress,
             metamemory=not args.no_metamemory,
         )
@@ -107,7 +108,11 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         "for N iterations and lists every success verdict.",
     )
     ev.add_argument("qa", nargs="?", metavar="QA.json", help='[{"q": ..., "answers": [...]}, ...]')
-    ev.add_argument("--corpus", metavar="DIR", help="the folder the answers come from")
+    ev.add_argument(
+        "--corpus",
+        metavar="DIR",
+        help="the folder the answers come from (a free run explores it beside Python's docs)",
+    )
     ev.add_argument(
         "--mode", choices=("ingest", "learn", "both"), default="both", help="default both"
     )

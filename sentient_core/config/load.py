@@ -132,6 +132,7 @@ class Effective(msgspec.Struct, frozen=True, kw_only=True):
             caps=BudgetCaps(**msgspec.to_builtins(s.budget)),
             corpus_dirs=tuple(corpus),
             include_python_docs=ch.include_python_docs,
+            user_share=ch.user_share,
         )
 
 

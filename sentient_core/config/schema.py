@@ -85,6 +85,9 @@ class ChaperoneSection(_Section, frozen=True):
     corpus_dirs : tuple of str
         Extra folders the offline answerer reads (local reads may come from them).
     include_python_docs : bool
+    user_share : float
+        Of the topics curiosity picks on its own, the share from the user's sources
+        (incoming dir, ``corpus_dirs``) while any is left; the shipped docs get the rest.
     """
 
     llm_url: Text = ""
@@ -94,6 +97,7 @@ class ChaperoneSection(_Section, frozen=True):
     question_deadline_s: Seconds = 75.0
     corpus_dirs: tuple[Text, ...] = ()
     include_python_docs: bool = True
+    user_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.8
 
 
 class SafetySection(_Section, frozen=True):

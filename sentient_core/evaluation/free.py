@@ -33,10 +33,18 @@ from sentient_core.evaluation.audit import (
     silent_drops,
 )
 from sentient_core.evaluation.report import FreeRunReport, SuccessEntry
-from sentient_core.events import IterationEvent, QueryEvent, ReflectEvent, SkipEvent, read_events
+from sentient_core.events import (
+    ChaperoneResponseEvent,
+    IterationEvent,
+    QueryEvent,
+    ReflectEvent,
+    SkipEvent,
+    read_events,
+)
 from sentient_core.learning.learner import MAX_SESSION_ITERATIONS, LearnerConfig
 from sentient_core.learning.questions import QuestionBook
 from sentient_core.learning.session import LearnerSettings, build_learner
+from sentient_core.vocab import Source
 
 __all__ = [
     "PASSAGE_PREVIEW",
@@ -155,6 +163,11 @@ def run_free(
         if r.outcome == "success"
     )
     outcomes = Counter(r.outcome for r in audit.requests if r.outcome)
+    origin = {
+        e.id: answer_origin(e.sources) for e in events if isinstance(e, ChaperoneResponseEvent)
+    }
+    answered_from = Counter(origin.get(e.id, "none") for e in events if isinstance(e, QueryEvent))
+    successes_from = Counter(origin.get(s.request, "none") for s in successes)
     corpus = (
         *dirs,
         *(("python docs (pydoc topics + stdlib docstrings)",) if include_python_docs else ()),
@@ -177,4 +190,18 @@ def run_free(
         stopped_by=stopped,
         seconds=time.perf_counter() - t0,
         links=graph,
+        answered_from=dict(answered_from),
+        successes_from=dict(successes_from),
     )
+
+
+def answer_origin(sources: Sequence[Source]) -> str:
+    """Where an answer came from (see :class:`FreeRunReport`): a local file is the
+    user's, a ``corpus`` document the shipped documentation."""
+    kinds = {
+        "user" if s.kind == "local" else "shipped" if s.kind == "corpus" else "elsewhere"
+        for s in sources
+    }
+    if not kinds:
+        return "none"
+    return kinds.pop() if len(kinds) == 1 else "mixed"

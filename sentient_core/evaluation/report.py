@@ -242,6 +242,11 @@ class FreeRunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     seconds : float
     links : LinkStats
         The reflection graph at the end of the run.
+    answered_from, successes_from : dict of str to int
+        Queries the chaperone answered, and success verdicts, by where the answer
+        came from: ``user`` (only the user's files: the incoming dir, ``--corpus``),
+        ``shipped`` (only the shipped documentation), ``mixed``, ``elsewhere``
+        (a web page, a model) or ``none`` (no source: refused, failed).
     """
 
     iterations: int
@@ -261,6 +266,8 @@ class FreeRunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     stopped_by: str = ""
     seconds: float = 0.0
     links: LinkStats = LinkStats()
+    answered_from: dict[str, int] = msgspec.field(default_factory=dict)
+    successes_from: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class EvaluationReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -376,6 +383,14 @@ def format_report(report: EvaluationReport) -> str:
     return "\n".join(lines)
 
 
+def _origins(counts: dict[str, int], total: int) -> str:
+    """``user 74 (0.705), shipped 15 (0.143), …`` (shares of ``total``)."""
+    if not counts or total <= 0:
+        return "—"
+    order = ("user", "shipped", "mixed", "elsewhere", "none")
+    return ", ".join(f"{k} {counts[k]} ({counts[k] / total:.3f})" for k in order if counts.get(k))
+
+
 def format_free_run(fr: FreeRunReport) -> str:
     """The free run's figures, then every success verdict (asked → source → stored passage)."""
     outs = ", ".join(f"{k}={v}" for k, v in sorted(fr.outcomes.items())) or "none"
@@ -390,6 +405,8 @@ def format_free_run(fr: FreeRunReport) -> str:
         f"  chunks stored             {fr.chunks_stored}",
         f"  tool calls                {fr.tool_calls}",
         f"  verdicts                  {outs}",
+        f"  answered from             {_origins(fr.answered_from, fr.queries)}",
+        f"  successes from            {_origins(fr.successes_from, len(fr.successes))}",
         f"  unlinked integrations     {fr.unlinked}",
         f"  links                     {fr.links.pairs} pair(s), {fr.links.per_trace:.2f} per trace"
         f" (max {fr.links.max_per_trace}); same source {_f(fr.links.same_source)},"

@@ -54,6 +54,7 @@ bus persists them to the audit log on its next flush).
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -89,7 +90,12 @@ from sentient_core.learning.interactions import (
 )
 from sentient_core.learning.llm import LLMClient, LLMError
 from sentient_core.learning.model_wait import wait_notices
-from sentient_core.learning.offline import CorpusAnswerer, summarize_extractive
+from sentient_core.learning.offline import (
+    CorpusAnswerer,
+    heading_subject,
+    subject_of,
+    summarize_extractive,
+)
 from sentient_core.learning.safety import Refusal, SafetyFilter
 from sentient_core.relevance import TermStats
 from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage, Source, model_ref
@@ -111,11 +117,13 @@ is not asked that question (the offline corpus answers instead)."""
 
 
 class CorpusTopic(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A topic the offline corpus can answer: a salient phrase of one document."""
+    """A topic the offline corpus can answer: a document's subject (its title, for a
+    user's file) or its most salient phrase; ``user``: from the user's sources."""
 
     phrase: str
     source: str
     context: str
+    user: bool = False
 
 
 def _sources(items: tuple[Source, ...] | list[Source]) -> tuple[Source, ...]:
@@ -230,26 +238,46 @@ class Chaperone:
     def topics(self) -> tuple[CorpusTopic, ...]:
         """What the offline corpus can answer: each document's most salient phrase.
 
-        One topic per document (its passages joined), in corpus order, with the
-        document's opening as context; built once per corpus index. Curiosity
-        turns them into questions the sources can answer.
+        Per document (its passages joined), in corpus order, with the document's
+        opening as context: a user's file gives its subject (:func:`subject_of`,
+        what its name says) and its most salient phrase; a shipped one its phrase.
+        Built once per corpus index. Curiosity turns them into questions the
+        sources can answer.
         """
         if self.answerer is None:
             return ()
-        passages = self.answerer.passages
+        passages, sources, headings = self.answerer.sections()
         cached = self._topics
         if cached is not None and cached[0] is passages:
             return cached[1]
         stats = self.term_stats()
         docs: dict[Source, list[str]] = {}
-        for text, source in zip(passages, self.answerer.sources, strict=True):
+        heads: dict[Source, list[str]] = {}
+        for text, source, heading in zip(passages, sources, headings, strict=True):
             docs.setdefault(source, []).append(text)
-        topics = []
+            subject = heading_subject(heading) if source.kind == "local" and heading else ""
+            if subject and subject not in heads.setdefault(source, []):
+                heads[source].append(subject)
+        # A user's files first by what they are named for (curl.changelog.txt: curl),
+        # then by their most salient phrase, then by their section headings (a
+        # changelog's entries: curl 7.88.1-10), file after file: subjects that stand
+        # on their own. A shipped document gives its phrase.
+        named, phrased, headed = [], [], []
         for source, parts in docs.items():
             text = "\n\n".join(parts)
+            context = text[:TOPIC_CONTEXT_CHARS]
+            user = source.kind == "local"
+            subject = subject_of(source) if user else ""
+            if subject:
+                named.append(CorpusTopic(subject, source.id, context, user=True))
             phrases = key_phrases(text, stats, k=1)
-            if phrases:
-                topics.append(CorpusTopic(phrases[0], source.id, text[:TOPIC_CONTEXT_CHARS]))
+            if phrases and phrases[0] != subject:
+                phrased.append(CorpusTopic(phrases[0], source.id, context, user=user))
+        for row in itertools.zip_longest(*heads.values()):
+            for source, subject in zip(heads, row, strict=True):
+                if subject is not None:
+                    headed.append(CorpusTopic(subject, source.id, subject, user=True))
+        topics = [*named, *phrased, *headed]
         self._topics = (passages, tuple(topics))
         return self._topics[1]
 

@@ -8,7 +8,8 @@ memory_miss     a question the core raised itself (a reflection's follow-up),
 debt            an open epistemic debt of meta-memory (``debts``): its
                 discriminating test, priority from the debt formula
 coherence_drop  the observer's coherence fell ``coherence_drop`` below its recent
-                mean: ask how the latest topic fits with the rest
+                mean: ask about the unexplored topic of the sources nearest to
+                the latest trace (as for an SMF axis, below; nothing without one)
 smf_imbalance   an SMF axis below ``axis_fraction · |s|``, lowest axes first,
                 each axis resting ``axis_cooldown`` iterations after it was
                 asked. The gap is mapped onto something the sources can answer:
@@ -39,7 +40,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 import numpy as np
@@ -90,6 +91,10 @@ class CuriosityConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     held the answer for 0.74 of the pydoc questions and 0.95 of the debian ones
     (memory holding the answer to 86 and 97 of them), and for 17 of the 35 own
     questions a 40-iteration free run settled that way (read by hand).
+
+    ``user_share``: of the corpus topics curiosity asks about on its own, the share
+    drawn from the user's sources (the incoming dir, ``--corpus`` folders) while
+    any is left; the shipped documentation gets the rest.
     """
 
     axis_fraction: float = 0.15
@@ -102,6 +107,7 @@ class CuriosityConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     coherence_drop: float = 0.05
     min_intensity: float = 0.3
     max_questions: int = 32
+    user_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.8
 
 
 class Answered(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -176,6 +182,8 @@ class Curiosity:
         self.debts = debts
         self._misses: deque[tuple[str, float]] = deque(maxlen=self.config.max_questions)
         self._axis_asked: dict[int, int] = {}
+        # Topics asked this session, by whether they were the user's (see _answerable).
+        self._topics_asked: Counter[bool] = Counter()
         self._iteration = 0
         self.fired: Counter[str] = Counter()
 
@@ -357,11 +365,14 @@ class Curiosity:
         phrases = key_phrases(recent[0].text) if recent else []
         if not phrases:
             return
-        self.book.register(
-            f"How does {phrases[0]} fit with what I already know?",
-            origin="curiosity",
-            gap_type="coherence_drop",
-        )
+        # "How does X fit with what I already know?" succeeded 0 times in 25 (three free
+        # runs): nothing answers it. A drop asks instead about the unexplored topic of the
+        # sources nearest to what was just learned.
+        question, reason = self._answerable(phrases[0], why=f"coherence fell after {phrases[0]!r}")
+        if reason:
+            rec, new = self.book.register(question, origin="curiosity", gap_type="coherence_drop")
+            if new:
+                self.book.update(rec.question, reason=reason)
 
     def _axis_questions(self) -> None:
         s = self.observer.smf
@@ -376,23 +387,37 @@ class Curiosity:
         for k in ready[: self.config.axis_gaps]:
             self._axis_asked[k] = self._iteration
             axis = AXES[k]
-            question, reason = self._answerable(axis)
+            question, reason = self._answerable(
+                f"{axis} {AXIS_QUESTIONS[axis]}", why=f"SMF axis {axis} is low"
+            )
+            question = question or AXIS_QUESTIONS[axis]
             rec, new = self.book.register(question, origin="curiosity", gap_type="smf_imbalance")
             if new and reason:
                 self.book.update(rec.question, reason=reason)
 
-    def _answerable(self, axis: str) -> tuple[str, str]:
-        """An unexplored corpus topic for a low SMF axis (its question, and why)."""
+    def _answerable(self, about: str, why: str) -> tuple[str, str]:
+        """An unexplored topic of the sources for a gap (its question, and why), the
+        one most related to ``about``; "" as the reason when no topic is left.
+
+        The user's sources come first: while user topics are left, a share
+        :attr:`CuriosityConfig.user_share` of the topics asked are theirs, the shipped
+        documentation the rest (all of it when the user gave none).
+        """
         fresh = [t for t in self.topics() if self.book.get(question_about(t.phrase)) is None]
         if not fresh:
-            return AXIS_QUESTIONS[axis], ""
-        about = f"{axis} {AXIS_QUESTIONS[axis]}"
-        best = max(range(len(fresh)), key=lambda i: (relevance(about, fresh[i].context), -i))
-        topic = fresh[best]
+            return "", ""
+        user = [t for t in fresh if t.user]
+        shipped = [t for t in fresh if not t.user]
+        share = self.config.user_share
+        asked = self._topics_asked
+        mine = user and (not shipped or asked[True] < share * (sum(asked.values()) + 1))
+        pool = user if mine else shipped or user
+        best = max(range(len(pool)), key=lambda i: (relevance(about, pool[i].context), -i))
+        topic = pool[best]
+        asked[topic.user] += 1
         return (
             question_about(topic.phrase),
-            f"SMF axis {axis} is low; mapped onto the unexplored topic {topic.phrase!r}"
-            f" of {topic.source}",
+            f"{why}; mapped onto the unexplored topic {topic.phrase!r} of {topic.source}",
         )
 
     def _probe(self, records: list[QuestionRecord]) -> list[tuple[int, float]]:

@@ -56,6 +56,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -94,9 +95,11 @@ __all__ = [
     "CorpusAnswerer",
     "CorpusStats",
     "OfflineAnswer",
+    "overview_subject",
     "passage_spans",
     "split_passages",
     "split_sentences",
+    "subject_of",
     "summarize_extractive",
 ]
 
@@ -165,6 +168,55 @@ def summarize_extractive(
         idx, _ = topk_cosine(rows, whole, max_sentences, normalized=True)
         chosen = sorted(idx.tolist())
     return " ".join(sentences[i] for i in chosen)
+
+
+_NAME_SUBJECT = re.compile(r"[a-z][a-z0-9+_. -]{0,38}[a-z0-9+]")
+_NOT_SUBJECTS = frozenset(
+    """
+    readme index license licence copying copyright changelog changes news notes todo
+    authors contributing install makefile manual document doc docs file data text main
+    """.split()  # noqa: SIM905 - a word list reads better than quoted strings
+)
+_EXTENSION = re.compile(r"[a-z][a-z0-9]{0,4}")
+_OVERVIEW = re.compile(r"what is known about (.+?)\??$", re.IGNORECASE)
+
+
+def subject_of(source: Source) -> str:
+    """What a user's file is about by its name, lower-cased: the name without its
+    extension and without the generic parts that follow the subject
+    (``curl.changelog.txt`` → ``curl``, ``python3.11.changelog.txt`` →
+    ``python3.11``); "" for a generic name (``README.md``, ``notes.txt``) or a
+    source that is not a local file."""
+    if source.kind != "local":
+        return ""
+    parts = source.ref.rsplit("/", 1)[-1].casefold().split(".")
+    if len(parts) > 1 and _EXTENSION.fullmatch(parts[-1]):
+        parts.pop()
+    while len(parts) > 1 and parts[-1] in _NOT_SUBJECTS:
+        parts.pop()
+    name = ".".join(parts)
+    return name if _NAME_SUBJECT.fullmatch(name) and name not in _NOT_SUBJECTS else ""
+
+
+_CHANGELOG_HEAD = re.compile(r"^([a-z0-9][a-z0-9+.-]*) \(([^()\s]+)\)")
+
+
+def heading_subject(heading: str) -> str:
+    """A section heading as a subject a question can name: a Debian changelog entry's
+    package and version (``curl (7.88.1-10) unstable; urgency=medium`` → ``curl
+    7.88.1-10``), else the heading itself when it is short (1–8 words); else ""."""
+    head = " ".join(heading.split())
+    m = _CHANGELOG_HEAD.match(head)
+    if m:
+        return f"{m.group(1)} {m.group(2)}"
+    head = head.strip(" .:;#=-*")
+    return head if 0 < len(head.split()) <= 8 and len(head) <= 80 else ""
+
+
+def overview_subject(question: str) -> str:
+    """The subject of an overview question (``What is known about curl?`` → ``curl``)."""
+    m = _OVERVIEW.match(question.strip())
+    return " ".join(m.group(1).split()).casefold() if m else ""
 
 
 @functools.cache
@@ -283,6 +335,12 @@ class CorpusAnswerer:
     def sources(self) -> tuple[Source, ...]:
         """The source of each passage (aligned with :attr:`passages`)."""
         return self._index.sources
+
+    def sections(self) -> tuple[tuple[str, ...], tuple[Source, ...], tuple[str, ...]]:
+        """Every passage, its source and its section heading, from one index (a refresh
+        in between cannot misalign them)."""
+        index = self._index
+        return index.passages, index.sources, index.headings
 
     def __len__(self) -> int:
         return len(self._index.passages)
@@ -469,6 +527,24 @@ class CorpusAnswerer:
         margin = None
         if keys:
             margin = keys[0] - (keys[k] if len(keys) > k else 0.0)
+        subject = overview_subject(question)
+        about = [
+            n for n, (i, _) in enumerate(candidates) if subject_of(index.sources[i]) == subject
+        ]
+        if subject and about:
+            # An overview of a subject the user's files are named for (What is known
+            # about curl?): their best passages, and the opening of the best one's file
+            # first: one answer, even when many of its passages rank alike.
+            # Files named for the subject hold its overview by their name; a passage of
+            # another file that mentions it is not a competing answer (the openssl
+            # changelog is about openssl; curl's, which mentions it often, is not).
+            margin = keys[about[0]]
+            opening = self._opening(index.sources[candidates[about[0]][0]])
+            picked_n = about[: k - 1 if opening is not None else k]
+            chosen = [candidates[n] for n in picked_n]
+            if opening is not None and all(i != opening for i, _ in chosen):
+                chosen.insert(0, (opening, candidates[about[0]][1]))
+            candidates = chosen
         candidates = candidates[:k]
         picked = [i for i, _ in candidates]
         picked_scores = [s for _, s in candidates]
@@ -481,6 +557,13 @@ class CorpusAnswerer:
             headings=tuple(index.headings[i] for i in picked),
             margin=margin,
         )
+
+    def _opening(self, source: Source) -> int | None:
+        """The index of the first passage of ``source``'s document."""
+        for i, src in enumerate(self._index.sources):
+            if src == source:
+                return i
+        return None
 
     def summarize(self, text: str, max_sentences: int = 3) -> str:
         """Extractive summary (see :func:`summarize_extractive`) with this encoder."""

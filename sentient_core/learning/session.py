@@ -88,6 +88,9 @@ class LearnerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
         Extra folders the offline answerer reads (and local reads may come from).
     include_python_docs : bool
         Let the offline answerer use the documentation that ships with Python.
+    user_share : float
+        Of the corpus topics curiosity asks about on its own, the share drawn from
+        the user's sources (incoming dir, ``corpus_dirs``) while any is left.
     metamemory : bool
         Learn from error (:mod:`sentient_core.metamemory`): surprise, credit,
         source weights, debts, wisdom, the scorer. False is the ablation
@@ -101,6 +104,7 @@ class LearnerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     fetcher: FetcherSettings = FetcherSettings()
     corpus_dirs: tuple[str, ...] = ()
     include_python_docs: bool = True
+    user_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.8
     metamemory: bool = True
 
 
@@ -228,7 +232,9 @@ def build_learner(
         # against 0.57 when asked). What memory already holds comes back as the
         # judge's "already known". Asking the local corpus is free; the model's
         # tokens are bounded by the budget.
-        CuriosityConfig(answer_threshold=judge.relevant, memory_settles="none"),
+        CuriosityConfig(
+            answer_threshold=judge.relevant, memory_settles="none", user_share=s.user_share
+        ),
         answers=_answer_check(judge.relevant, chaperone, meta),
         book=QuestionBook(core.store),
         sources_mark=chaperone.sources_mark,
