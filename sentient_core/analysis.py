@@ -20,6 +20,8 @@ identifier   joined tokens with a digit or an underscore (``CVE-2024-2004``,
              ``7.88.1-10+deb12u5``, ``__debug__``), case-folded
 phrase word  three or more letters, no digit or underscore (a key phrase is a
              run of them, see :mod:`sentient_core.keyphrases`)
+shingle      a run of :data:`SHINGLE_WORDS` consecutive tokens (two texts that share
+             most of theirs say the same thing: :func:`shared_shingles`)
 
 A question is read once: :func:`query_words` gives its :class:`QueryWords`
 (tokens, stems, content terms, identifiers, the value kinds it asks for, its
@@ -48,6 +50,8 @@ __all__ = [
     "content_terms",
     "identifiers",
     "query_words",
+    "shared_shingles",
+    "shingles",
     "stem",
     "tokenize",
 ]
@@ -220,3 +224,23 @@ def query_words(text: str) -> QueryWords:
         runs=tuple(runs),
         run_tokens=frozenset(inside),
     )
+
+
+SHINGLE_WORDS = 5
+
+
+def shingles(text: str, n: int = SHINGLE_WORDS) -> frozenset[int]:
+    """The hashes of ``text``'s runs of ``n`` consecutive tokens (a text of fewer
+    tokens: its whole token run as one shingle; no token: none)."""
+    toks = tokenize(text)
+    if len(toks) < n:
+        return frozenset({hash(tuple(toks))}) if toks else frozenset()
+    return frozenset(hash(tuple(toks[i : i + n])) for i in range(len(toks) - n + 1))
+
+
+def shared_shingles(a: frozenset[int], b: frozenset[int]) -> float:
+    """The share of the smaller text's shingles the other one has too, in [0, 1]."""
+    if not a or not b:
+        return 0.0
+    small, big = (a, b) if len(a) <= len(b) else (b, a)
+    return len(small & big) / len(small)

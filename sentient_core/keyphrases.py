@@ -20,10 +20,25 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from sentient_core.analysis import PHRASE_WORD, PLAIN_WORD, QUESTION_WORDS, STOP_WORDS, stem
+from sentient_core.analysis import (
+    PHRASE_WORD,
+    PLAIN_WORD,
+    QUESTION_WORDS,
+    STOP_WORDS,
+    query_words,
+    stem,
+)
 from sentient_core.relevance import TermStats
 
-__all__ = ["GENERIC_WORDS", "RELATION_WORDS", "SINGLE_WORD_DF", "key_phrases", "question_about"]
+__all__ = [
+    "GENERIC_WORDS",
+    "RELATION_WORDS",
+    "SINGLE_WORD_DF",
+    "key_phrases",
+    "near_repeat",
+    "question_about",
+    "topic_terms",
+]
 
 SINGLE_WORD_DF = 0.03
 """A one-word phrase must occur in at most this share of the collection's documents."""
@@ -213,3 +228,30 @@ def _inside(small: tuple[str, ...], big: tuple[str, ...]) -> bool:
 def question_about(phrase: str) -> str:
     """A well-formed question about a key phrase."""
     return f"What is known about {phrase}?"
+
+
+def topic_terms(question: str) -> tuple[str, ...]:
+    """What a question is about, as its content terms in order (stems; stop, question
+    and generic words dropped): ``What is known about nearest enclosing loops?`` →
+    ``("nearest", "enclos", "loop")``."""
+    words = query_words(question)
+    return tuple(
+        s
+        for t, s in zip(words.tokens, words.stems, strict=True)
+        if t not in STOP_WORDS and t not in QUESTION_WORDS and t not in GENERIC_WORDS
+    )
+
+
+def near_repeat(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether two topics (:func:`topic_terms`) ask about the same subject another way:
+    one's terms hold all of the other's — the same stems ("context managers",
+    "context manager"), a phrase under its head ("loop", "nearest enclosing loop")
+    or a phrase it extends ("loop", "loop terminates"). Two modifiers of one head
+    ("private name", "module name") are different subjects; a topic naming a
+    version, an id or a number (a term with a digit) is its own unless the same."""
+    if not a or not b:
+        return False
+    if any(c.isdigit() for t in (*a, *b) for c in t):
+        return a == b
+    sa, sb = set(a), set(b)
+    return sa <= sb or sb <= sa

@@ -28,6 +28,7 @@ from collections.abc import Collection, Iterable, Sequence
 
 import msgspec
 
+from sentient_core.analysis import shingles
 from sentient_core.evaluation.qa import normalize
 from sentient_core.evaluation.report import LinkStats
 from sentient_core.events import (
@@ -35,6 +36,8 @@ from sentient_core.events import (
     JudgeEvent,
     QueryEvent,
 )
+from sentient_core.keyphrases import near_repeat, topic_terms
+from sentient_core.memory.types import NEAR_SHINGLES
 from sentient_core.store import Store, TraceRecord, links, traces
 
 __all__ = [
@@ -146,6 +149,47 @@ def duplicate_count(records: Iterable[TraceRecord]) -> int:
             dups += 1
         seen.add(key)
     return dups
+
+
+def near_duplicate_count(records: Iterable[TraceRecord], threshold: float = NEAR_SHINGLES) -> int:
+    """Traces that share at least ``threshold`` of the smaller text's 5-word shingles
+    (:func:`~sentient_core.analysis.shared_shingles`) with an earlier trace, exact
+    duplicates (:func:`duplicate_count`) left out."""
+    postings: dict[int, list[int]] = {}
+    sizes: list[int] = []
+    keys: list[str] = []
+    near = 0
+    for r in records:
+        mine = shingles(r.text)
+        key = normalize(r.text)
+        shared: Counter[int] = Counter()
+        for sh in mine:
+            for j in postings.get(sh, ()):
+                shared[j] += 1
+        if any(
+            keys[j] != key and n >= threshold * min(len(mine), sizes[j]) for j, n in shared.items()
+        ):
+            near += 1
+        for sh in mine:
+            postings.setdefault(sh, []).append(len(sizes))
+        sizes.append(len(mine))
+        keys.append(key)
+    return near
+
+
+def near_repeat_count(queries: Iterable[QueryEvent]) -> int:
+    """Questions that ask about an earlier question's subject another way
+    (:func:`~sentient_core.keyphrases.near_repeat`), exact repeats left out."""
+    seen: dict[str, tuple[str, ...]] = {}
+    near = 0
+    for q in queries:
+        if not q.question.strip():
+            continue
+        key, terms = query_key(q), topic_terms(q.question)
+        if key not in seen and any(near_repeat(terms, t) for t in seen.values()):
+            near += 1
+        seen.setdefault(key, terms)
+    return near
 
 
 def query_key(event: QueryEvent) -> str:

@@ -29,6 +29,8 @@ from sentient_core.evaluation.audit import (
     audit_run,
     duplicate_count,
     link_stats,
+    near_duplicate_count,
+    near_repeat_count,
     repeat_count,
     silent_drops,
 )
@@ -146,6 +148,7 @@ def run_free(
     own = list(dict.fromkeys(own))
     dropped = silent_drops(own, events, held)
     n_queries, repeats = repeat_count(e for e in events if isinstance(e, QueryEvent))
+    near = near_repeat_count(e for e in events if isinstance(e, QueryEvent))
     text_of = {t.id: t.text for t in audit.traces}
     successes = tuple(
         SuccessEntry(
@@ -178,6 +181,9 @@ def run_free(
         repeat_queries=repeats,
         repeat_query_rate=repeats / n_queries if n_queries else None,
         duplicate_stores=duplicate_count(audit.traces),
+        near_duplicate_stores=near_duplicate_count(audit.traces),
+        near_repeat_queries=near,
+        near_repeat_rate=near / n_queries if n_queries else None,
         chunks_stored=len(audit.traces),
         tool_calls=calls,
         own_questions=len(own),

@@ -167,9 +167,12 @@ class ModeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     tool_calls_per_answered: float | None = None
     iterations_per_answered: float | None = None
     duplicate_stores: int | None = None
+    near_duplicate_stores: int | None = None
     queries: int | None = None
     repeat_queries: int | None = None
     repeat_query_rate: float | None = None
+    near_repeat_queries: int | None = None
+    near_repeat_rate: float | None = None
     silent_drops: int | None = None
     silent_dropped: tuple[str, ...] = ()
     answer_at_k_after_own_iterations: float | None = None
@@ -225,6 +228,13 @@ class FreeRunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     queries, repeat_queries : int
     repeat_query_rate : float or None
     duplicate_stores : int
+    near_duplicate_stores : int
+        Traces sharing ≥ 0.8 of the smaller text's 5-word shingles with an earlier
+        one (exact duplicates aside).
+    near_repeat_queries : int
+    near_repeat_rate : float or None
+        Questions asking about an earlier one's subject another way (exact repeats
+        aside), and their share of the queries.
     chunks_stored, tool_calls : int
     own_questions : int
         Follow-up questions the learner raised itself (reflection).
@@ -266,6 +276,9 @@ class FreeRunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     stopped_by: str = ""
     seconds: float = 0.0
     links: LinkStats = LinkStats()
+    near_duplicate_stores: int = 0
+    near_repeat_queries: int = 0
+    near_repeat_rate: float | None = None
     answered_from: dict[str, int] = msgspec.field(default_factory=dict)
     successes_from: dict[str, int] = msgspec.field(default_factory=dict)
 
@@ -329,8 +342,10 @@ def _rows(k: int) -> list[tuple[str, object]]:
         ("  Q/A questions counted answered", judge("book_answered")),
         ("  … its traces hold an answer", judge("book_verified")),
         ("duplicate stores", lambda m: m.duplicate_stores),
+        ("near-duplicate stores", lambda m: m.near_duplicate_stores),
         ("queries", lambda m: m.queries),
         ("repeat-query rate", lambda m: m.repeat_query_rate),
+        ("near-repeat rate", lambda m: m.near_repeat_rate),
         ("silent drops", lambda m: m.silent_drops),
         ("latency median ms", lat("median_ms")),
         ("latency p95 ms", lat("p95_ms")),
@@ -397,9 +412,11 @@ def format_free_run(fr: FreeRunReport) -> str:
     lines = [
         f"free run: {fr.iterations} iteration(s) of the default offline learner on a fresh store"
         f" (daily caps lifted); corpus: {', '.join(fr.corpus) or 'none'}",
-        f"  passages stored twice     {fr.duplicate_stores}",
+        f"  passages stored twice     {fr.duplicate_stores}"
+        f" (near-duplicates: {fr.near_duplicate_stores})",
         f"  repeat-query rate         {_f(fr.repeat_query_rate)}"
-        f" ({fr.repeat_queries} of {fr.queries} queries)",
+        f" ({fr.repeat_queries} of {fr.queries} queries);"
+        f" near-repeat rate {_f(fr.near_repeat_rate)} ({fr.near_repeat_queries})",
         f"  silent drops              {fr.silent_drops}"
         f" (user questions: none asked; own follow-up questions: {fr.own_questions})",
         f"  chunks stored             {fr.chunks_stored}",

@@ -53,6 +53,8 @@ from sentient_core.evaluation.audit import (
     audit_run,
     duplicate_count,
     names_question,
+    near_duplicate_count,
+    near_repeat_count,
     read_traces,
     repeat_count,
     silent_drops,
@@ -188,6 +190,7 @@ def run_ingest(
         tool_calls_per_answered=0.0 if base["answered"] else None,
         iterations_per_answered=0.0 if base["answered"] else None,
         duplicate_stores=duplicate_count(records),
+        near_duplicate_stores=near_duplicate_count(records),
         latency=_latency(times),
         seconds=time.perf_counter() - t0,
         results=tuple(
@@ -411,6 +414,7 @@ def run_learn(
     base = _scored("learn", items, ranked, k)
     answered = base["answered"]
     n_queries, repeats = repeat_count(e for e in events if isinstance(e, QueryEvent))
+    near = near_repeat_count(e for e in events if isinstance(e, QueryEvent))
     asked = [it.q for it in items[: len(after)]]
     dropped = silent_drops(asked, events)
     records = audit.traces
@@ -432,9 +436,12 @@ def run_learn(
         tool_calls_per_answered=per_answered(calls, answered),
         iterations_per_answered=per_answered(iterations, answered),
         duplicate_stores=duplicate_count(records),
+        near_duplicate_stores=near_duplicate_count(records),
         queries=n_queries,
         repeat_queries=repeats,
         repeat_query_rate=repeats / n_queries if n_queries else None,
+        near_repeat_queries=near,
+        near_repeat_rate=near / n_queries if n_queries else None,
         silent_drops=len(dropped),
         silent_dropped=tuple(dropped),
         answer_at_k_after_own_iterations=(

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import msgspec
 import numpy as np
 
-from sentient_core.keyphrases import key_phrases, question_about
+from sentient_core.keyphrases import key_phrases, near_repeat, question_about, topic_terms
 from sentient_core.learning.query import extract_paths, extract_urls
 from sentient_core.learning.questions import QuestionBook, QuestionRecord
 from sentient_core.relevance import relevance
@@ -203,6 +203,18 @@ class Curiosity:
         """Record a recall elsewhere that found nothing above the threshold."""
         if best_score < self.config.miss_threshold:
             self._misses.append((" ".join(query.split()), float(best_score)))
+
+    def folded(self, question: str) -> bool:
+        """Whether ``question`` asks about the subject of a question the book holds
+        another way (:func:`~sentient_core.keyphrases.near_repeat`: "loop" after
+        "nearest enclosing loop"): curiosity does not ask it three ways."""
+        terms = topic_terms(question)
+        if not terms:
+            return False
+        return any(
+            rec.question != question and near_repeat(terms, topic_terms(rec.question))
+            for rec in self.book.records()
+        )
 
     def mark_asked(self, question: str) -> None:
         """A drive picked ``question``: it is now with the chaperone."""
@@ -403,7 +415,12 @@ class Curiosity:
         :attr:`CuriosityConfig.user_share` of the topics asked are theirs, the shipped
         documentation the rest (all of it when the user gave none).
         """
-        fresh = [t for t in self.topics() if self.book.get(question_about(t.phrase)) is None]
+        fresh = [
+            t
+            for t in self.topics()
+            if self.book.get(question_about(t.phrase)) is None
+            and not self.folded(question_about(t.phrase))
+        ]
         if not fresh:
             return "", ""
         user = [t for t in fresh if t.user]

@@ -579,7 +579,7 @@ class Learner:
     def _reflect(self, emit: Emitter) -> None:
         self._reflected_at = self._iteration
         known = frozenset(rec.key for rec in self.curiosity.book.records())
-        r = reflect(self.memory, self.observer, asked=known)
+        r = reflect(self.memory, self.observer, asked=known, folded=self.curiosity.folded)
         for q in r.followups:
             self.curiosity.ask(q, origin="followup")
         self.stats.reflections += 1

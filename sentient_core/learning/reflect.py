@@ -20,6 +20,8 @@ calls :func:`reflect` over the recent *learned* traces:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 import numpy as np
 
@@ -74,6 +76,7 @@ def reflect(
     observer,
     *,
     asked: frozenset[str] | set[str] = frozenset(),
+    folded: Callable[[str], bool] = lambda question: False,
     recent: int = 50,
     max_followups: int = 3,
     similarity: float = SIMILARITY,
@@ -85,6 +88,8 @@ def reflect(
 
     ``asked`` holds the keys (:func:`~sentient_core.learning.questions.normalise_question`)
     of questions already known; they are not proposed again. It is only read.
+    ``folded(question)``: True for a near-repeat of a known question (the same subject
+    asked another way, :meth:`Curiosity.folded`); it is not proposed either.
     """
     traces = [r for r in memory.recent(recent) if r.kind == "learned"]
     stats = TermStats(r.text for r in traces)
@@ -129,7 +134,7 @@ def reflect(
     for phrases in salient:
         for phrase in phrases:
             q = question_about(phrase)
-            if normalise_question(q) not in asked and q not in followups:
+            if normalise_question(q) not in asked and q not in followups and not folded(q):
                 followups.append(q)
                 break  # one follow-up per trace: spread over what was learned
         if len(followups) >= max_followups:

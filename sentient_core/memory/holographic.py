@@ -214,8 +214,10 @@ class HolographicMemory:
 
         An item is a duplicate when an active trace holds the same text
         (whitespace aside), or, with ``near``, when its code has cosine ≥ ``near``
-        with an active trace's; a duplicate stores nothing and bumps that
-        trace's ``use_count``. Repeats inside ``items`` are stored once.
+        with an active trace's or one of its five nearest traces holds
+        :data:`~sentient_core.memory.types.NEAR_SHINGLES` of the smaller text's
+        5-word shingles; a duplicate stores nothing and bumps that trace's
+        ``use_count``. Repeats inside ``items`` are stored once.
 
         Parameters
         ----------

@@ -2,8 +2,10 @@
 
 :func:`store_batch` stores every item. :func:`store_unique` stores only what is
 new: an item whose text an active trace already holds (the store's content
-digests, :mod:`sentient_core.store.content`), or whose code is within ``near``
-cosine of an active trace, is not stored again; that trace's use count goes up
+digests, :mod:`sentient_core.store.content`), or, with ``near``, whose code is
+within ``near`` cosine of an active trace's or which shares
+:data:`~sentient_core.memory.types.NEAR_SHINGLES` of its 5-word shingles with one
+of its nearest codes' traces, is not stored again; that trace's use count goes up
 instead, in the same transaction.
 """
 
@@ -15,12 +17,15 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
+from sentient_core.analysis import shared_shingles, shingles
 from sentient_core.encoder import TextEncoder
 from sentient_core.errors import ArgumentError
 from sentient_core.memory import terms as mem_terms
 from sentient_core.memory.mirror import Mirror
 from sentient_core.memory.types import (
     E0,
+    NEAR_CANDIDATES,
+    NEAR_SHINGLES,
     MemoryState,
     NewTrace,
     Stored,
@@ -172,6 +177,20 @@ def store_batch(w: Writer, items: Sequence[NewTrace]) -> list[TraceRecord]:
     return stored
 
 
+def _most_shared(txn: Txn, text: str, candidates: list[int]) -> tuple[int | None, float]:
+    """The active candidate sharing the most of ``text``'s shingles, if it shares at
+    least :data:`NEAR_SHINGLES`; else (None, 0)."""
+    mine = shingles(text)
+    best: tuple[int | None, float] = (None, 0.0)
+    for rec in traces.get_many(txn, candidates):
+        if rec is None or rec.retired:
+            continue
+        shared = shared_shingles(mine, shingles(rec.text))
+        if shared >= NEAR_SHINGLES and shared > best[1]:
+            best = (rec.id, shared)
+    return best
+
+
 def store_unique(
     w: Writer,
     items: Sequence[NewTrace],
@@ -191,14 +210,19 @@ def store_unique(
     digests = [content.digest(it.text) for it in items]
     # Near-duplicates: the best match of each new code among the active traces.
     close: dict[int, tuple[int, float]] = {}
+    nearby: dict[int, list[int]] = {}  # the nearest codes' traces, for the shingle check
     m = w.mirror
     if near is not None and m.n:
         rows, scores = holographic.topk_cosine_batch(
-            m.codes[: m.n], prepared.codes, 1, normalized=True, valid=m.valid[: m.n]
+            m.codes[: m.n], prepared.codes, NEAR_CANDIDATES, normalized=True, valid=m.valid[: m.n]
         )
         for i in range(len(items)):
-            if rows[i].size and scores[i][0] >= near and prepared.codes[i].any():
+            if not (rows[i].size and prepared.codes[i].any()):
+                continue
+            if scores[i][0] >= near:
                 close[i] = (int(m.row_id[rows[i][0]]), float(scores[i][0]))
+            else:
+                nearby[i] = [int(t) for t in m.row_id[rows[i]].tolist()]
     now = float(w.clock())
 
     def select(txn: Txn) -> tuple[list[int], tuple[list[tuple[int, str]], dict[int, TraceRecord]]]:
@@ -213,6 +237,9 @@ def store_unique(
             if tid is None and i in close:
                 tid, cos = close[i]
                 why = f"near-duplicate of trace {tid} (code cosine {cos:.3f})"
+            elif tid is None and i in nearby:
+                tid, shared = _most_shared(txn, items[i].text, nearby[i])
+                why = f"near-duplicate of trace {tid} (shares {shared:.2f} of its 5-word shingles)"
             rec = None if tid is None else (holders.get(tid) or traces.get(txn, tid))
             if rec is not None and not rec.retired:
                 plan.append((rec.id, why))
