@@ -59,6 +59,8 @@ GENERIC_WORDS: frozenset[str] = frozenset(
     provide provides appear appears happen happens refer refers
     anything anybody anyone something somebody someone everything everybody everyone
     nothing nobody whatever whenever wherever whoever
+    total nice exactly arg args kwargs param params foo bar baz qux spam eggs ham
+    problem usage summary overview introduction description details background
     """.split()  # noqa: SIM905 - a word list reads better than quoted strings
 )
 """Words that are too general to be what a passage is about."""
@@ -85,10 +87,16 @@ _CLAUSE = re.compile(r"[.,;:!?()\[\]{}<>\"'`|/\\=*#+~^&$%—–]+|\s-+\s|\n\s*\n
 
 
 def _code_like(line: str) -> bool:
-    """A line of code, a listing or a table row rather than prose: of four or more
-    tokens, fewer than half are plain words ("drwxr-xr-x 2 root wheel 1024 Jan 3 1994
-    bin", "dropwhile(pred, seq) --> seq[n], seq[n+1], starting when pred fails")."""
+    """A line of code, a listing or a table row rather than prose: an interactive
+    session's line (``>>>``, ``...``); of three or more tokens, all in capitals (a
+    list of commands or constants: "HELO EHLO MAIL RCPT DATA"); of four or more,
+    fewer than half plain words ("drwxr-xr-x 2 root wheel 1024 Jan 3 1994 bin",
+    "dropwhile(pred, seq) --> seq[n], seq[n+1], starting when pred fails")."""
     tokens = line.split()
+    if tokens and tokens[0] in (">>>", "..."):
+        return True
+    if len(tokens) >= 3 and all(t.isupper() for t in tokens):
+        return True
     return len(tokens) >= 4 and 2 * sum(bool(PLAIN_WORD.fullmatch(t)) for t in tokens) < len(tokens)
 
 
@@ -119,7 +127,9 @@ def _clauses(text: str) -> list[list[str]]:
 
 # Adverbs ("essentially render", "automatically generate", "textually preceding"
 # were free-run phrases) by their suffixes; long enough to spare nouns (rally, tally).
-_ADVERB = re.compile(r"^\w{3,}(?:ally|ently|antly|ously|ively|ately|fully|ably|ibly|ingly|edly)$")
+_ADVERB = re.compile(
+    r"^\w{3,}(?:ally|ently|antly|ously|ively|ately|fully|ably|ibly|ingly|edly|ctly|ptly|rtly|stly|htly)$"
+)
 
 
 def _content(word: str) -> bool:

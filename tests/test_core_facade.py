@@ -30,9 +30,15 @@ def test_ingest_recall_status_feedback_and_meta_reads(tmp_path):
         assert out["trace"] == hit.record.id and out["verdict"] == "wrong"
         assert core.memory.get(hit.record.id).failure_count == before.failure_count + 1
         assert core.debts() == []
-        # A wrong answer punishes its source in its domain (a weight below 1).
+        # A wrong answer is noted against its source in its domain; one wrong passage
+        # does not yet lower the source's weight (a second wrong passage of it would).
         (weight,) = core.sources()
-        assert weight.weight < 1.0 and core.sources(weight.domain) == [weight]
+        assert (weight.weight, weight.failures, weight.wrong_passages) == (
+            1.0,
+            1,
+            (hit.record.id,),
+        )
+        assert core.sources(weight.domain) == [weight]
         assert core.sources("no such domain") == []
         # The surprise of a wrong answer starts a wisdom candidate about its domain.
         (candidate,) = core.wisdom()

@@ -201,3 +201,35 @@ def test_a_question_names_an_answer_kind_only_after_which_or_what():
     assert asked_kinds("What date is it?") == {"date"}
     assert asked_kinds("When did the version change?") == set()  # "version" is the subject here
     assert asked_kinds("Which method implements len()?") == set()  # no value pattern for names
+
+
+LEAKED = {
+    # The free-run questions issue 22 lists, each from the shipped passage it came from.
+    "exactly": "bltin-ellipsis-object",
+    "class foo": "class",
+}
+LEAKED_MODULES = {
+    "directory contents total": "ftplib",
+    "nice test": "ftplib",
+    "ehlo mail rcpt": "smtplib",
+}
+
+
+def test_the_leaked_phrases_of_the_free_run_are_not_produced_again():
+    from sentient_core.learning.offline import CorpusAnswerer
+
+    answerer = CorpusAnswerer([], include_python_docs=True)
+    stats = answerer.term_stats()
+    wanted = {f"pydoc:topic:{t}": p for p, t in LEAKED.items()}
+    wanted |= {f"pydoc:module:{m}": p for p, m in LEAKED_MODULES.items()}
+    seen: dict[str, list[str]] = {}
+    for text, source in zip(answerer.passages, answerer.sources, strict=True):
+        if source.ref in wanted:
+            seen.setdefault(source.ref, []).extend(key_phrases(text, stats, k=5))
+    assert set(seen) == set(wanted)  # every passage is still there to be read
+    for ref, phrases in seen.items():
+        assert wanted[ref] not in phrases, (ref, phrases)
+        for other in (*LEAKED, *LEAKED_MODULES):
+            assert other not in phrases
+    # "commands args": a placeholder is not a subject.
+    assert key_phrases("Run the commands args and kwargs as given.") == ["commands"]

@@ -97,3 +97,41 @@ def test_a_free_run_over_a_user_corpus_learns_from_it(tmp_path):
     # Its files' subjects are among what it learned, each from that file.
     learned = {s.asked: s.source for s in report.successes}
     assert learned.get("What is known about curl?", "").startswith("local:")
+
+
+def test_a_bare_word_is_answered_only_where_it_is_defined():
+    from sentient_core.learning.offline import title_of
+
+    answerer = CorpusAnswerer([], include_python_docs=True)
+    # Defined: a document named for it (even one that never says its name), or a
+    # title that is the word; "heap" is neither (heapq's name is not "heap").
+    heapq = answerer.answer("What is known about heapq?")
+    assert heapq.passages and heapq.sources[0].ref == "pydoc:module:heapq"
+    assert heapq.text.startswith("heapq")  # the name heads its opening
+    assert answerer.answer("What is known about heap?").text == ""
+    lambdas = answerer.answer("What is known about lambdas?")
+    assert lambdas.sources and lambdas.sources[0].ref == "pydoc:topic:lambda"
+    # Mentioned, never defined: no answer ("certificate" was a list of SSL constants).
+    assert answerer.answer("What is known about certificate?").text == ""
+    assert not answerer.defines("certificate") and answerer.defines("heapq")
+    # A title it only starts does not define a bare word; a phrase it starts, does.
+    assert not answerer.defines("structure") and answerer.defines("structure of a program")
+    # Shipped documents are named by their module or their title.
+    assert title_of(Source("corpus", "pydoc:module:shelve"), "x") == "shelve"
+    assert title_of(Source("corpus", "pydoc:topic:assert"), 'The "assert" statement\n') == (
+        "assert statement"
+    )
+
+
+def test_a_phrase_lifted_from_one_passage_is_not_a_question(tmp_path):
+    from sentient_core.learning.chaperone import Chaperone
+
+    answerer = CorpusAnswerer([], include_python_docs=True)
+    chaperone = Chaperone(None, None, answerer=answerer)
+    # Free-run questions a strict reader rejected: fragments of the passage that
+    # answered them, or phrases no document is named or titled for.
+    for phrase in ("juggle multiple communication", "handles url traversal", "helper functions"):
+        assert not chaperone.supported(f"What is known about {phrase}?"), phrase
+    for phrase in ("binary bitwise operations", "assert statement", "shelve"):
+        assert chaperone.supported(f"What is known about {phrase}?"), phrase
+    assert chaperone.supported("Which version of curl fixed CVE-2024-2398?")  # not a phrase

@@ -97,7 +97,7 @@ class ChaperoneSection(_Section, frozen=True):
     question_deadline_s: Seconds = 75.0
     corpus_dirs: tuple[Text, ...] = ()
     include_python_docs: bool = True
-    user_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.8
+    user_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.85
 
 
 class SafetySection(_Section, frozen=True):

@@ -93,8 +93,10 @@ from sentient_core.learning.model_wait import wait_notices
 from sentient_core.learning.offline import (
     CorpusAnswerer,
     heading_subject,
+    overview_subject,
     subject_of,
     summarize_extractive,
+    title_of,
 )
 from sentient_core.learning.safety import Refusal, SafetyFilter
 from sentient_core.relevance import TermStats
@@ -118,12 +120,15 @@ is not asked that question (the offline corpus answers instead)."""
 
 class CorpusTopic(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A topic the offline corpus can answer: a document's subject (its title, for a
-    user's file) or its most salient phrase; ``user``: from the user's sources."""
+    user's file) or its most salient phrase; ``user``: from the user's sources;
+    ``named``: the subject is a name or a heading of its source (not a phrase taken
+    from its text)."""
 
     phrase: str
     source: str
     context: str
     user: bool = False
+    named: bool = False
 
 
 def _sources(items: tuple[Source, ...] | list[Source]) -> tuple[Source, ...]:
@@ -258,28 +263,41 @@ class Chaperone:
             subject = heading_subject(heading) if source.kind == "local" and heading else ""
             if subject and subject not in heads.setdefault(source, []):
                 heads[source].append(subject)
-        # A user's files first by what they are named for (curl.changelog.txt: curl),
-        # then by their most salient phrase, then by their section headings (a
-        # changelog's entries: curl 7.88.1-10), file after file: subjects that stand
-        # on their own. A shipped document gives its phrase.
+        # Documents first by what they are named for (a user's curl.changelog.txt:
+        # curl; a shipped module: its name; a shipped topic: its title), then by their
+        # most salient phrase, then a user's by their section headings (a changelog's
+        # entries: curl 7.88.1-10), file after file: subjects that stand on their own.
         named, phrased, headed = [], [], []
         for source, parts in docs.items():
             text = "\n\n".join(parts)
             context = text[:TOPIC_CONTEXT_CHARS]
             user = source.kind == "local"
-            subject = subject_of(source) if user else ""
+            subject = subject_of(source) if user else title_of(source, parts[0])
             if subject:
-                named.append(CorpusTopic(subject, source.id, context, user=True))
+                named.append(CorpusTopic(subject, source.id, context, user=user, named=True))
             phrases = key_phrases(text, stats, k=1)
             if phrases and phrases[0] != subject:
                 phrased.append(CorpusTopic(phrases[0], source.id, context, user=user))
         for row in itertools.zip_longest(*heads.values()):
             for source, subject in zip(heads, row, strict=True):
                 if subject is not None:
-                    headed.append(CorpusTopic(subject, source.id, subject, user=True))
+                    headed.append(CorpusTopic(subject, source.id, subject, user=True, named=True))
         topics = [*named, *phrased, *headed]
         self._topics = (passages, tuple(topics))
         return self._topics[1]
+
+    def supported(self, question: str) -> bool:
+        """Whether a question about a phrase asks about a subject that stands on its
+        own: the offline corpus defines it (the phrase starts a word of a document's
+        name, or a title starts with it; a bare word must be the title). A phrase
+        lifted from a sentence is never a name or a title, so only the passage it
+        came from could answer it (the leave-one-out check the issue asks for, made
+        stricter: a phrase many passages share is still not a subject). True without
+        a corpus or for any other question."""
+        subject = overview_subject(question)
+        if self.answerer is None or not subject:
+            return True
+        return self.answerer.defines(subject)
 
     def _model_ref(self) -> str:
         """``HOST/MODEL`` of the configured model: what this chaperone asked, never

@@ -107,7 +107,7 @@ class CuriosityConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     coherence_drop: float = 0.05
     min_intensity: float = 0.3
     max_questions: int = 32
-    user_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.8
+    user_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.85
 
 
 class Answered(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -171,6 +171,7 @@ class Curiosity:
         sources_mark: Callable[[], str] = lambda: "",
         topics: Callable[[], Sequence[CorpusTopic]] = tuple,
         debts: Callable[[], Sequence[Gap]] = tuple,
+        supported: Callable[[str], bool] = lambda question: True,
     ) -> None:
         self.observer = observer
         self.memory = memory
@@ -180,6 +181,8 @@ class Curiosity:
         self.sources_mark = sources_mark
         self.topics = topics
         self.debts = debts
+        self.supported = supported
+        self._unsupported: set[str] = set()
         self._misses: deque[tuple[str, float]] = deque(maxlen=self.config.max_questions)
         self._axis_asked: dict[int, int] = {}
         # Topics asked this session, by whether they were the user's (see _answerable).
@@ -419,6 +422,7 @@ class Curiosity:
             t
             for t in self.topics()
             if self.book.get(question_about(t.phrase)) is None
+            and question_about(t.phrase) not in self._unsupported
             and not self.folded(question_about(t.phrase))
         ]
         if not fresh:
@@ -429,8 +433,19 @@ class Curiosity:
         asked = self._topics_asked
         mine = user and (not shipped or asked[True] < share * (sum(asked.values()) + 1))
         pool = user if mine else shipped or user
-        best = max(range(len(pool)), key=lambda i: (relevance(about, pool[i].context), -i))
-        topic = pool[best]
+        # The most related topic whose question more than the passage it came from can
+        # answer (the sources' leave-one-out check; a name or a heading always can).
+        order = sorted(range(len(pool)), key=lambda i: (-relevance(about, pool[i].context), i))
+        topic = None
+        for i in order:
+            t = pool[i]
+            question = question_about(t.phrase)
+            if t.named or self.supported(question):
+                topic = t
+                break
+            self._unsupported.add(question)
+        if topic is None:
+            return "", ""
         asked[topic.user] += 1
         return (
             question_about(topic.phrase),

@@ -579,7 +579,14 @@ class Learner:
     def _reflect(self, emit: Emitter) -> None:
         self._reflected_at = self._iteration
         known = frozenset(rec.key for rec in self.curiosity.book.records())
-        r = reflect(self.memory, self.observer, asked=known, folded=self.curiosity.folded)
+        # A follow-up is not asked when it repeats a known subject another way, or when
+        # only the passage it was lifted from holds its words (a leave-one-out check).
+        r = reflect(
+            self.memory,
+            self.observer,
+            asked=known,
+            folded=lambda q: self.curiosity.folded(q) or not self.chaperone.supported(q),
+        )
         for q in r.followups:
             self.curiosity.ask(q, origin="followup")
         self.stats.reflections += 1

@@ -65,12 +65,14 @@ from typing import Annotated
 import msgspec
 import numpy as np
 
+from sentient_core.analysis import content_terms
 from sentient_core.confine import ConfinedDir, ConfinementError
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.errors import ArgumentError
 from sentient_core.ingest import IngestError, extract_bytes, iter_files
 from sentient_core.learning.corpus_index import (
     Block,
+    PassageIndex,
     assemble,
     build_doc_blocks,
     default_doc_blocks,
@@ -213,6 +215,53 @@ def heading_subject(heading: str) -> str:
     return head if 0 < len(head.split()) <= 8 and len(head) <= 80 else ""
 
 
+def _defines(subject: str, source: Source, heading: str, passage: str) -> bool:
+    """Whether a passage is where ``subject`` is defined: it starts a word of the
+    document's name, or the passage's title (its heading, else its underlined first
+    line; quotes and a leading article aside) starts with it; a bare word must be
+    the name or the title (``heapq``, ``Lambdas``)."""
+    name = source.ref.rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    bare = " " not in subject.strip()
+    if bare and content_terms(name.split(".", 1)[0]) == content_terms(subject):
+        return True  # a bare word is a document's name ("sockets" is not "socketserver")
+    starts = re.compile(rf"(?<![a-z0-9]){re.escape(subject)}", re.IGNORECASE)
+    if not bare and starts.search(name):
+        return True
+    line = heading
+    if not line:
+        # A first line is a title only when a rule of *, =, ~, - or ^ underlines it
+        # (reST, as Python's docs write them); else it is a sentence ("Guess the MIME
+        # type of a file." does not define "guess").
+        first, _, rest = passage.lstrip().partition("\n")
+        line = first[:100] if _UNDERLINE.match(rest) else ""
+    title = " ".join(_ARTICLE.sub("", _QUOTES.sub(" ", line)).split()).casefold()
+    if bare:
+        # A bare word is defined by a title that is that word ("Lambdas"), not by one
+        # it starts ("Structure of a program" does not define "structure").
+        return bool(title) and content_terms(title) == content_terms(subject)
+    return bool(title) and title.startswith(subject.casefold())
+
+
+_UNDERLINE = re.compile(r"\s*([*=~^-])\1{2,}\s*(?:\n|$)")
+_QUOTES = re.compile(r"[\"'“”‘’*`]+|\([^)]*\)")
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+
+
+def title_of(source: Source, opening: str) -> str:
+    """What a shipped document is about: a module's name (``pydoc:module:shelve`` →
+    ``shelve``), else its title line without quotes, asides or a leading article
+    (``The "assert" statement`` → ``assert statement``); "" when there is none or it
+    runs past six words."""
+    ref = source.ref
+    if ref.startswith("pydoc:module:"):
+        return ref.rsplit(":", 1)[-1]
+    line = opening.strip().split("\n", 1)[0]
+    title = " ".join(_ARTICLE.sub("", _QUOTES.sub(" ", line)).split()).strip(" .:;-")
+    if not title or len(title.split()) > 6:
+        return ""
+    return title if title.isupper() else title[0].lower() + title[1:]
+
+
 def overview_subject(question: str) -> str:
     """The subject of an overview question (``What is known about curl?`` → ``curl``)."""
     m = _OVERVIEW.match(question.strip())
@@ -273,6 +322,7 @@ class CorpusAnswerer:
         self.rank = rank
         self.rerank = rerank
         self._term_stats: tuple[tuple[str, ...], TermStats] | None = None
+        self._names: tuple[PassageIndex, dict[str, list[int]]] | None = None
         if isinstance(dirs, (str, os.PathLike)):
             dirs = [dirs]
         self.dirs = tuple(os.fspath(d) for d in dirs)
@@ -524,46 +574,114 @@ class CorpusAnswerer:
             order = sorted(range(len(candidates)), key=lambda n: (-keys[n], n))
             candidates = [candidates[n] for n in order]
             keys = [keys[n] for n in order]
+        subject = overview_subject(question)
+        if subject and not any(c.isdigit() for c in subject):
+            # "What is known about X?" asks what X is: a passage that defines it (X
+            # starts its document's name or its title) answers it, not one that merely
+            # mentions it ("certificate" -> a list of SSL constants); a bare word with
+            # no defining passage gets no answer.
+            defining = [
+                n
+                for n, (i, _) in enumerate(candidates)
+                if _defines(subject, index.sources[i], index.headings[i], index.passages[i])
+            ]
+            if defining or " " not in subject:
+                candidates = [candidates[n] for n in defining]
+                keys = [keys[n] for n in defining]
+        elif subject:
+            # A heading with a version (a changelog entry: "git 1:2.39.5-0+deb12u2"):
+            # the passages that hold the entry's own line, not one that only starts
+            # under its heading with the entry's last line (its signature).
+            version = next(w for w in subject.split() if any(c.isdigit() for c in w))
+            holding = [n for n, (i, _) in enumerate(candidates) if version in index.passages[i]]
+            if holding:
+                candidates = [candidates[n] for n in holding]
+                keys = [keys[n] for n in holding]
         margin = None
         if keys:
             margin = keys[0] - (keys[k] if len(keys) > k else 0.0)
-        subject = overview_subject(question)
-        about = [
-            n for n, (i, _) in enumerate(candidates) if subject_of(index.sources[i]) == subject
-        ]
-        if subject and about:
-            # An overview of a subject the user's files are named for (What is known
-            # about curl?): their best passages, and the opening of the best one's file
-            # first: one answer, even when many of its passages rank alike.
-            # Files named for the subject hold its overview by their name; a passage of
-            # another file that mentions it is not a competing answer (the openssl
-            # changelog is about openssl; curl's, which mentions it often, is not).
-            margin = keys[about[0]]
-            opening = self._opening(index.sources[candidates[about[0]][0]])
-            picked_n = about[: k - 1 if opening is not None else k]
-            chosen = [candidates[n] for n in picked_n]
-            if opening is not None and all(i != opening for i, _ in chosen):
-                chosen.insert(0, (opening, candidates[about[0]][1]))
+        openings = self._named(subject) if subject else []
+        if openings:
+            # An overview of a subject documents are named for (a user's curl.changelog.txt
+            # for curl, a shipped module for its name): their openings first, then their
+            # best-ranked passages; one answer, even when many of their passages rank
+            # alike or none mentions the name ("asyncore"'s docs never say "asyncore").
+            # A passage of another document that mentions the subject is no competing
+            # answer (curl's changelog often mentions openssl; openssl's is its overview).
+            named = {index.sources[i] for i in openings}
+            best = [(n, c) for n, c in enumerate(candidates) if index.sources[c[0]] in named]
+            score = best[0][1][1] if best else min_score
+            chosen = [(i, score) for i in openings[:k]]
+            chosen += [c for _, c in best if all(c[0] != i for i, _ in chosen)]
+            # No ranked passage of theirs: nothing competes (a margin of None).
+            margin = keys[best[0][0]] if best else None
             candidates = chosen
         candidates = candidates[:k]
         picked = [i for i, _ in candidates]
         picked_scores = [s for _, s in candidates]
+        # A named document's opening is headed by its name when it has no heading (the
+        # provenance a reader needs: asyncore's docs never say "asyncore").
+        headings = [index.headings[i] or (subject if i in openings else "") for i in picked]
         return OfflineAnswer(
-            text="\n\n".join(with_heading(index.headings[i], index.passages[i]) for i in picked),
+            text="\n\n".join(
+                with_heading(h, index.passages[i]) for h, i in zip(headings, picked, strict=True)
+            ),
             sources=tuple(index.sources[i] for i in picked),
             scores=tuple(picked_scores),
             passages=tuple(index.passages[i] for i in picked),
             spans=tuple(index.spans[i] for i in picked),
-            headings=tuple(index.headings[i] for i in picked),
+            headings=tuple(headings),
             margin=margin,
         )
 
-    def _opening(self, source: Source) -> int | None:
-        """The index of the first passage of ``source``'s document."""
-        for i, src in enumerate(self._index.sources):
-            if src == source:
-                return i
-        return None
+    def defines(self, phrase: str) -> bool:
+        """Whether a passage among the best for ``phrase`` is where it is defined: the
+        phrase starts a word of its document's name, its heading or its opening."""
+        if self._named(phrase):
+            return True  # a document's name (asyncore's docs never say "asyncore")
+        index = self._index
+        terms, weights = lexical.query_terms(phrase)
+        n = len(index.passages)
+        if n == 0 or terms.size == 0:
+            return False
+        rows, _, _, _ = lexical.rank_rows(
+            index.packed,
+            n,
+            None,
+            index.doc_len,
+            float(n),
+            index.avgdl,
+            terms,
+            weights,
+            min(n, 16),
+            "bm25",
+            None,
+            None,
+        )
+        return any(
+            _defines(phrase, index.sources[i], index.headings[i], index.passages[i])
+            for i in rows.tolist()
+        )
+
+    def _named(self, subject: str) -> list[int]:
+        """The first passage of each document named for ``subject`` (a user's file by
+        :func:`subject_of`, a shipped module by its name), in index order."""
+        index = self._index
+        cached = self._names
+        if cached is None or cached[0] is not index:
+            names: dict[str, list[int]] = {}
+            seen: set[Source] = set()
+            for i, source in enumerate(index.sources):
+                if source in seen:
+                    continue
+                seen.add(source)
+                name = subject_of(source)
+                if not name and source.kind == "corpus" and source.ref.startswith("pydoc:module:"):
+                    name = source.ref.rsplit(":", 1)[-1].casefold()
+                if name:
+                    names.setdefault(name, []).append(i)
+            cached = self._names = (index, names)
+        return cached[1].get(subject.casefold(), [])
 
     def summarize(self, text: str, max_sentences: int = 3) -> str:
         """Extractive summary (see :func:`summarize_extractive`) with this encoder."""

@@ -104,7 +104,7 @@ class LearnerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     fetcher: FetcherSettings = FetcherSettings()
     corpus_dirs: tuple[str, ...] = ()
     include_python_docs: bool = True
-    user_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.8
+    user_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.85
     metamemory: bool = True
 
 
@@ -239,6 +239,7 @@ def build_learner(
         book=QuestionBook(core.store),
         sources_mark=chaperone.sources_mark,
         topics=chaperone.topics,
+        supported=chaperone.supported,
         debts=meta.gaps if meta is not None else tuple,
     )
     return Learner(
