@@ -14,12 +14,8 @@ import pytest
 from sentient_core.evaluation.free import run_free
 from sentient_core.learning.chaperone import CorpusTopic
 from sentient_core.learning.curiosity import Curiosity, CuriosityConfig
-from sentient_core.learning.offline import (
-    CorpusAnswerer,
-    heading_subject,
-    overview_subject,
-    subject_of,
-)
+from sentient_core.learning.offline import CorpusAnswerer
+from sentient_core.learning.subjects import heading_subject, overview_subject, subject_of
 from sentient_core.relevance import DECISIVE
 from sentient_core.vocab import Source
 
@@ -100,7 +96,7 @@ def test_a_free_run_over_a_user_corpus_learns_from_it(tmp_path):
 
 
 def test_a_bare_word_is_answered_only_where_it_is_defined():
-    from sentient_core.learning.offline import title_of
+    from sentient_core.learning.subjects import title_of
 
     answerer = CorpusAnswerer([], include_python_docs=True)
     # Defined: a document named for it (even one that never says its name), or a

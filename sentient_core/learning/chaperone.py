@@ -90,15 +90,9 @@ from sentient_core.learning.interactions import (
 )
 from sentient_core.learning.llm import LLMClient, LLMError
 from sentient_core.learning.model_wait import wait_notices
-from sentient_core.learning.offline import (
-    CorpusAnswerer,
-    heading_subject,
-    overview_subject,
-    subject_of,
-    summarize_extractive,
-    title_of,
-)
+from sentient_core.learning.offline import CorpusAnswerer, summarize_extractive
 from sentient_core.learning.safety import Refusal, SafetyFilter
+from sentient_core.learning.subjects import heading_subject, overview_subject, subject_of, title_of
 from sentient_core.relevance import TermStats
 from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage, Source, model_ref
 

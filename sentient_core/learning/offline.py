@@ -56,7 +56,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import threading
 import time
 from collections.abc import Sequence
@@ -65,7 +64,6 @@ from typing import Annotated
 import msgspec
 import numpy as np
 
-from sentient_core.analysis import content_terms
 from sentient_core.confine import ConfinedDir, ConfinementError
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.errors import ArgumentError
@@ -85,6 +83,7 @@ from sentient_core.learning.splitting import (
     split_sentences,
     with_heading,
 )
+from sentient_core.learning.subjects import defines, overview_subject, subject_of
 from sentient_core.memory import lexical
 from sentient_core.relevance import TermStats, relevance
 from sentient_core.safetext import safe_path_text
@@ -97,11 +96,9 @@ __all__ = [
     "CorpusAnswerer",
     "CorpusStats",
     "OfflineAnswer",
-    "overview_subject",
     "passage_spans",
     "split_passages",
     "split_sentences",
-    "subject_of",
     "summarize_extractive",
 ]
 
@@ -172,100 +169,30 @@ def summarize_extractive(
     return " ".join(sentences[i] for i in chosen)
 
 
-_NAME_SUBJECT = re.compile(r"[a-z][a-z0-9+_. -]{0,38}[a-z0-9+]")
-_NOT_SUBJECTS = frozenset(
-    """
-    readme index license licence copying copyright changelog changes news notes todo
-    authors contributing install makefile manual document doc docs file data text main
-    """.split()  # noqa: SIM905 - a word list reads better than quoted strings
-)
-_EXTENSION = re.compile(r"[a-z][a-z0-9]{0,4}")
-_OVERVIEW = re.compile(r"what is known about (.+?)\??$", re.IGNORECASE)
-
-
-def subject_of(source: Source) -> str:
-    """What a user's file is about by its name, lower-cased: the name without its
-    extension and without the generic parts that follow the subject
-    (``curl.changelog.txt`` → ``curl``, ``python3.11.changelog.txt`` →
-    ``python3.11``); "" for a generic name (``README.md``, ``notes.txt``) or a
-    source that is not a local file."""
-    if source.kind != "local":
-        return ""
-    parts = source.ref.rsplit("/", 1)[-1].casefold().split(".")
-    if len(parts) > 1 and _EXTENSION.fullmatch(parts[-1]):
-        parts.pop()
-    while len(parts) > 1 and parts[-1] in _NOT_SUBJECTS:
-        parts.pop()
-    name = ".".join(parts)
-    return name if _NAME_SUBJECT.fullmatch(name) and name not in _NOT_SUBJECTS else ""
-
-
-_CHANGELOG_HEAD = re.compile(r"^([a-z0-9][a-z0-9+.-]*) \(([^()\s]+)\)")
-
-
-def heading_subject(heading: str) -> str:
-    """A section heading as a subject a question can name: a Debian changelog entry's
-    package and version (``curl (7.88.1-10) unstable; urgency=medium`` → ``curl
-    7.88.1-10``), else the heading itself when it is short (1–8 words); else ""."""
-    head = " ".join(heading.split())
-    m = _CHANGELOG_HEAD.match(head)
-    if m:
-        return f"{m.group(1)} {m.group(2)}"
-    head = head.strip(" .:;#=-*")
-    return head if 0 < len(head.split()) <= 8 and len(head) <= 80 else ""
-
-
-def _defines(subject: str, source: Source, heading: str, passage: str) -> bool:
-    """Whether a passage is where ``subject`` is defined: it starts a word of the
-    document's name, or the passage's title (its heading, else its underlined first
-    line; quotes and a leading article aside) starts with it; a bare word must be
-    the name or the title (``heapq``, ``Lambdas``)."""
-    name = source.ref.rsplit("/", 1)[-1].rsplit(":", 1)[-1]
-    bare = " " not in subject.strip()
-    if bare and content_terms(name.split(".", 1)[0]) == content_terms(subject):
-        return True  # a bare word is a document's name ("sockets" is not "socketserver")
-    starts = re.compile(rf"(?<![a-z0-9]){re.escape(subject)}", re.IGNORECASE)
-    if not bare and starts.search(name):
-        return True
-    line = heading
-    if not line:
-        # A first line is a title only when a rule of *, =, ~, - or ^ underlines it
-        # (reST, as Python's docs write them); else it is a sentence ("Guess the MIME
-        # type of a file." does not define "guess").
-        first, _, rest = passage.lstrip().partition("\n")
-        line = first[:100] if _UNDERLINE.match(rest) else ""
-    title = " ".join(_ARTICLE.sub("", _QUOTES.sub(" ", line)).split()).casefold()
-    if bare:
-        # A bare word is defined by a title that is that word ("Lambdas"), not by one
-        # it starts ("Structure of a program" does not define "structure").
-        return bool(title) and content_terms(title) == content_terms(subject)
-    return bool(title) and title.startswith(subject.casefold())
-
-
-_UNDERLINE = re.compile(r"\s*([*=~^-])\1{2,}\s*(?:\n|$)")
-_QUOTES = re.compile(r"[\"'“”‘’*`]+|\([^)]*\)")
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
-
-
-def title_of(source: Source, opening: str) -> str:
-    """What a shipped document is about: a module's name (``pydoc:module:shelve`` →
-    ``shelve``), else its title line without quotes, asides or a leading article
-    (``The "assert" statement`` → ``assert statement``); "" when there is none or it
-    runs past six words."""
-    ref = source.ref
-    if ref.startswith("pydoc:module:"):
-        return ref.rsplit(":", 1)[-1]
-    line = opening.strip().split("\n", 1)[0]
-    title = " ".join(_ARTICLE.sub("", _QUOTES.sub(" ", line)).split()).strip(" .:;-")
-    if not title or len(title.split()) > 6:
-        return ""
-    return title if title.isupper() else title[0].lower() + title[1:]
-
-
-def overview_subject(question: str) -> str:
-    """The subject of an overview question (``What is known about curl?`` → ``curl``)."""
-    m = _OVERVIEW.match(question.strip())
-    return " ".join(m.group(1).split()).casefold() if m else ""
+def _rank(
+    index: PassageIndex,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    k: int,
+    rank: str,
+    code: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """The ``k`` best passages of ``index`` by ``rank`` (memory's lexical ranking)."""
+    n = len(index.passages)
+    return lexical.rank_rows(
+        index.packed,
+        n,
+        None,
+        index.doc_len,
+        float(n),
+        index.avgdl,
+        terms,
+        weights,
+        k,
+        rank,
+        index.codes if code is not None else None,
+        code,
+    )
 
 
 @functools.cache
@@ -540,19 +467,8 @@ class CorpusAnswerer:
         code = None
         if self.rank == "hybrid":
             code = self._encoder.encode_batch([question])[0]
-        rows, scores, rel, _ = lexical.rank_rows(
-            index.packed,
-            n,
-            None,
-            index.doc_len,
-            float(n),
-            index.avgdl,
-            terms,
-            weights,
-            min(n, k * _CANDIDATE_FACTOR),
-            self.rank,
-            index.codes,
-            code,
+        rows, scores, rel, _ = _rank(
+            index, terms, weights, min(n, k * _CANDIDATE_FACTOR), self.rank, code
         )
         candidates: list[tuple[int, float]] = []
         seen: set[str] = set()
@@ -583,7 +499,7 @@ class CorpusAnswerer:
             defining = [
                 n
                 for n, (i, _) in enumerate(candidates)
-                if _defines(subject, index.sources[i], index.headings[i], index.passages[i])
+                if defines(subject, index.sources[i], index.headings[i], index.passages[i])
             ]
             if defining or " " not in subject:
                 candidates = [candidates[n] for n in defining]
@@ -644,22 +560,9 @@ class CorpusAnswerer:
         n = len(index.passages)
         if n == 0 or terms.size == 0:
             return False
-        rows, _, _, _ = lexical.rank_rows(
-            index.packed,
-            n,
-            None,
-            index.doc_len,
-            float(n),
-            index.avgdl,
-            terms,
-            weights,
-            min(n, 16),
-            "bm25",
-            None,
-            None,
-        )
+        rows, _, _, _ = _rank(index, terms, weights, min(n, 16), "bm25", None)
         return any(
-            _defines(phrase, index.sources[i], index.headings[i], index.passages[i])
+            defines(phrase, index.sources[i], index.headings[i], index.passages[i])
             for i in rows.tolist()
         )
 
