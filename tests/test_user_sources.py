@@ -131,3 +131,16 @@ def test_a_phrase_lifted_from_one_passage_is_not_a_question(tmp_path):
     for phrase in ("binary bitwise operations", "assert statement", "shelve"):
         assert chaperone.supported(f"What is known about {phrase}?"), phrase
     assert chaperone.supported("Which version of curl fixed CVE-2024-2398?")  # not a phrase
+
+
+def test_a_changelog_entry_is_answered_from_its_own_line(tmp_path):
+    # gnutls28's changelog splits entries across passages; the entry's passage opens
+    # with the entry above, and its package name holds digits.
+    shutil.copy(DEBIAN / "gnutls28.changelog.txt", tmp_path / "gnutls28.changelog.txt")
+    answerer = CorpusAnswerer([tmp_path], include_python_docs=False)
+    for version in ("3.7.9-2+deb12u3", "3.7.9-2+deb12u6"):
+        got = answerer.answer(f"What is known about gnutls28 {version}?")
+        assert got.text.startswith(f"gnutls28 ({version})"), got.text[:80]
+        start, end = got.spans[0]
+        text = (DEBIAN / "gnutls28.changelog.txt").read_text()
+        assert text[start:end].startswith(f"gnutls28 ({version})")  # provenance kept

@@ -169,6 +169,16 @@ def summarize_extractive(
     return " ".join(sentences[i] for i in chosen)
 
 
+def _line_start(text: str, version: str) -> int:
+    """Where the line of entry ``version`` starts in ``text``: the line that gives it
+    in parentheses (a changelog entry's own line), else the first that holds it; -1
+    when none does."""
+    at = text.find(f"({version})")
+    if at < 0:
+        at = text.find(version)
+    return -1 if at < 0 else text.rfind("\n", 0, at) + 1
+
+
 def _rank(
     index: PassageIndex,
     terms: np.ndarray,
@@ -491,6 +501,7 @@ class CorpusAnswerer:
             candidates = [candidates[n] for n in order]
             keys = [keys[n] for n in order]
         subject = overview_subject(question)
+        trim: dict[int, int] = {}  # passage -> where its answer starts
         if subject and not any(c.isdigit() for c in subject):
             # "What is known about X?" asks what X is: a passage that defines it (X
             # starts its document's name or its title) answers it, not one that merely
@@ -508,11 +519,41 @@ class CorpusAnswerer:
             # A heading with a version (a changelog entry: "git 1:2.39.5-0+deb12u2"):
             # the passages that hold the entry's own line, not one that only starts
             # under its heading with the entry's last line (its signature).
-            version = next(w for w in subject.split() if any(c.isdigit() for c in w))
+            # The version follows the package, whose name may hold digits (gnutls28).
+            version = [w for w in subject.split() if any(c.isdigit() for c in w)][-1]
             holding = [n for n, (i, _) in enumerate(candidates) if version in index.passages[i]]
+            if not holding:
+                # Ranked low (its passage opens with the entry above): found by its line.
+                line = f"({version})"
+                extra = [i for i, text in enumerate(index.passages) if line in text][:k]
+                candidates += [(i, min_score) for i in extra]
+                keys += [min_score] * len(extra)
+                holding = list(range(len(candidates) - len(extra), len(candidates)))
             if holding:
                 candidates = [candidates[n] for n in holding]
                 keys = [keys[n] for n in holding]
+                # A passage split across entries starts at the entry's own line (the
+                # lines before it belong to the entry above).
+                # An entry whose line ends a passage goes on in the next one.
+                grown: list[tuple[int, float]] = []
+                grown_keys: list[float] = []
+                for (i, score), key in zip(candidates, keys, strict=True):
+                    at = _line_start(index.passages[i], version)
+                    if at > 0:
+                        trim[i] = at
+                    grown.append((i, score))
+                    grown_keys.append(key)
+                    rest = index.passages[i][max(at, 0) :].strip()
+                    nxt = i + 1
+                    if (
+                        "\n" not in rest
+                        and nxt < len(index.passages)
+                        and index.sources[nxt] == index.sources[i]
+                        and all(nxt != j for j, _ in candidates)
+                    ):
+                        grown.append((nxt, score))
+                        grown_keys.append(key)
+                candidates, keys = grown, grown_keys
         margin = None
         if keys:
             margin = keys[0] - (keys[k] if len(keys) > k else 0.0)
@@ -537,15 +578,17 @@ class CorpusAnswerer:
         picked_scores = [s for _, s in candidates]
         # A named document's opening is headed by its name when it has no heading (the
         # provenance a reader needs: asyncore's docs never say "asyncore").
-        headings = [index.headings[i] or (subject if i in openings else "") for i in picked]
+        headings = [
+            "" if i in trim else index.headings[i] or (subject if i in openings else "")
+            for i in picked
+        ]
+        texts = [index.passages[i][trim.get(i, 0) :] for i in picked]
         return OfflineAnswer(
-            text="\n\n".join(
-                with_heading(h, index.passages[i]) for h, i in zip(headings, picked, strict=True)
-            ),
+            text="\n\n".join(with_heading(h, t) for h, t in zip(headings, texts, strict=True)),
             sources=tuple(index.sources[i] for i in picked),
             scores=tuple(picked_scores),
-            passages=tuple(index.passages[i] for i in picked),
-            spans=tuple(index.spans[i] for i in picked),
+            passages=tuple(texts),
+            spans=tuple((index.spans[i][0] + trim.get(i, 0), index.spans[i][1]) for i in picked),
             headings=tuple(headings),
             margin=margin,
         )
@@ -584,7 +627,9 @@ class CorpusAnswerer:
                 if name:
                     names.setdefault(name, []).append(i)
             cached = self._names = (index, names)
-        return cached[1].get(subject.casefold(), [])
+        # A user's file before a shipped module of the same name (sqlite3).
+        found = cached[1].get(subject.casefold(), [])
+        return sorted(found, key=lambda i: index.sources[i].kind != "local")
 
     def summarize(self, text: str, max_sentences: int = 3) -> str:
         """Extractive summary (see :func:`summarize_extractive`) with this encoder."""
