@@ -144,3 +144,15 @@ def test_a_changelog_entry_is_answered_from_its_own_line(tmp_path):
         start, end = got.spans[0]
         text = (DEBIAN / "gnutls28.changelog.txt").read_text()
         assert text[start:end].startswith(f"gnutls28 ({version})")  # provenance kept
+
+
+def test_an_entry_whose_line_ends_a_passage_runs_on_through_the_next(tmp_path):
+    shutil.copy(DEBIAN / "curl.changelog.txt", tmp_path / "curl.changelog.txt")
+    answerer = CorpusAnswerer([tmp_path], include_python_docs=False)
+    got = answerer.answer("What is known about curl 7.88.1-10+deb12u11?")
+    first = got.passages[0]
+    assert first.startswith("curl (7.88.1-10+deb12u11)") and "\n" in first.strip()
+    assert "CVE-2025-0167" in first  # the entry's body, from the next passage
+    start, end = got.spans[0]
+    text = (DEBIAN / "curl.changelog.txt").read_text()
+    assert " ".join(text[start:end].split()) == " ".join(first.split())

@@ -35,6 +35,7 @@ from sentient_core.evaluation.audit import (
     silent_drops,
 )
 from sentient_core.evaluation.report import FreeRunReport, SuccessEntry
+from sentient_core.evaluation.strict import objections
 from sentient_core.events import (
     ChaperoneResponseEvent,
     IterationEvent,
@@ -161,6 +162,12 @@ def run_free(
             else " ".join(r.passage.split())[:PASSAGE_PREVIEW],
             more=max(0, len(r.trace_ids) - 1),
             linked=r.linked,
+            # Everything the request stored is the answer the reader judges.
+            objections=objections(
+                r.label,
+                r.source,
+                "\n\n".join(text_of[t] for t in r.trace_ids if t in text_of) or r.passage,
+            ),
         )
         for r in audit.requests
         if r.outcome == "success"
@@ -198,6 +205,8 @@ def run_free(
         links=graph,
         answered_from=dict(answered_from),
         successes_from=dict(successes_from),
+        strict_accepted=sum(not s.objections for s in successes),
+        strict_objections=dict(Counter(o for s in successes for o in s.objections)),
     )
 
 

@@ -193,6 +193,7 @@ class SuccessEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     passage: str
     linked: bool
     more: int = 0
+    objections: tuple[str, ...] = ()
 
 
 class LinkStats(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -257,6 +258,10 @@ class FreeRunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
         came from: ``user`` (only the user's files: the incoming dir, ``--corpus``),
         ``shipped`` (only the shipped documentation), ``mixed``, ``elsewhere``
         (a web page, a model) or ``none`` (no source: refused, failed).
+    strict_accepted : int
+        Successes a strict reader accepts, checked by machine
+        (:mod:`sentient_core.evaluation.strict`); ``strict_objections`` counts the
+        objections to the rest (lifted, bare word, thin).
     """
 
     iterations: int
@@ -281,6 +286,8 @@ class FreeRunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     near_repeat_rate: float | None = None
     answered_from: dict[str, int] = msgspec.field(default_factory=dict)
     successes_from: dict[str, int] = msgspec.field(default_factory=dict)
+    strict_accepted: int = 0
+    strict_objections: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class EvaluationReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -424,6 +431,8 @@ def format_free_run(fr: FreeRunReport) -> str:
         f"  verdicts                  {outs}",
         f"  answered from             {_origins(fr.answered_from, fr.queries)}",
         f"  successes from            {_origins(fr.successes_from, len(fr.successes))}",
+        f"  strict reader (machine)   accepts {fr.strict_accepted} of {len(fr.successes)}"
+        + "".join(f"; {k} {v}" for k, v in sorted(fr.strict_objections.items())),
         f"  unlinked integrations     {fr.unlinked}",
         f"  links                     {fr.links.pairs} pair(s), {fr.links.per_trace:.2f} per trace"
         f" (max {fr.links.max_per_trace}); same source {_f(fr.links.same_source)},"
@@ -433,7 +442,8 @@ def format_free_run(fr: FreeRunReport) -> str:
     ]
     for i, s in enumerate(fr.successes, 1):
         passage = s.passage if s.linked else "(stored traces not found)"
-        lines.append(f"  {i:>3}. {s.asked}")
+        objected = f"   [strict reader: {', '.join(s.objections)}]" if s.objections else ""
+        lines.append(f"  {i:>3}. {s.asked}{objected}")
         lines.append(f"       → {s.source}")
         lines.append(f"       → {passage}")
         if s.more:

@@ -576,17 +576,14 @@ class Learner:
                         self.pursuit.record_progress(goal.id)
         emit.emit(LearnEvent, id=req.id, outcome=outcome, followups=self.query.pending)
 
+    def _not_a_followup(self, question: str) -> bool:
+        return self.curiosity.folded(question) or not self.chaperone.supported(question)
+
     def _reflect(self, emit: Emitter) -> None:
         self._reflected_at = self._iteration
         known = frozenset(rec.key for rec in self.curiosity.book.records())
-        # A follow-up is not asked when it repeats a known subject another way, or when
-        # only the passage it was lifted from holds its words (a leave-one-out check).
-        r = reflect(
-            self.memory,
-            self.observer,
-            asked=known,
-            folded=lambda q: self.curiosity.folded(q) or not self.chaperone.supported(q),
-        )
+        # Not asked: a subject known under other words, or a phrase nothing defines.
+        r = reflect(self.memory, self.observer, asked=known, folded=self._not_a_followup)
         for q in r.followups:
             self.curiosity.ask(q, origin="followup")
         self.stats.reflections += 1

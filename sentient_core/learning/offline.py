@@ -493,6 +493,7 @@ class CorpusAnswerer:
             keys = [keys[n] for n in order]
         subject = overview_subject(question)
         trim: dict[int, int] = {}  # passage -> where its answer starts
+        joins: dict[int, int] = {}  # passage -> the next one its answer runs through
         openings: list[int] = []
         margin = None
         if keys:
@@ -500,6 +501,7 @@ class CorpusAnswerer:
         if subject:
             ov = overview(index, subject, candidates, keys, k, min_score, self._named(subject))
             candidates, margin, trim, openings = ov.candidates, ov.margin, ov.trim, ov.openings
+            joins = ov.joins
         candidates = candidates[:k]
         picked = [i for i, _ in candidates]
         picked_scores = [s for _, s in candidates]
@@ -509,13 +511,23 @@ class CorpusAnswerer:
             "" if i in trim else index.headings[i] or (subject if i in openings else "")
             for i in picked
         ]
-        texts = [index.passages[i][trim.get(i, 0) :] for i in picked]
+        spans = []
+        texts = []
+        for i in picked:
+            start, end = index.spans[i][0] + trim.get(i, 0), index.spans[i][1]
+            text = index.passages[i][trim.get(i, 0) :]
+            if i in joins:  # the document text on through the next passage
+                joined, a, b = self.context(index.sources[i], start, index.spans[joins[i]][1], 0)
+                if joined:
+                    text, start, end = joined, a, b
+            texts.append(text)
+            spans.append((start, end))
         return OfflineAnswer(
             text="\n\n".join(with_heading(h, t) for h, t in zip(headings, texts, strict=True)),
             sources=tuple(index.sources[i] for i in picked),
             scores=tuple(picked_scores),
             passages=tuple(texts),
-            spans=tuple((index.spans[i][0] + trim.get(i, 0), index.spans[i][1]) for i in picked),
+            spans=tuple(spans),
             headings=tuple(headings),
             margin=margin,
         )

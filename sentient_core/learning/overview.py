@@ -17,12 +17,14 @@ __all__ = ["Overview", "overview"]
 
 class Overview(NamedTuple):
     """The narrowed candidates, the answer's ranking margin (None: nothing competes),
-    where each passage's answer starts (``trim``) and the named documents' openings."""
+    where each passage's answer starts (``trim``), the named documents' openings, and
+    the passages whose answer runs on through the next one (``joins``)."""
 
     candidates: list[tuple[int, float]]
     margin: float | None
     trim: dict[int, int]
     openings: list[int]
+    joins: dict[int, int]
 
 
 def overview(
@@ -38,6 +40,7 @@ def overview(
     an overview of ``subject``; ``openings``: the first passage of each document named
     for it (:meth:`CorpusAnswerer._named`)."""
     trim: dict[int, int] = {}  # passage -> where its answer starts
+    joins: dict[int, int] = {}  # passage -> the next passage its answer runs through
     if not any(c.isdigit() for c in subject):
         # "What is known about X?" asks what X is: a passage that defines it (X
         # starts its document's name or its title) answers it, not one that merely
@@ -70,26 +73,19 @@ def overview(
             keys = [keys[n] for n in holding]
             # A passage split across entries starts at the entry's own line (the
             # lines before it belong to the entry above).
-            # An entry whose line ends a passage goes on in the next one.
-            grown: list[tuple[int, float]] = []
-            grown_keys: list[float] = []
-            for (i, score), key in zip(candidates, keys, strict=True):
+            # An entry whose line ends a passage goes on in the next one: joined.
+            for i, _ in candidates:
                 at = _line_start(index.passages[i], version)
                 if at > 0:
                     trim[i] = at
-                grown.append((i, score))
-                grown_keys.append(key)
                 rest = index.passages[i][max(at, 0) :].strip()
                 nxt = i + 1
                 if (
                     "\n" not in rest
                     and nxt < len(index.passages)
                     and index.sources[nxt] == index.sources[i]
-                    and all(nxt != j for j, _ in candidates)
                 ):
-                    grown.append((nxt, score))
-                    grown_keys.append(key)
-            candidates, keys = grown, grown_keys
+                    joins[i] = nxt
     margin = keys[0] - (keys[k] if len(keys) > k else 0.0) if keys else None
     if openings:
         # An overview of a subject documents are named for (a user's curl.changelog.txt
@@ -106,7 +102,7 @@ def overview(
         # No ranked passage of theirs: nothing competes (a margin of None).
         margin = keys[best[0][0]] if best else None
         candidates = chosen
-    return Overview(candidates, margin, trim, openings)
+    return Overview(candidates, margin, trim, openings, joins)
 
 
 def _line_start(text: str, version: str) -> int:
