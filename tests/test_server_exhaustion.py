@@ -152,3 +152,46 @@ def test_stream_clients_are_capped_with_a_503(tmp_path):
         time.sleep(0.2)
         with s.client.stream("GET", "/learning/stream") as again:
             assert again.status_code == 200
+
+
+def test_an_accept_retry_after_the_socket_closed_is_no_traceback(caplog):
+    # CI saw 1,045 tracebacks in one run: asyncio retries an accept() that hit EMFILE
+    # one second later, and a retry that fires after serve closed its listening socket
+    # raises "Invalid file descriptor: -1".
+    import asyncio
+    import errno
+    import logging
+
+    from sentient_core.server.app import loop_error_handler
+
+    reports = []
+
+    class Board:
+        def report(self, what, reason, transient=False):
+            reports.append((what, reason))
+
+    def _start_serving():  # named as asyncio's
+        pass
+
+    loop = asyncio.new_event_loop()
+    try:
+        handler = loop_error_handler(Board())
+        handle = loop.call_later(10, _start_serving)  # as it is while it runs
+        with caplog.at_level(logging.DEBUG):
+            handler(
+                loop,
+                {
+                    "message": "Exception in callback",
+                    "exception": ValueError("Invalid file descriptor: -1"),
+                    "handle": handle,
+                },
+            )
+            handler(loop, {"message": "accept", "exception": OSError(errno.EMFILE, "Too many")})
+            handler(loop, {"message": "something else", "exception": RuntimeError("boom")})
+        handle.cancel()
+    finally:
+        loop.close()
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    # Only the unrelated error is reported as one; EMFILE goes to the health board.
+    assert [r.getMessage() for r in errors] == ["something else"]
+    assert reports and reports[0][0] == "accept"

@@ -27,8 +27,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
+import logging
 import os
 import secrets
+from collections.abc import Callable
 from importlib import resources
 from urllib.parse import parse_qs
 
@@ -65,9 +67,10 @@ from sentient_core.server.security import Credentials, Guard, SecurityPolicy
 from sentient_core.server.sessions import Session
 from sentient_core.server.stream import EventFeed, last_seq
 
-__all__ = ["STATIC", "create_app"]
+__all__ = ["STATIC", "create_app", "loop_error_handler"]
 
 STATIC = resources.files("sentient_core.server") / "static"
+LOG = logging.getLogger(__name__)
 VERBS = frozenset({"start", "stop", "pause", "resume"})
 
 
@@ -159,6 +162,28 @@ class _Stream(EventSourceResponse):
             await super().__call__(scope, receive, send)
         finally:
             self._feed.release()
+
+
+def loop_error_handler(health) -> Callable[[asyncio.AbstractEventLoop, dict], None]:
+    """The event loop's exception handler: what asyncio reports with a traceback that is
+    a server's ordinary weather says one line (``health``: the server's health board)."""
+
+    def loop_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        # asyncio reports an accept() that ran out of descriptors with a traceback;
+        # it pauses accepting and retries by itself: say it in one line instead.
+        exc = context.get("exception")
+        if isinstance(exc, ValueError) and "_start_serving" in repr(context.get("handle")):
+            # Such a retry that fires after the listening socket was closed (the server
+            # stopping while it waited out EMFILE) has nothing left to do.
+            LOG.debug("accept retry after the listening socket closed: %s", exc)
+            return
+        reason = exhaustion(exc) if exc is not None else None
+        if reason is None:
+            loop.default_exception_handler(context)
+            return
+        health.report("accept", reason, transient=True)
+
+    return loop_errors
 
 
 def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None = None) -> Guard:
@@ -379,14 +404,7 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
         Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static"),
     ]
 
-    def loop_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:
-        # asyncio reports an accept() that ran out of descriptors with a traceback;
-        # it pauses accepting and retries by itself: say it in one line instead.
-        reason = exhaustion(context["exception"]) if "exception" in context else None
-        if reason is None:
-            loop.default_exception_handler(context)
-            return
-        host.health.report("accept", reason, transient=True)
+    loop_errors = loop_error_handler(host.health)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
