@@ -24,6 +24,7 @@ Model (what each secret protects is in ``docs/security.md``)
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
@@ -66,7 +67,13 @@ LINGER_BYTES = 128 * 1024
 """How much of an over-limit body is still read (and dropped) before the 413 and the
 close: a client that has sent its whole body by then reads the answer, not a reset
 (closing on unread bytes makes the kernel reset the connection). Past it, the
-connection is closed at once; nothing more is read."""
+connection is closed; nothing more is read."""
+LINGER_SECONDS = 0.5
+"""After a 413 is sent whole, how long the server waits (reading nothing) before it
+closes: a client still sending reads the answer before the reset that closing on its
+unread bytes causes (it lost the answer to that reset under load). What it can push
+meanwhile is bounded by the connection's receive window
+(:data:`sentient_core.server.run.RECEIVE_WINDOW`)."""
 MAX_HEADER_BYTES = 16 * 1024
 """All request headers together (names and values); more is a 431."""
 SESSION_LIFETIME_S = 24 * 3600.0
@@ -375,7 +382,12 @@ class Guard:
             headers.append((b"connection", b"close"))
         try:
             await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            await send({"type": "http.response.body", "body": body, "more_body": status == 413})
+            if status == 413:
+                # A lingering close: the answer is out; give the client time to read it
+                # before the close resets a connection it is still sending on.
+                await asyncio.sleep(LINGER_SECONDS)
+                await send({"type": "http.response.body", "body": b""})
         except OSError:
             self.disconnects += 1
 
