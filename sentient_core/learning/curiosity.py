@@ -211,13 +211,8 @@ class Curiosity:
         """Whether ``question`` asks about the subject of a question the book holds
         another way (:func:`~sentient_core.keyphrases.near_repeat`: "loop" after
         "nearest enclosing loop"): curiosity does not ask it three ways."""
-        terms = topic_terms(question)
-        if not terms:
-            return False
-        return any(
-            rec.question != question and near_repeat(terms, topic_terms(rec.question))
-            for rec in self.book.records()
-        )
+        known = [topic_terms(r.question) for r in self.book.records() if r.question != question]
+        return _near_any(topic_terms(question), known)
 
     def mark_asked(self, question: str) -> None:
         """A drive picked ``question``: it is now with the chaperone."""
@@ -423,7 +418,6 @@ class Curiosity:
             for t in self.topics()
             if self.book.get(question_about(t.phrase)) is None
             and question_about(t.phrase) not in self._unsupported
-            and not self.folded(question_about(t.phrase))
         ]
         if not fresh:
             return "", ""
@@ -432,18 +426,24 @@ class Curiosity:
         share = self.config.user_share
         asked = self._topics_asked
         mine = user and (not shipped or asked[True] < share * (sum(asked.values()) + 1))
-        pool = user if mine else shipped or user
-        # The most related topic whose question more than the passage it came from can
-        # answer (the sources' leave-one-out check; a name or a heading always can).
-        order = sorted(range(len(pool)), key=lambda i: (-relevance(about, pool[i].context), i))
+        pools = (user, shipped) if mine else (shipped, user)
+        # The book's subjects, read once for every candidate below (not per topic).
+        known = [topic_terms(r.question) for r in self.book.records()]
         topic = None
-        for i in order:
-            t = pool[i]
-            question = question_about(t.phrase)
-            if t.named or self.supported(question):
-                topic = t
+        for pool in pools:
+            # The most related topic that stands on its own (a name or a title, or a
+            # phrase the sources define) and is no subject asked another way.
+            order = sorted(range(len(pool)), key=lambda i: (-relevance(about, pool[i].context), i))
+            for i in order:
+                t = pool[i]
+                question = question_about(t.phrase)
+                if not (t.named or self.supported(question)):
+                    self._unsupported.add(question)
+                elif not _near_any(topic_terms(question), known):
+                    topic = t
+                    break
+            if topic is not None:
                 break
-            self._unsupported.add(question)
         if topic is None:
             return "", ""
         asked[topic.user] += 1
@@ -474,6 +474,11 @@ class Curiosity:
             best = max(scored, default=(0.0, 0, -1))
             out.append((best[2], best[0]) if best[2] >= 0 else (-1, 0.0))
         return out
+
+
+def _near_any(terms: tuple[str, ...], known: Sequence[tuple[str, ...]]) -> bool:
+    """Whether a topic's ``terms`` repeat any of the ``known`` topics another way."""
+    return bool(terms) and any(near_repeat(terms, k) for k in known)
 
 
 def _names_a_source(question: str) -> bool:
