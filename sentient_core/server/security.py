@@ -69,9 +69,10 @@ close: a client that has sent its whole body by then reads the answer, not a res
 (closing on unread bytes makes the kernel reset the connection). Past it, the
 connection is closed; nothing more is read."""
 LINGER_SECONDS = 0.5
-"""After a 413 is sent whole, how long the server waits (reading nothing) before it
-closes: a client still sending reads the answer before the reset that closing on its
-unread bytes causes (it lost the answer to that reset under load). What it can push
+"""After a refusal that closes the connection (413, 431) is sent whole, how long the
+server waits (reading nothing) before it closes: a client still sending reads the
+answer before the reset that closing on its unread bytes causes (it lost the answer
+to that reset under load). What it can push
 meanwhile is bounded by the connection's receive window
 (:data:`sentient_core.server.run.RECEIVE_WINDOW`)."""
 MAX_HEADER_BYTES = 16 * 1024
@@ -382,8 +383,8 @@ class Guard:
             headers.append((b"connection", b"close"))
         try:
             await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": body, "more_body": status == 413})
-            if status == 413:
+            await send({"type": "http.response.body", "body": body, "more_body": close})
+            if close:
                 # A lingering close: the answer is out; give the client time to read it
                 # before the close resets a connection it is still sending on.
                 await asyncio.sleep(LINGER_SECONDS)
