@@ -336,9 +336,81 @@ def _held_out_2() -> Iterator[Pair]:
             yield Pair("heldout2", "shifted-neighbour", item["q"], confused, chunk, True)
 
 
+_HARD_DATE_Q = re.compile(
+    r"^Which version of the Debian (?P<pkg>\S+) package was uploaded on (?P<date>.+)\?$"
+)
+_HARD_CHANGE_Q = re.compile(
+    r"^Which version of the Debian (?P<pkg>\S+) package (?P<verb>added|removed|dropped) (?P<what>.+)\?$"
+)
+
+
+def _hard() -> Iterator[Pair]:
+    """Pairs from the harder Q/A set (``debian/hard.json``), written after a learn run on it
+    opened 18 debts, none of them a real contradiction: another package's entry of the
+    same month (a year was the only anchor), and the entry that added a patch read as
+    contradicting the one that dropped it."""
+    corpus = DATA / "debian" / "corpus"
+    texts = {p.name: p.read_text(encoding="utf-8") for p in sorted(corpus.glob("*.changelog.txt"))}
+    entries_of = {name: _entries(text) for name, text in texts.items()}
+    qa = json.loads((DATA / "debian" / "hard.json").read_text(encoding="utf-8"))
+    changes: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    for item in qa:
+        text, entries = texts[item["source"]], entries_of[item["source"]]
+        ver = item["answers"][0].strip("()")
+        own = next(((a, b) for v, a, b in entries if v == ver), None)
+        if own is None or len(own) < 2:
+            continue
+        a, b = own
+        chunk = text[a : min(b, a + CHUNK)]
+        m = _HARD_DATE_Q.match(item["q"])
+        if m is not None:
+            date = m.group("date")
+            if date not in chunk:
+                continue
+            k = next(i for i, (v, _, _) in enumerate(entries) if v == ver)
+            if k + 1 < len(entries):
+                wrong = _replace_once(chunk, f"({ver})", f"({entries[k + 1][0]})")
+                yield Pair("hard", "date-version", item["q"], wrong, chunk, True)
+            month = date.split(" ", 1)[1]
+            for name, other in texts.items():
+                if name == item["source"]:
+                    continue
+                hit = next(
+                    (
+                        (x, y)
+                        for _, x, y in entries_of[name]
+                        if (t := _TRAILER.search(other, x, y)) is not None
+                        and t.group("date").endswith(month)
+                        and t.end() - x <= CHUNK
+                    ),
+                    None,
+                )
+                if hit is not None:
+                    passage = other[hit[0] : min(hit[1], hit[0] + CHUNK)]
+                    yield Pair("hard", "date-other-package", item["q"], passage, chunk, False)
+                    break
+            continue
+        m = _HARD_CHANGE_Q.match(item["q"])
+        if m is not None:
+            changes[(item["source"], m.group("what"))][m.group("verb")] = item["q"]
+            changes[(item["source"], m.group("what"))]["chunk:" + m.group("verb")] = chunk
+            changes[(item["source"], m.group("what"))]["ver:" + m.group("verb")] = ver
+    for got in changes.values():
+        removed = "removed" if "removed" in got else "dropped"
+        if "added" not in got or removed not in got:
+            continue
+        add, drop = got["chunk:added"], got[f"chunk:{removed}"]
+        yield Pair("hard", "negation-added", got["added"], drop, add, False)
+        yield Pair("hard", "negation-removed", got[removed], add, drop, False)
+        ver = got[f"ver:{removed}"]
+        if f"({ver})" in drop:
+            wrong = _replace_once(drop, f"({ver})", f"({_bump(ver, 1)})")
+            yield Pair("hard", "negation-fabricated", got[removed], wrong, drop, True)
+
+
 def build_pairs(*, held_out: bool = True) -> list[Pair]:
     """Every labelled pair, in a fixed order (with the held-out families unless told)."""
-    held = [*_held_out(), *_held_out_2()] if held_out else []
+    held = [*_held_out(), *_held_out_2(), *_hard()] if held_out else []
     return [*_debian(), *_pydoc(), *held]
 
 

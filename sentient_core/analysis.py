@@ -42,6 +42,7 @@ __all__ = [
     "IDENTIFIER_RUN",
     "MAX_TOKEN_CHARS",
     "MIN_TOKEN_CHARS",
+    "MONTHS",
     "PHRASE_WORD",
     "PLAIN_WORD",
     "QUESTION_WORDS",
@@ -49,6 +50,7 @@ __all__ = [
     "QueryWords",
     "content_terms",
     "identifiers",
+    "is_adverb",
     "query_words",
     "shared_shingles",
     "shingles",
@@ -92,6 +94,26 @@ QUESTION_WORDS: frozenset[str] = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better than quoted strings
 )
 """Words that shape a question but say nothing about its subject."""
+
+MONTHS: frozenset[str] = frozenset(
+    """
+    jan feb mar apr may jun jul aug sep sept oct nov dec january february march april
+    june july august september october november december
+    """.split()  # noqa: SIM905 - a word list reads better than quoted strings
+)
+"""Month names and abbreviations: part of a date (a value), never a subject."""
+
+# Adverbs ("essentially render", "automatically generate", "textually preceding"
+# were free-run phrases; "came directly before" a domain) by their suffixes; long
+# enough to spare nouns (rally, tally).
+_ADVERB = re.compile(
+    r"^\w{3,}(?:ally|ently|antly|ously|ively|ately|fully|ably|ibly|ingly|edly|ctly|ptly|rtly|stly|htly)$"
+)
+
+
+def is_adverb(word: str) -> bool:
+    """Whether a lower-case word is an adverb by its suffix (``directly``, ``usually``)."""
+    return _ADVERB.match(word) is not None
 
 
 _STEMMER = snowballstemmer.stemmer("english")

@@ -25,6 +25,7 @@ from sentient_core.analysis import (
     PLAIN_WORD,
     QUESTION_WORDS,
     STOP_WORDS,
+    is_adverb,
     query_words,
     stem,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "SINGLE_WORD_DF",
     "key_phrases",
     "near_repeat",
+    "overview_subject",
     "question_about",
     "topic_terms",
 ]
@@ -125,20 +127,13 @@ def _clauses(text: str) -> list[list[str]]:
     return out
 
 
-# Adverbs ("essentially render", "automatically generate", "textually preceding"
-# were free-run phrases) by their suffixes; long enough to spare nouns (rally, tally).
-_ADVERB = re.compile(
-    r"^\w{3,}(?:ally|ently|antly|ously|ively|ately|fully|ably|ibly|ingly|edly|ctly|ptly|rtly|stly|htly)$"
-)
-
-
 def _content(word: str) -> bool:
     return not (
         word in STOP_WORDS
         or word in QUESTION_WORDS
         or word in GENERIC_WORDS
         or word in RELATION_WORDS
-        or _ADVERB.match(word)
+        or is_adverb(word)
     )
 
 
@@ -238,6 +233,16 @@ def _inside(small: tuple[str, ...], big: tuple[str, ...]) -> bool:
 def question_about(phrase: str) -> str:
     """A well-formed question about a key phrase."""
     return f"What is known about {phrase}?"
+
+
+_OVERVIEW = re.compile(r"what is known about (.+?)\??$", re.IGNORECASE)
+
+
+def overview_subject(question: str) -> str:
+    """The subject of an overview question (``What is known about curl?`` → ``curl``;
+    "" for any other question): :func:`question_about` read back."""
+    m = _OVERVIEW.match(question.strip())
+    return " ".join(m.group(1).split()).casefold() if m else ""
 
 
 def topic_terms(question: str) -> tuple[str, ...]:

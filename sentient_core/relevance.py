@@ -61,15 +61,18 @@ __all__ = [
     "DECISIVE",
     "QUESTION_WORDS",
     "RELEVANT",
+    "THIN_TERMS",
     "PassageTerms",
     "TermStats",
     "asked_kinds",
     "content_terms",
+    "focus",
     "identifiers",
     "passage_terms",
     "relevance",
     "relevance_among",
     "stem",
+    "substance",
 ]
 
 RELEVANT = 0.5
@@ -211,6 +214,55 @@ def relevance(
         (term,) = terms
         score *= min(1.0, counts[term] / SINGLE_TERM_MENTIONS)
     return score
+
+
+THIN_TERMS = 8
+"""A passage with fewer content terms than this beyond the question's says next to nothing
+(a changelog entry holding only its signature line): not an answer a reader learns from."""
+
+
+def substance(question: str, passage: str) -> int:
+    """How many distinct content terms ``passage`` has that ``question`` does not."""
+    return len(set(content_terms(passage)) - set(content_terms(question)))
+
+
+LEAD_CHARS = 200
+"""How much of a passage's first line counts as its lead (a heading, a title, a first sentence)."""
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def focus(
+    question: str | QueryWords, passage: str | PassageTerms, stats: TermStats | None = None
+) -> float:
+    """How much of the passage is *about* the question, in [0, 1].
+
+    :func:`relevance` asks whether the question's terms are there; it saturates at
+    1.00 for a one-subject question ("What is known about curl?") whenever the
+    subject is named twice. ``focus`` grades where and how often: the mean of the
+    idf-weighted share of the question's content terms in the passage's lead (its
+    first line, at most :data:`LEAD_CHARS` characters: a heading or a definition
+    names its subject there) and the share of its sentences and lines that name one
+    of them (a passage about X keeps returning to X; a list mentions it once).
+    0 for a question without content terms. ``bench/relevance_spread.py`` measures
+    how well it tells answer-holding passages from the rest.
+    """
+    words = question if isinstance(question, QueryWords) else query_words(question)
+    terms = frozenset(words.content)
+    if not terms:
+        return 0.0
+    text = passage.text if isinstance(passage, PassageTerms) else passage
+    weight = (lambda t: 1.0) if stats is None else stats.idf
+    total = sum(weight(t) for t in terms)
+    if total <= 0.0:
+        return 0.0
+    stripped = text.strip()
+    lead = Counter(content_terms(_URL.sub(" ", stripped.split("\n", 1)[0][:LEAD_CHARS])))
+    lead_share = sum(weight(t) for t in terms if lead[t]) / total
+    pieces = [p for p in _SENTENCE.split(stripped) if p.strip()]
+    naming = sum(1 for p in pieces if terms & set(content_terms(_URL.sub(" ", p))))
+    spread = naming / len(pieces) if pieces else 0.0
+    return 0.5 * lead_share + 0.5 * spread
 
 
 def relevance_among(

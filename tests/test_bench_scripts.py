@@ -169,3 +169,17 @@ def test_a_server_recall_enters_no_module_twice():
     assert repeated(paths["scored"], frozenset()).keys() & HANDLE
     # Hits recalled for the first time: their words are read too (the one repeat).
     assert repeated(record("scored", cold=True)) == {"sentient_core.analysis": 2}
+
+
+def test_relevance_spread_auc_counts_ties_half_and_separates_the_debian_set():
+    from bench.relevance_spread import SETS, auc, scored
+
+    assert auc([1.0, 2.0], [0.0]) == 1.0 and auc([0.0], [1.0]) == 0.0
+    assert auc([1.0], [1.0]) == 0.5 and math.isnan(auc([], [1.0]))
+    qa, corpus = SETS["debian"]
+    got = scored(qa, corpus, 3)
+    answers, mentions = got["relevance"]
+    assert len(answers) >= 50 and len(mentions) >= 50
+    # The gate tells answers from mentions on the changelogs (measured 0.896 at k = 5).
+    assert auc(answers, mentions) > 0.8
+    assert all(0.0 <= f <= 1.0 for side in got["focus"] for f in side)

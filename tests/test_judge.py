@@ -82,7 +82,10 @@ GROUNDED_ANSWER = dict(
     source_kinds=("corpus",),
     integrated_chunks=1,
     content_chars=600,
-    answer="Sedenions form a 16-dimensional algebra over the reals.",
+    answer=(
+        "Sedenions form a 16-dimensional non-associative algebra over the real numbers,"
+        " obtained from the octonions by the Cayley-Dickson construction; they have zero divisors."
+    ),
 )
 
 
@@ -295,11 +298,14 @@ def test_counters():
 
 
 def test_from_response():
+    text = (
+        "The arXiv abstract describes sedenion algebras, their zero divisors and subalgebras. " * 3
+    )
     resp = ChaperoneResponse(
         request_id="r1",
         type="fetch_content",
         ok=True,
-        content="x" * 300,
+        content=text,
         sources=(Source("web", "https://arxiv.org/abs/1"),),
         grounded=True,
     )
@@ -310,11 +316,32 @@ def test_from_response():
         grounded=True,
         source_kinds=("web",),
         integrated_chunks=1,
-        content_chars=300,
-        answer="x" * 300,
+        content_chars=len(text),
+        answer=text,
         question="q?",
     )
     assert Judge().judge(o).outcome == "success"
+
+
+def test_a_thin_answer_is_not_counted_as_learned():
+    # A changelog entry holding only its signature line: nothing beyond the question's words.
+    thin = "python3.11 (3.11.2-6+deb12u8) bookworm; urgency=medium * Non-maintainer upload."
+    o = outcome(
+        **{**GROUNDED_ANSWER, "answer": thin, "relevance": 1.0},
+        question="What is known about python3.11 3.11.2-6+deb12u8?",
+    )
+    v = Judge().judge(o)
+    assert v.outcome == "could_not_verify" and v.reason.startswith("thin:")
+    # A precise question may rightly have a short answer: only overviews are held to it.
+    short = outcome(
+        **{**GROUNDED_ANSWER, "answer": "Quokkas live on Rottnest Island.", "relevance": 1.0},
+        question="Where do quokkas live?",
+    )
+    assert Judge().judge(short).outcome == "success"
+    ok = Judge().judge(outcome(**{**GROUNDED_ANSWER, "relevance": 1.0}))
+    assert ok.outcome == "success" and "focus" in ok.reason
+    # The verdict says what it judged: the gate's relevance and the passage's focus.
+    assert ok.relevance == 1.0 and ok.focus is not None and 0.0 < ok.focus <= 1.0
 
 
 # -- table: success only when grounded and integrated ------------------------------------------------
@@ -327,6 +354,9 @@ MODELS = {
     "garbage": lambda: FakeLLM("sure!"),
     "raising": lambda: RaisingLLM(OSError("down")),
 }
+
+
+SUBSTANTIVE = "An answer naming enough: tides rise twice daily under lunar and solar gravity."
 
 
 def test_table_never_success_unless_grounded_and_integrated():
@@ -362,7 +392,7 @@ def test_table_never_success_unless_grounded_and_integrated():
             source_kinds=kinds,
             integrated_chunks=chunks,
             content_chars=chars,
-            answer="An answer." if chars else "",
+            answer=SUBSTANTIVE if chars else "",
             question="A question?",
         )
         v = judges[model].judge(o)

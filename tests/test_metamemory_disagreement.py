@@ -38,6 +38,47 @@ def test_precision_and_recall_overall_and_held_out(table):
     assert table["type:prose-right"]["fp"] == 0
 
 
+def test_the_harder_sets_non_contradictions_do_not_fire(table):
+    # Measured 2026-12-02 on debian/hard.json's pairs: before dates anchored as dates and
+    # the asked change (added/removed) checked, hard 0.584 / 0.818 (32 false positives:
+    # 8 another package's entry of the same year, 12 + 12 the entry that added a patch
+    # against the one that dropped it); after, 0.972 / 0.636.
+    assert table["type:date-other-package"]["pairs"] >= 30
+    assert table["type:date-other-package"]["fp"] == 0
+    assert table["type:negation-removed"]["fp"] == 0
+    assert table["type:negation-added"]["fp"] <= 1
+    assert table["set:hard"]["precision"] >= 0.95
+    # Changing the answer of a removal question is still a disagreement.
+    assert table["type:negation-fabricated"]["recall"] >= 0.7
+
+
+def test_a_date_anchors_as_a_date_and_the_asked_change_must_match():
+    q = "Which version of the Debian curl package was uploaded on 10 Feb 2025?"
+    curl = "curl (7.88.1-10+deb12u11) bookworm; urgency=medium\n\n  * Fix.\n\n -- A <a@debian.org>  Mon, 10 Feb 2025 10:00:00 +0100\n"
+    gnutls = "gnutls28 (3.7.9-2+deb12u4) bookworm; urgency=medium\n\n  * Fix.\n\n -- B <b@debian.org>  Mon, 10 Feb 2025 09:00:00 +0100\n"
+    # The same date, another package: not about the question.
+    assert detect_disagreement(q, gnutls, curl) is None
+    # A year alone is not an anchor: "2025" names hundreds of facts.
+    other_upload = curl.replace("10 Feb", "11 Mar").replace("deb12u11", "deb12u12")
+    assert detect_disagreement(q, other_upload, curl) is None
+    dropped = "curl (7.80.0-1) unstable; urgency=medium\n\n  * Drop 12_x.patch, merged upstream.\n"
+    added = "curl (7.74.0-1) unstable; urgency=medium\n\n  * 12_x.patch: needed for the tests.\n"
+    # The entry that added it does not answer (nor contradict) which one dropped it.
+    assert (
+        detect_disagreement("Which version of curl dropped the patch 12_x.patch?", added, dropped)
+        is None
+    )
+    assert (
+        detect_disagreement("Which version of curl added the patch 12_x.patch?", dropped, added)
+        is None
+    )
+    wrong = dropped.replace("7.80.0-1", "7.81.0-1")
+    assert (
+        detect_disagreement("Which version of curl dropped the patch 12_x.patch?", wrong, dropped)
+        is not None
+    )
+
+
 def _entry_with_cve() -> tuple[str, str, str]:
     """The changelog entry of curl 7.88.1-10+deb12u11, which fixed CVE-2025-0167 (qa.json)."""
     ver, cve = "7.88.1-10+deb12u11", "CVE-2025-0167"

@@ -194,6 +194,16 @@ def test_closed_loop_lying_source_experiment():
     assert off.debts_opened == 0 and off.credited_traces == 0
 
 
+def test_lying_about_openssl_answers_at_k_1_as_at_k_5():
+    # Issue 22's regression: with the model lying about openssl, answer@1 on the lies was
+    # 0.400 asked with k = 1 while k = 5 put 4 of 5 right first on the same store (the
+    # re-rank pool depended on k). Measured 2026-12-02: 0.800 with meta-memory, 0.000 off.
+    r = run_lying_source(DEBIAN / "qa.json", CORPUS, lying_file="openssl.changelog.txt")
+    assert r.lying_domain == "openssl" and r.on.held_out_lying >= 5
+    assert r.on.answer_at_1_lying >= 0.8 > r.off.answer_at_1_lying
+    assert r.on.answer_at_1_other == 1.0
+
+
 @pytest.mark.parametrize("bad", [["--scenario", "nope"]])
 def test_evaluate_rejects_an_unknown_scenario(bad, capsys):
     with pytest.raises(SystemExit):

@@ -114,22 +114,12 @@ def refresh_debian(corpus: Path, doc_root: Path = Path("/usr/share/doc")) -> Non
 # ----------------------------------------------------------------------------- questions
 
 
-def _entries(text: str) -> list[tuple[str, str, int, int]]:
-    """Changelog entries as ``(source, version, start, end)`` character offsets."""
-    heads = list(_HEADER.finditer(text))
-    out = []
-    for i, m in enumerate(heads):
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        out.append((m.group("src"), m.group("ver"), m.start(), end))
-    return out
-
-
 def debian_questions(corpus: Path) -> list[dict]:
     """The generated Debian questions (before verification), in a fixed order."""
     items: list[dict] = []
     for path in sorted(corpus.glob("*.changelog.txt")):
         text = path.read_text(encoding="utf-8")
-        entries = _entries(text)
+        entries = _sibling("hard_questions").changelog_entries(text)
         src = entries[0][0]
         quota = _quota(src)
         if quota is None:
@@ -199,16 +189,26 @@ def _quota(source: str) -> tuple[int, int] | None:
     return DEBIAN_PACKAGES.get(pkg) if pkg else None
 
 
-def pydoc_questions() -> list[dict]:
-    """The hand-written Python-docs questions (``pydoc_questions.py``)."""
-    spec = importlib.util.spec_from_file_location("_pydoc_questions", HERE / "pydoc_questions.py")
+def _sibling(name: str):
+    """The module ``name``.py next to this file (this folder is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"_{name}", HERE / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def pydoc_questions() -> list[dict]:
+    """The hand-written Python-docs questions (``pydoc_questions.py``)."""
     return [
         {"q": q, "answers": list(answers), "source": f"{topic}.txt"}
-        for topic, q, answers in module.QUESTIONS
+        for topic, q, answers in _sibling("pydoc_questions").QUESTIONS
     ]
+
+
+def hard_questions(corpus: Path) -> list[dict]:
+    """The harder Debian questions (``hard_questions.py``)."""
+    return _sibling("hard_questions").hard_questions(corpus)
 
 
 # ----------------------------------------------------------------------------- verification
@@ -254,9 +254,10 @@ def verify(corpus: Path, items: Sequence[dict]) -> tuple[list[dict], dict[str, i
                 continue
             if "anchor" in item:
                 raw = (corpus / src).read_text(encoding="utf-8")
-                if not _in_window(raw, item["anchor"], a):
+                window = item.get("window", WINDOW)
+                if not _in_window(raw, item["anchor"], a, window):
                     problems.append(
-                        f"{item['q']!r}: {a!r} is not within {WINDOW} chars of {item['anchor']!r}"
+                        f"{item['q']!r}: {a!r} is not within {window} chars of {item['anchor']!r}"
                     )
                     continue
             if sum(key in t for t in texts.values()) > MAX_FILES:
@@ -278,15 +279,17 @@ def verify(corpus: Path, items: Sequence[dict]) -> tuple[list[dict], dict[str, i
     return kept, counts
 
 
-def build(root: Path = HERE) -> dict[str, tuple[str, dict[str, int]]]:
-    """Verify both sets; ``{set name: (qa.json text, counts)}``."""
+def build(root: Path = HERE) -> dict[Path, tuple[str, dict[str, int]]]:
+    """Verify every set; ``{qa.json path: (its text, counts)}``."""
+    debian = root / "debian" / "corpus"
     out = {}
-    for name, items in (
-        ("pydoc", pydoc_questions()),
-        ("debian", debian_questions(root / "debian" / "corpus")),
+    for corpus, qa, items in (
+        (root / "pydoc" / "corpus", root / "pydoc" / "qa.json", pydoc_questions()),
+        (debian, root / "debian" / "qa.json", debian_questions(debian)),
+        (debian, root / "debian" / "hard.json", hard_questions(debian)),
     ):
-        kept, counts = verify(root / name / "corpus", items)
-        out[name] = (json.dumps(kept, indent=1, ensure_ascii=False) + "\n", counts)
+        kept, counts = verify(corpus, items)
+        out[qa] = (json.dumps(kept, indent=1, ensure_ascii=False) + "\n", counts)
     return out
 
 
@@ -304,8 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 1
     stale = []
-    for name, (text, counts) in built.items():
-        path = HERE / name / "qa.json"
+    for path, (text, counts) in built.items():
+        name = path.relative_to(HERE)
         print(
             f"{name}: {counts['kept']} questions kept of {counts['questions']};"
             f" {counts['answers_rejected_generic']} answer string(s) rejected as generic"

@@ -65,7 +65,8 @@ import msgspec
 
 from sentient_core.autonomy.breaker import CircuitBreaker
 from sentient_core.events import Emitter
-from sentient_core.relevance import DECISIVE, RELEVANT
+from sentient_core.keyphrases import overview_subject
+from sentient_core.relevance import DECISIVE, RELEVANT, THIN_TERMS, focus, substance
 from sentient_core.vocab import (
     BASES,
     GROUNDING_KINDS,
@@ -213,9 +214,20 @@ class Judge:
             verdict = self._judge(outcome)
         finally:
             self._emit = None
+        if outcome.relevance is not None:
+            verdict = msgspec.structs.replace(
+                verdict, relevance=outcome.relevance, focus=self._focus(outcome)
+            )
         self.outcomes[verdict.outcome] += 1
         self.bases[verdict.basis] += 1
         return verdict
+
+    @staticmethod
+    def _focus(o: IterationOutcome) -> float | None:
+        """How much the stored passage is about the question (None: no passage stored)."""
+        if o.focus is not None or not (o.question.strip() and o.answer.strip()):
+            return o.focus
+        return focus(o.question, o.answer)
 
     def counters(self) -> dict[str, Any]:
         """All counters, JSON-ready."""
@@ -298,7 +310,25 @@ class Judge:
                 f" < {self.decisive:.2f} of its best; {o.integrated_chunks} chunk(s) stored,"
                 " not counted as learned",
             )
-        relevant = "" if o.relevance is None else f", relevant ({o.relevance:.2f})"
+        # "What is known about X?" answered by a line that only names X says nothing; a
+        # precise question ("Where do quokkas live?") may rightly have a short answer.
+        said = substance(o.question, o.answer) if overview_subject(o.question) else THIN_TERMS
+        if said < THIN_TERMS:
+            return _v(
+                "could_not_verify",
+                "deterministic",
+                f"thin: the stored passage says {said} thing(s) beyond the question's own"
+                f" words (< {THIN_TERMS}); {o.integrated_chunks} chunk(s) stored, not counted"
+                " as learned",
+            )
+        about = self._focus(o)
+        relevant = (
+            ""
+            if o.relevance is None
+            else f", relevant ({o.relevance:.2f}"
+            + ("" if about is None else f", focus {about:.2f}")
+            + ")"
+        )
         verdict = _v(
             "success",
             "deterministic",

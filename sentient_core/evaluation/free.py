@@ -34,11 +34,12 @@ from sentient_core.evaluation.audit import (
     repeat_count,
     silent_drops,
 )
-from sentient_core.evaluation.report import FreeRunReport, SuccessEntry
+from sentient_core.evaluation.report import FreeRunReport, Spread, SuccessEntry
 from sentient_core.evaluation.strict import objections
 from sentient_core.events import (
     ChaperoneResponseEvent,
     IterationEvent,
+    JudgeEvent,
     QueryEvent,
     ReflectEvent,
     SkipEvent,
@@ -147,10 +148,16 @@ def run_free(
         if isinstance(e, ReflectEvent) and i < last_iteration:
             own.extend(e.followups)
     own = list(dict.fromkeys(own))
+    raised = set(own)
+    asked_q = {e.id: e.question for e in events if isinstance(e, QueryEvent)}
+    followup_outcomes = Counter(
+        e.outcome for e in events if isinstance(e, JudgeEvent) and asked_q.get(e.id) in raised
+    )
     dropped = silent_drops(own, events, held)
     n_queries, repeats = repeat_count(e for e in events if isinstance(e, QueryEvent))
     near = near_repeat_count(e for e in events if isinstance(e, QueryEvent))
     text_of = {t.id: t.text for t in audit.traces}
+    judged = {e.id: e for e in events if isinstance(e, JudgeEvent)}
     successes = tuple(
         SuccessEntry(
             request=r.id,
@@ -168,6 +175,8 @@ def run_free(
                 r.source,
                 "\n\n".join(text_of[t] for t in r.trace_ids if t in text_of) or r.passage,
             ),
+            relevance=judged[r.id].relevance if r.id in judged else None,
+            focus=judged[r.id].focus if r.id in judged else None,
         )
         for r in audit.requests
         if r.outcome == "success"
@@ -207,6 +216,23 @@ def run_free(
         successes_from=dict(successes_from),
         strict_accepted=sum(not s.objections for s in successes),
         strict_objections=dict(Counter(o for s in successes for o in s.objections)),
+        followup_outcomes=dict(sorted(followup_outcomes.items())),
+        success_relevance=Spread.of([s.relevance for s in successes if s.relevance is not None]),
+        success_focus=Spread.of([s.focus for s in successes if s.focus is not None]),
+        focus_by_reader={
+            name: spread.median
+            for name, objected in (("accepted", False), ("objected", True))
+            if (
+                spread := Spread.of(
+                    [
+                        s.focus
+                        for s in successes
+                        if s.focus is not None and bool(s.objections) == objected
+                    ]
+                )
+            )
+            is not None
+        },
     )
 
 

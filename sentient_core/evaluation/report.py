@@ -53,6 +53,8 @@ latency
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 __all__ = [
@@ -77,6 +79,39 @@ class Latency(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=T
     median_ms: float
     p95_ms: float
     mean_ms: float
+
+
+class Spread(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """How values are spread: their count, extremes and quartiles."""
+
+    n: int
+    min: float
+    q1: float
+    median: float
+    q3: float
+    max: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Spread | None:
+        """The spread of ``values`` (None when there are none); quartiles by linear interpolation."""
+        if not values:
+            return None
+        xs = sorted(values)
+
+        def q(p: float) -> float:
+            at = p * (len(xs) - 1)
+            lo = int(at)
+            hi = min(lo + 1, len(xs) - 1)
+            return xs[lo] + (xs[hi] - xs[lo]) * (at - lo)
+
+        return cls(n=len(xs), min=xs[0], q1=q(0.25), median=q(0.5), q3=q(0.75), max=xs[-1])
+
+    def line(self) -> str:
+        """``min / q1 / median / q3 / max (n)``, two decimals."""
+        return (
+            f"{self.min:.2f} / {self.q1:.2f} / {self.median:.2f} / {self.q3:.2f} / {self.max:.2f}"
+            f" (n {self.n})"
+        )
 
 
 class JudgeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -194,6 +229,8 @@ class SuccessEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     linked: bool
     more: int = 0
     objections: tuple[str, ...] = ()
+    relevance: float | None = None
+    focus: float | None = None
 
 
 class LinkStats(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -262,6 +299,15 @@ class FreeRunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
         Successes a strict reader accepts, checked by machine
         (:mod:`sentient_core.evaluation.strict`); ``strict_objections`` counts the
         objections to the rest (lifted, bare word, thin).
+    followup_outcomes : dict of str to int
+        The judge's verdicts on the follow-up questions reflection raised and the
+        learner asked (``own_questions`` counts those raised).
+    success_relevance, success_focus : Spread or None
+        The judge's relevance (the gate) and focus
+        (:func:`sentient_core.relevance.focus`) of the passages the successes stored.
+    focus_by_reader : dict of str to float
+        Median focus of the successes the strict reader accepts (``accepted``) and of
+        those it objects to (``objected``): does the signal side with the reader?
     """
 
     iterations: int
@@ -288,6 +334,10 @@ class FreeRunReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     successes_from: dict[str, int] = msgspec.field(default_factory=dict)
     strict_accepted: int = 0
     strict_objections: dict[str, int] = msgspec.field(default_factory=dict)
+    followup_outcomes: dict[str, int] = msgspec.field(default_factory=dict)
+    success_relevance: Spread | None = None
+    success_focus: Spread | None = None
+    focus_by_reader: dict[str, float] = msgspec.field(default_factory=dict)
 
 
 class EvaluationReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -405,6 +455,14 @@ def format_report(report: EvaluationReport) -> str:
     return "\n".join(lines)
 
 
+def _outcomes(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "none"
+
+
+def _spread(s: Spread | None) -> str:
+    return "—" if s is None else "min/q1/median/q3/max " + s.line()
+
+
 def _origins(counts: dict[str, int], total: int) -> str:
     """``user 74 (0.705), shipped 15 (0.143), …`` (shares of ``total``)."""
     if not counts or total <= 0:
@@ -415,7 +473,7 @@ def _origins(counts: dict[str, int], total: int) -> str:
 
 def format_free_run(fr: FreeRunReport) -> str:
     """The free run's figures, then every success verdict (asked → source → stored passage)."""
-    outs = ", ".join(f"{k}={v}" for k, v in sorted(fr.outcomes.items())) or "none"
+    outs = _outcomes(fr.outcomes)
     lines = [
         f"free run: {fr.iterations} iteration(s) of the default offline learner on a fresh store"
         f" (daily caps lifted); corpus: {', '.join(fr.corpus) or 'none'}",
@@ -426,6 +484,8 @@ def format_free_run(fr: FreeRunReport) -> str:
         f" near-repeat rate {_f(fr.near_repeat_rate)} ({fr.near_repeat_queries})",
         f"  silent drops              {fr.silent_drops}"
         f" (user questions: none asked; own follow-up questions: {fr.own_questions})",
+        f"  follow-ups asked          {sum(fr.followup_outcomes.values())} of {fr.own_questions}"
+        f" raised: {_outcomes(fr.followup_outcomes)}",
         f"  chunks stored             {fr.chunks_stored}",
         f"  tool calls                {fr.tool_calls}",
         f"  verdicts                  {outs}",
@@ -433,6 +493,9 @@ def format_free_run(fr: FreeRunReport) -> str:
         f"  successes from            {_origins(fr.successes_from, len(fr.successes))}",
         f"  strict reader (machine)   accepts {fr.strict_accepted} of {len(fr.successes)}"
         + "".join(f"; {k} {v}" for k, v in sorted(fr.strict_objections.items())),
+        f"  judge on successes        relevance {_spread(fr.success_relevance)};"
+        f" focus {_spread(fr.success_focus)}"
+        + "".join(f"; median focus {k} {v:.2f}" for k, v in sorted(fr.focus_by_reader.items())),
         f"  unlinked integrations     {fr.unlinked}",
         f"  links                     {fr.links.pairs} pair(s), {fr.links.per_trace:.2f} per trace"
         f" (max {fr.links.max_per_trace}); same source {_f(fr.links.same_source)},"
@@ -443,6 +506,10 @@ def format_free_run(fr: FreeRunReport) -> str:
     for i, s in enumerate(fr.successes, 1):
         passage = s.passage if s.linked else "(stored traces not found)"
         objected = f"   [strict reader: {', '.join(s.objections)}]" if s.objections else ""
+        if s.relevance is not None:
+            objected += f"   (relevance {s.relevance:.2f}" + (
+                f", focus {s.focus:.2f})" if s.focus is not None else ")"
+            )
         lines.append(f"  {i:>3}. {s.asked}{objected}")
         lines.append(f"       → {s.source}")
         lines.append(f"       → {passage}")

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from sentient_core.analysis import content_terms
 from sentient_core.learning.subjects import defines, overview_subject
+from sentient_core.relevance import THIN_TERMS, substance
 from sentient_core.vocab import Source
 
 if TYPE_CHECKING:
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["OBJECTIONS", "THIN_TERMS", "objections"]
 
 OBJECTIONS = ("lifted", "bare word", "thin")
-THIN_TERMS = 8
-"""An answer with fewer content terms than this beyond the question's says nothing."""
 
 
 def objections(question: str, source_id: str, passage: str) -> tuple[str, ...]:
@@ -51,6 +49,6 @@ def objections(question: str, source_id: str, passage: str) -> tuple[str, ...]:
         out.append("lifted")
     if not named and " " not in subject.strip():
         out.append("bare word")
-    if len(set(content_terms(passage)) - set(content_terms(subject))) < THIN_TERMS:
+    if substance(subject, passage) < THIN_TERMS:
         out.append("thin")
     return tuple(out)

@@ -232,12 +232,15 @@ class IntegrateEvent(_Base, frozen=True, tag="integrate"):
 
 
 class JudgeEvent(_Base, frozen=True, tag="judge"):
-    """The judge's verdict on one initiative."""
+    """The judge's verdict on one initiative (``relevance`` and ``focus``: what the
+    stored passage was judged on, see :class:`~sentient_core.vocab.Verdict`)."""
 
     id: str
     outcome: Outcome
     basis: Basis
     reason: str
+    relevance: float | None = None
+    focus: float | None = None
 
 
 class BudgetEvent(_Base, frozen=True, tag="budget"):

@@ -492,6 +492,8 @@ class Learner:
             outcome=verdict.outcome,
             basis=verdict.basis,
             reason=verdict.reason,
+            relevance=verdict.relevance,
+            focus=verdict.focus,
         )
         status = (
             "done"

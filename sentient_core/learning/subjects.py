@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from sentient_core.analysis import content_terms
+from sentient_core.keyphrases import overview_subject
 from sentient_core.vocab import Source
 
 __all__ = ["defines", "heading_subject", "overview_subject", "subject_of", "title_of"]
@@ -25,7 +26,6 @@ _NOT_SUBJECTS = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better than quoted strings
 )
 _EXTENSION = re.compile(r"[a-z][a-z0-9]{0,4}")
-_OVERVIEW = re.compile(r"what is known about (.+?)\??$", re.IGNORECASE)
 
 
 def subject_of(source: Source) -> str:
@@ -105,9 +105,3 @@ def title_of(source: Source, opening: str) -> str:
     if not title or len(title.split()) > 6:
         return ""
     return title if title.isupper() else title[0].lower() + title[1:]
-
-
-def overview_subject(question: str) -> str:
-    """The subject of an overview question (``What is known about curl?`` → ``curl``)."""
-    m = _OVERVIEW.match(question.strip())
-    return " ".join(m.group(1).split()).casefold() if m else ""

@@ -202,6 +202,8 @@ class _Question(NamedTuple):
     strong: tuple[str, ...]
     weak: dict[str, float]
     kinds: frozenset[str]
+    removal: bool | None
+    changed: tuple[str, ...]
 
 
 class _Reading(NamedTuple):
@@ -230,12 +232,17 @@ def _asked_kinds(question: str) -> frozenset[str]:
     return _DEFAULT_KINDS
 
 
+_DATE = re.compile(rf"\b\d{{1,2}} (?:{_MONTHS})[a-z]* \d{{4}}\b", re.IGNORECASE)
+
+
 def _identifiers(question: str) -> tuple[str, ...]:
     """Case-folded identifiers of the question: runs of word characters and ``.+~:-``
     with a digit or an underscore (``2.9.14+dfsg-1.3~deb12u5``, ``CVE-2024-1234``,
-    ``__debug__``), at least three characters long."""
-    out = []
-    for m in _IDENT.finditer(question):
+    ``__debug__``), at least three characters long; a date (``10 Feb 2025``) is
+    one identifier, not a year (a year names hundreds of facts)."""
+    out = [" ".join(m.group(0).split()).casefold() for m in _DATE.finditer(question)]
+    rest = _DATE.sub(" ", question)
+    for m in _IDENT.finditer(rest):
         ident = m.group(0).strip(".:-~+")
         if len(ident) >= 3 and any(c.isdigit() or c == "_" for c in ident):
             out.append(ident.casefold())
@@ -245,14 +252,38 @@ def _identifiers(question: str) -> tuple[str, ...]:
 def _question(question: str, stats: TermStats | None) -> _Question:
     strong = _identifiers(question)
     weak: dict[str, float] = {}
-    for word in _WORD.findall(question.lower()):
+    for word in _WORD.findall(_DATE.sub(" ", question).lower()):
         if word in STOP_WORDS or word in QUESTION_WORDS or any(c.isdigit() for c in word):
             continue
         term = stem(word)
         if term in FRAME_WORDS or len(term) < 2:
             continue
         weak[term] = 1.0 if stats is None else stats.idf(term)
-    return _Question(strong, weak, _asked_kinds(question))
+    removal, after = _polarity(question)
+    changed = tuple(i for i in _identifiers(after) if i in strong)
+    return _Question(strong, weak, _asked_kinds(question), removal, changed)
+
+
+_REMOVAL = frozenset(stem(w) for w in ("drop", "dropped", "remove", "removed", "delete", "deleted"))
+_ADDITION = frozenset(stem(w) for w in ("add", "added", "introduce", "introduced"))
+
+
+def _polarity(question: str) -> tuple[bool | None, str]:
+    """True when the question asks what removed something, False what added it, else
+    None; and the text after that verb (what was removed or added)."""
+    for m in _WORD.finditer(question.lower()):
+        term = stem(m.group(0))
+        if term in _REMOVAL or term in _ADDITION:
+            return term in _REMOVAL, question[m.end() :]
+    return None, ""
+
+
+def _states_removal(text: str, at: int) -> bool:
+    """Whether the line holding position ``at`` says something was removed."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    line = text[start : len(text) if end < 0 else end].lower()
+    return any(stem(w) in _REMOVAL for w in _WORD.findall(line))
 
 
 def _strong_focus(text: str, q: _Question) -> tuple[tuple[int, ...], str] | None:
@@ -294,10 +325,23 @@ def _weak_focus(text: str, q: _Question) -> tuple[tuple[int, ...], float, str] |
     return tuple(focus), best, anchor
 
 
+def _subject_coverage(text: str, q: _Question) -> float:
+    """Weighted share of the question's weak terms found anywhere in ``text`` (1 without any)."""
+    total = sum(q.weak.values())
+    if total <= 0.0:
+        return 1.0
+    found = {stem(m.group(0)) for m in _WORD.finditer(text.lower())} & q.weak.keys()
+    return sum(q.weak[t] for t in found) / total
+
+
 def _read(text: str, q: _Question) -> _Reading | None:
     if q.strong:
         found = _strong_focus(text, q)
         if found is None:
+            return None
+        # A date says when, not what: two packages' entries share one. With
+        # nothing but dates to anchor on, the other terms must say whose it is.
+        if all(_DATE.fullmatch(a) for a in q.strong) and _subject_coverage(text, q) < MIN_COVERAGE:
             return None
         focus, anchor = found
         coverage = 1.0
@@ -306,6 +350,20 @@ def _read(text: str, q: _Question) -> _Reading | None:
         if weak is None:
             return None
         focus, coverage, anchor = weak
+    if q.removal is not None:
+        # "Which version dropped X?" is not answered by the entry that added X, nor
+        # the reverse: a passage counts only where its line about X says what was asked.
+        folded = text.casefold()
+        for ident in q.changed:
+            if not any(
+                _states_removal(text, m.start()) == q.removal
+                for m in re.finditer(re.escape(ident), folded)
+            ):
+                return None
+        if not q.changed or anchor in q.changed:
+            focus = tuple(f for f in focus if _states_removal(text, f) == q.removal)
+            if not focus:
+                return None
     own = set(q.strong)
     values = tuple(
         v

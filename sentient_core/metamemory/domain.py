@@ -14,8 +14,8 @@ thing and bad at another (``curl`` is not ``vim``).
    "date" or "fixed" dropped) and its *named identifiers* — identifiers that
    start with three letters and have no ``-`` or ``:`` (``python3.11``,
    ``libxml2``, ``__debug__``), which name a thing rather than a version or a
-   CVE. Tokens that are part of a version or an id (``1378``, ``deb12u2``) are
-   not subject terms.
+   CVE. Tokens that are part of a version or an id (``1378``, ``deb12u2``),
+   month names (part of a date) and adverbs (``directly``) are not subject terms.
 3. The domain is the subject term with the highest idf in the given
    :class:`~sentient_core.relevance.TermStats` (the rarest, so the most
    specific; ties: alphabetical), among terms the collection holds at most in
@@ -32,7 +32,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from sentient_core.analysis import QUESTION_WORDS, STOP_WORDS, QueryWords, query_words, stem
+from sentient_core.analysis import (
+    MONTHS,
+    QUESTION_WORDS,
+    STOP_WORDS,
+    QueryWords,
+    is_adverb,
+    query_words,
+    stem,
+)
 from sentient_core.errors import ArgumentTypeError
 from sentient_core.keyphrases import GENERIC_WORDS
 
@@ -52,11 +60,13 @@ FRAME_WORDS: frozenset[str] = frozenset(
     for w in """
     version versions release released date dates day year time when fixed fix fixes
     package packages upload uploaded number many much count value values name named
-    change changed changes add added new
+    change changed changes add added new drop dropped remove removed delete deleted
+    introduce introduced came come comes first last previous next
     """.split()  # noqa: SIM905 - a word list reads better than quoted strings
 )
 """Words that frame a factual question (what kind of value is asked) rather than name its
-subject: "Which *version* of the curl *package fixed* ...", "On which *date* ..."."""
+subject: "Which *version* of the curl *package fixed* ...", "On which *date* ...", "which
+version *dropped* the patch", "which version *came* before"."""
 
 _NAMED = re.compile(r"^[a-z_]{3}[\w.]*$")
 
@@ -74,6 +84,8 @@ def subject_terms(question: str | QueryWords) -> list[str]:
         if word in words.run_tokens or any(c.isdigit() for c in word):
             continue
         if word in STOP_WORDS or word in QUESTION_WORDS or word in GENERIC_WORDS:
+            continue
+        if word in MONTHS or is_adverb(word):  # a date's month, "came directly before"
             continue
         if term in FRAME_WORDS or len(term) < 2:
             continue
