@@ -16,7 +16,7 @@ from sentient_core.cli import main
 from sentient_core.core import Core
 from sentient_core.ingest import chunk_text
 from sentient_core.integrate import Integrator
-from sentient_core.memory import HolographicMemory
+from sentient_core.memory import MemoryTxn
 from sentient_core.store import StoreIOError, check_integrity, content, files, traces
 from sentient_core.store.env import Store
 from sentient_core.store.transfer import export_lines, import_lines
@@ -143,19 +143,19 @@ def test_a_run_stopped_before_the_record_is_finished_by_the_next(tmp_path, monke
     with Core(tmp_path / "store") as core:
         _ingest(core, doc)
         doc.write_text(V2)
-        real = HolographicMemory.retire
+        real = MemoryTxn.retire
 
-        def failing(self, ids, *, also=None):
+        def failing(self, ids):  # the file's record and its superseded traces: one transaction
             raise StoreIOError(str(tmp_path), "simulated I/O error")
 
-        monkeypatch.setattr(HolographicMemory, "retire", failing)
+        monkeypatch.setattr(MemoryTxn, "retire", failing)
         stopped = _ingest(core, doc)
         assert stopped.stopped_by and stopped.chunks == len(_digests(V2) - _digests(V1))
         assert (
             _record(core, str(doc.resolve())).digest
             == hashlib.blake2b(V1.encode(), digest_size=16).hexdigest()
         )
-        monkeypatch.setattr(HolographicMemory, "retire", real)
+        monkeypatch.setattr(MemoryTxn, "retire", real)
         done = _ingest(core, doc)
         assert done.changed == 1 and done.chunks == 0
         assert done.superseded == len(_digests(V1) - _digests(V2))

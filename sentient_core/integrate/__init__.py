@@ -16,6 +16,7 @@ from sentient_core.integrate.pipeline import (
     Progress,
     SkippedFile,
     StageTimes,
+    TextBatch,
 )
 
 __all__ = [
@@ -27,4 +28,5 @@ __all__ = [
     "Progress",
     "SkippedFile",
     "StageTimes",
+    "TextBatch",
 ]

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from sentient_core.memory import HolographicMemory, Stored
+from sentient_core.memory import HolographicMemory, MemoryTxn, Stored
 from sentient_core.store import files as store_files
 from sentient_core.store import traces as store_traces
 
@@ -154,5 +154,11 @@ class FileLedger:
                     if other.source != source:
                         own.difference_update(other.trace_ids)
             stale = sorted(own)
-        retired = self.memory.retire(stale, also=lambda txn: store_files.put(txn, record))
+        retired = self.memory.write(lambda tx: _supersede(tx, stale, record))
         summary.superseded += len(retired)
+
+
+def _supersede(tx: MemoryTxn, stale: list[int], record: store_files.FileRecord) -> list[int]:
+    """Write a file's new record and retire its stale traces in ``tx``; the ids retired."""
+    store_files.put(tx.txn, record)
+    return tx.retire(stale)

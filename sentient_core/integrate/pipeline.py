@@ -27,6 +27,13 @@ recallable. Peak memory is bounded by one batch plus one text block.
 
 Idempotence: an unchanged file is skipped, a changed one supersedes its old
 traces (:mod:`sentient_core.integrate.ledger`).
+
+Once, then re-runnable: the stages up to ``code`` change the observer, so they
+run once, outside any transaction; only ``commit`` runs inside one (which the
+store may re-run after growing its map). :meth:`Integrator.prepare_texts` and
+:meth:`Integrator.commit_texts` expose that split, so a caller can commit a
+text's traces together with its own writes (the learner's audit event) in one
+:meth:`~sentient_core.memory.HolographicMemory.write`.
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+
+import msgspec
 
 from sentient_core.errors import ArgumentError
 from sentient_core.ingest import (
@@ -60,8 +69,7 @@ from sentient_core.integrate.summary import (
     SkippedFile,
     StageTimes,
 )
-from sentient_core.memory import HolographicMemory, NewTrace, Stored
-from sentient_core.memory.storing import AlsoWrite
+from sentient_core.memory import HolographicMemory, MemoryTxn, NewTrace, Stored
 from sentient_core.observer import Observer
 from sentient_core.store import StoreFullError, StoreIOError
 
@@ -72,6 +80,7 @@ __all__ = [
     "Progress",
     "SkippedFile",
     "StageTimes",
+    "TextBatch",
 ]
 
 #: Plain-text files above this size are streamed instead of read whole.
@@ -99,6 +108,25 @@ class _Pending:
         self.texts.clear()
         self.sources.clear()
         self.tags.clear()
+
+
+class TextBatch(msgspec.Struct, frozen=True):
+    """Chunks of texts, encoded and observed once, ready to commit (:meth:`Integrator.prepare_texts`).
+
+    Attributes
+    ----------
+    items : tuple of NewTrace
+        One per chunk, in order: code, primes, the observer's SMF orientation
+        after the chunk's tick, topic, keywords, source and tags.
+    bytes : int
+        UTF-8 bytes of the texts.
+    stages : StageTimes
+        Time spent chunking, encoding, finding keywords, observing and assembling.
+    """
+
+    items: tuple[NewTrace, ...]
+    bytes: int
+    stages: StageTimes
 
 
 class Integrator:
@@ -251,13 +279,11 @@ class Integrator:
         *,
         source: str = "",
         tags: tuple[str, ...] | None = None,
-        also: AlsoWrite | None = None,
     ) -> IngestSummary:
         """Chunk and integrate in-memory texts (no file stages); ``tags`` replace the default.
 
-        ``also(txn, stored, known_ids)`` runs inside each commit's transaction
-        (see :meth:`~sentient_core.memory.HolographicMemory.store_unique`): the
-        learner writes the audit event of the traces in the same transaction.
+        Commits every ``batch`` chunks. To commit them together with other
+        writes, use :meth:`prepare_texts` and :meth:`commit_texts`.
 
         ``source`` is stored through :func:`~sentient_core.ingest.safe_path_text`.
         """
@@ -272,10 +298,54 @@ class Integrator:
             for c in chunks:
                 pending.add(c.text, source, tags)
                 if len(pending) >= self.batch:
-                    self._flush(pending, summary, also)
+                    self._flush(pending, summary)
             summary.bytes += len(text.encode())
-        self._flush(pending, summary, also)
+        self._flush(pending, summary)
         summary.seconds = time.perf_counter() - t0
+        return summary
+
+    def prepare_texts(
+        self,
+        texts: Sequence[str],
+        *,
+        source: str = "",
+        tags: tuple[str, ...] | None = None,
+    ) -> TextBatch:
+        """Chunk, encode, observe and assemble ``texts`` as ONE batch (nothing is stored).
+
+        This is the part of :meth:`ingest_texts` that must happen once: the
+        observer is excited and ticked by every chunk here. Store the batch with
+        :meth:`commit_texts` inside a
+        :meth:`~sentient_core.memory.HolographicMemory.write`.
+        """
+        source = safe_path_text(source)
+        stages = StageTimes()
+        pending = _Pending()
+        size = 0
+        for text in texts:
+            t = time.perf_counter()
+            chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
+            stages.chunk += time.perf_counter() - t
+            for c in chunks:
+                pending.add(c.text, source, tags)
+            size += len(text.encode())
+        items = self._assemble(pending, stages) if pending else []
+        return TextBatch(tuple(items), size, stages)
+
+    def commit_texts(self, tx: MemoryTxn, batch: TextBatch) -> IngestSummary:
+        """Store a prepared batch in ``tx`` (memory's copies are not stored again);
+        the summary of this one commit.
+
+        Re-runnable (it only writes through ``tx``), as a function given to
+        :meth:`~sentient_core.memory.HolographicMemory.write` must be. Texts are
+        not files: no file record is written.
+        """
+        t = time.perf_counter()
+        summary = IngestSummary(bytes=batch.bytes, stages=msgspec.structs.replace(batch.stages))
+        if batch.items:
+            _tally(summary, tx.store_unique(batch.items, near=self.near))
+        summary.stages.commit = time.perf_counter() - t
+        summary.seconds = summary.stages.total()
         return summary
 
     # -- stages -------------------------------------------------------------
@@ -398,18 +468,8 @@ class Integrator:
             (heading(x) or " ".join(top[:3]), top[:k]) for x, top in zip(texts, tops, strict=True)
         ]
 
-    def _flush(
-        self, pending: _Pending, summary: IngestSummary, also: AlsoWrite | None = None
-    ) -> list[tuple[str, Stored]]:
-        """Encode, observe, assemble and commit the pending chunks.
-
-        Chunks memory already holds are not stored again
-        (:meth:`~sentient_core.memory.HolographicMemory.store_unique`). Returns
-        ``(source, outcome)`` per chunk.
-        """
-        if not pending:
-            return []
-        st = summary.stages
+    def _assemble(self, pending: _Pending, st: StageTimes) -> list[NewTrace]:
+        """Encode, find keywords, observe (the observer changes) and assemble the chunks."""
         texts = pending.texts
         t = time.perf_counter()
         batch = self.observer.encoder.encode_many(texts)
@@ -448,22 +508,38 @@ class Integrator:
                 )
             )
         st.code += time.perf_counter() - t
+        return items
 
+    def _flush(self, pending: _Pending, summary: IngestSummary) -> list[tuple[str, Stored]]:
+        """Encode, observe, assemble and commit the pending chunks.
+
+        Chunks memory already holds are not stored again
+        (:meth:`~sentient_core.memory.HolographicMemory.store_unique`). Returns
+        ``(source, outcome)`` per chunk.
+        """
+        if not pending:
+            return []
+        items = self._assemble(pending, summary.stages)
         t = time.perf_counter()
         outcomes = self.memory.store_unique(
-            items, near=self.near, also=also, not_a_use=self._files.not_a_use(pending.sources)
+            items, near=self.near, not_a_use=self._files.not_a_use(pending.sources)
         )
-        st.commit += time.perf_counter() - t
-        for o in outcomes:
-            (summary.ids if o.new else summary.known).append(o.record.id)
-        new = sum(o.new for o in outcomes)
-        summary.chunks += new
-        summary.duplicates += len(outcomes) - new
-        summary.commits += 1
+        summary.stages.commit += time.perf_counter() - t
+        _tally(summary, outcomes)
         done = list(zip(pending.sources, outcomes, strict=True))
         self._files.committed(pending.sources, outcomes, summary)
         pending.clear()
         return done
+
+
+def _tally(summary: IngestSummary, outcomes: Sequence[Stored]) -> None:
+    """Count one commit's outcomes into ``summary``."""
+    for o in outcomes:
+        (summary.ids if o.new else summary.known).append(o.record.id)
+    new = sum(o.new for o in outcomes)
+    summary.chunks += new
+    summary.duplicates += len(outcomes) - new
+    summary.commits += 1
 
 
 def _size(path: str) -> int:

@@ -16,18 +16,18 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from sentient_core.events import Emitter, EventBus, IntegrateEvent
+from sentient_core.integrate.summary import IngestSummary
 from sentient_core.learning.passages import passages_of, select
 from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage
 
 if TYPE_CHECKING:
     from sentient_core.autonomy.judge import Judge
-    from sentient_core.integrate import IngestSummary, Integrator
+    from sentient_core.integrate import Integrator
     from sentient_core.learning.chaperone import Chaperone
+    from sentient_core.memory import MemoryTxn
     from sentient_core.observer import Observer
-    from sentient_core.store.records import TraceRecord
-    from sentient_core.store.txn import Txn
 
-__all__ = ["AnswerIntegration", "Integrated"]
+__all__ = ["AnswerIntegration", "Integrated", "PassageIntegrated"]
 
 
 class Integrated(msgspec.Struct):
@@ -67,6 +67,25 @@ class Integrated(msgspec.Struct):
         return self.new_ids[0] if self.new_ids else -1
 
 
+class PassageIntegrated(msgspec.Struct, frozen=True, kw_only=True):
+    """What integrating one passage did (:meth:`AnswerIntegration.integrate_one`).
+
+    Attributes
+    ----------
+    summary : IngestSummary
+        The commit's summary: new trace ids (``ids``), holders (``known``), counts.
+    event : IntegrateEvent or None
+        The passage's integrate event, written with its traces (None: the
+        passage had no text to store, and nothing was written).
+    written : int
+        Pending bus events the same transaction wrote (for :meth:`EventBus.confirm`).
+    """
+
+    summary: IngestSummary
+    event: IntegrateEvent | None = None
+    written: int = 0
+
+
 class AnswerIntegration:
     """Stores the relevant passages of responses (see the module docstring)."""
 
@@ -97,7 +116,8 @@ class AnswerIntegration:
         )
         done = Integrated(relevance=selection.relevance)
         for passage in selection.keep:
-            summary = self.integrate_one(req, passage, response.grounded, selection.relevance, emit)
+            one = self.integrate_one(req, passage, response.grounded, selection.relevance, emit)
+            summary = one.summary
             done.new += summary.chunks
             done.known += summary.duplicates
             if not done.stored:
@@ -117,58 +137,46 @@ class AnswerIntegration:
         grounded: bool,
         relevance: float | None,
         emit: Emitter,
-    ) -> IngestSummary:
+    ) -> PassageIntegrated:
         """Integrate one passage (under its heading) with its integrate event in the
-        traces' own transaction; returns the integrator's summary."""
-        audit = _IntegrateAudit(self, req, passage.source.id, grounded, relevance, emit)
-        summary = self.integrator.ingest_texts(
+        traces' own transaction.
+
+        The passage is chunked, encoded and observed once
+        (:meth:`~sentient_core.integrate.Integrator.prepare_texts`); its traces and
+        its event are then written by one
+        :meth:`~sentient_core.memory.HolographicMemory.write` (which the store may
+        re-run: the event is made afresh each run), and the event is published
+        once that committed.
+        """
+        batch = self.integrator.prepare_texts(
             [passage.shown],
             source=passage.source.id,
             tags=(req.type, req.gap_type or "gap", passage.source.kind),
-            also=audit,
         )
-        self.events.confirm(audit.written, audit.events)
-        return summary
+        if not batch.items:  # no text to store: no transaction, no event
+            return PassageIntegrated(summary=IngestSummary(bytes=batch.bytes, stages=batch.stages))
+        smf = self.observer.orientation()  # after the passage's chunks were observed
 
+        def commit(tx: MemoryTxn) -> PassageIntegrated:
+            summary = self.integrator.commit_texts(tx, batch)
+            new = set(summary.ids)
+            known = tuple(i for i in summary.known if i not in new)  # not repeats of new ones
+            event = emit.make(
+                IntegrateEvent,
+                id=req.id,
+                chunks=summary.chunks,
+                known=len(known),
+                source=passage.source.id,
+                grounded=grounded,
+                relevance=relevance,
+                trace_ids=tuple(summary.ids),
+                known_ids=known,
+                smf=smf,
+            )
+            return PassageIntegrated(
+                summary=summary, event=event, written=self.events.write_in(tx.txn, [event])
+            )
 
-class _IntegrateAudit:
-    """The integrate event of one passage, written in its traces' own transaction.
-
-    Memory calls it inside that transaction (possibly more than once, if the
-    store re-runs it after growing its map); what the last run wrote is kept
-    here for :meth:`EventBus.confirm` once the transaction committed.
-    """
-
-    def __init__(
-        self,
-        owner: AnswerIntegration,
-        req: ChaperoneRequest,
-        source: str,
-        grounded: bool,
-        relevance: float | None,
-        emit: Emitter,
-    ) -> None:
-        self.owner = owner
-        self.req = req
-        self.source = source
-        self.grounded = grounded
-        self.relevance = relevance
-        self.emit = emit
-        self.written = 0
-        self.events: tuple[IntegrateEvent, ...] = ()
-
-    def __call__(self, txn: Txn, stored: list[TraceRecord], known_ids: list[int]) -> None:
-        event = self.emit.make(
-            IntegrateEvent,
-            id=self.req.id,
-            chunks=len(stored),
-            known=len(known_ids),
-            source=self.source,
-            grounded=self.grounded,
-            relevance=self.relevance,
-            trace_ids=tuple(r.id for r in stored),
-            known_ids=tuple(known_ids),
-            smf=self.owner.observer.orientation(),
-        )
-        self.written = self.owner.events.write_in(txn, [event])
-        self.events = (event,)
+        done = self.integrator.memory.write(commit)
+        self.events.confirm(done.written, (done.event,) if done.event is not None else ())
+        return done

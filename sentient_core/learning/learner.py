@@ -538,7 +538,7 @@ class Learner:
     def _meta_store(self, req: ChaperoneRequest, passage: Passage, grounded: bool) -> list[int]:
         """Integrate a passage meta-memory found (a correction): new or known trace ids."""
         emit = self._meta_emit or self._emit
-        summary = self.answers.integrate_one(req, passage, grounded, None, emit)
+        summary = self.answers.integrate_one(req, passage, grounded, None, emit).summary
         return list(summary.ids) or list(summary.known)
 
     def _meta_contradicts(self, question: str, trace_id: int, emit: Emitter) -> bool:

@@ -46,7 +46,9 @@ NEAR_DUPLICATE = 0.95
 """Code cosine at which a learned passage counts as one memory already holds."""
 
 LEARNED_BATCH = 1 << 20
-"""Chunks per commit for learned passages: effectively all of one passage."""
+"""Chunks per commit should the learner's integrator ingest texts in batches
+(``ingest_texts``): effectively all of them. A learned passage is committed whole
+either way (``prepare_texts`` / ``commit_texts``)."""
 
 
 class FetcherSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -183,9 +185,10 @@ def build_learner(
         safety, fetcher, llm=llm, answerer=answerer, events=events, clock=clock, breaker=breaker
     )
     budget = Budget(core.store, s.caps or BudgetCaps.from_env(env), clock=clock, env=env)
-    # One commit per passage (however long: a fetched page is at most 10 MiB), so
-    # its traces and their integrate event commit together; near-duplicates of
-    # what memory holds (code cosine >= 0.95) count as already known.
+    # One commit per passage (however long: a fetched page is at most 10 MiB):
+    # AnswerIntegration prepares it whole and commits its traces with their
+    # integrate event in one memory.write; near-duplicates of what memory holds
+    # (code cosine >= 0.95) count as already known.
     integrator = Integrator(
         core.memory,
         core.observer,

@@ -8,6 +8,9 @@ lexical      the inverted index of the traces' terms: BM25 and the BM25 + cosine
 recall       a query read once (MemoryQuery); exact top-k by relevance (hybrid, BM25, cosine), by SMF, by primes; recent traces
 links        links between traces, spreading activation
 lifecycle    update, retire, prune, decay
+writer       the one writer: lock, commit, in-RAM state, the views it publishes
+storing      storing traces (new only, or every item)
+unit         a unit of work: memory's steps and the caller's writes in one transaction (MemoryTxn)
 holographic  :class:`HolographicMemory`, the public face of all of the above
 
 Efficacy is not retrieval (SPEC §5): recall bumps ``use_count`` and
@@ -32,6 +35,7 @@ from sentient_core.memory.types import (
     Stored,
     UnknownTraceError,
 )
+from sentient_core.memory.unit import MemoryTxn
 
 __all__ = [
     "MEMORY_STATE",
@@ -44,6 +48,7 @@ __all__ = [
     "HolographicMemoryError",
     "MemoryQuery",
     "MemoryState",
+    "MemoryTxn",
     "NewTrace",
     "PrunePolicy",
     "RetiredTraceError",

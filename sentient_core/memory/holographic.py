@@ -16,7 +16,8 @@ Every change is ONE write transaction (:meth:`Store.write`); the mirror is
 changed only after that transaction committed. A failed transaction (an
 exception in it, a full disk) leaves both the store and the mirror as they
 were. Transactions may be re-run by the store after growing the map, so they
-never touch the mirror themselves.
+never touch the mirror themselves. :meth:`HolographicMemory.write` makes a
+caller's own writes part of such a transaction (:mod:`~sentient_core.memory.unit`).
 
 Threads
 -------
@@ -46,6 +47,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -54,14 +56,17 @@ from sentient_core.memory import lifecycle as _lifecycle
 from sentient_core.memory import links as _links
 from sentient_core.memory import recall as _recall
 from sentient_core.memory import storing as _storing
-from sentient_core.memory.types import Hit, NewTrace, PrunePolicy, Stored
+from sentient_core.memory import unit as _unit
+from sentient_core.memory.types import Hit, NewTrace, PrunePolicy, Stored, check_ids
+from sentient_core.memory.unit import MemoryTxn
 from sentient_core.memory.writer import MemoryView, Writer
 from sentient_core.store import traces
 from sentient_core.store.env import Store
 from sentient_core.store.records import LinkRecord, TraceRecord
-from sentient_core.store.txn import Txn
 
-__all__ = ["HolographicMemory"]
+__all__ = ["HolographicMemory", "MemoryTxn"]
+
+T = TypeVar("T")
 
 
 class HolographicMemory:
@@ -200,14 +205,17 @@ class HolographicMemory:
         EncoderMismatchError
             Codes must be computed and the store's codes come from another encoder.
         """
-        return _storing.store_batch(self._w, items)
+        items = list(items)
+        if not items:
+            return []
+        prepared = _storing.prepare(self._w, items)  # encoded outside the lock
+        return self.write(lambda tx: tx.store_batch(prepared))
 
     def store_unique(
         self,
         items: Sequence[NewTrace],
         *,
         near: float | None = None,
-        also: Callable[[Txn, list[TraceRecord], list[int]], None] | None = None,
         not_a_use: Callable[[int, int], bool] | None = None,
     ) -> list[Stored]:
         """Store only the items memory does not hold yet (ONE write transaction).
@@ -225,10 +233,6 @@ class HolographicMemory:
         near : float, optional
             Near-duplicate threshold in (0, 1] (e.g. 0.95); None checks exact
             content only (cheap for large batches).
-        also : callable, optional
-            ``also(txn, stored, known_ids)`` writes more in the same transaction
-            (an audit event naming the traces: they commit together or not at
-            all). It may run again if the store re-runs the transaction.
         not_a_use : callable, optional
             ``not_a_use(i, holder_id)``: True when item ``i`` found in trace
             ``holder_id`` is not a use of it (re-ingesting the file that trace
@@ -239,7 +243,34 @@ class HolographicMemory:
         list of Stored
             One per item, in order: the new trace or the one already holding it.
         """
-        return _storing.store_unique(self._w, items, near, also, not_a_use)
+        items = list(items)
+        if not items:
+            return []
+        _storing.check_near(near)
+        prepared = _storing.prepare(self._w, items)  # encoded outside the lock
+        return self.write(lambda tx: tx.store_unique(prepared, near=near, not_a_use=not_a_use))
+
+    def write(self, fn: Callable[[MemoryTxn], T]) -> T:
+        """Run ``fn(tx)`` as ONE write transaction: memory's steps and the caller's writes.
+
+        ``tx`` is a :class:`~sentient_core.memory.unit.MemoryTxn`: ``tx.txn`` is the
+        store transaction (for the caller's own writes: a file record, an audit
+        event), and ``tx.store_unique``, ``tx.store_batch`` and ``tx.retire`` are
+        memory's steps, returning what they did. Everything commits together or
+        not at all; the mirror takes the changes after the commit. ``fn``'s
+        return value is returned.
+
+        ``fn`` must be re-runnable: after growing the map the store runs it again
+        from scratch with a fresh ``tx`` (see :mod:`~sentient_core.memory.unit`).
+        Do what must happen once (encoding, observing, publishing) outside it.
+
+        Raises
+        ------
+        StoreUsageError
+            Read-only store, or a write (``write``, ``store``, ``retire``, ...)
+            started from inside ``fn``.
+        """
+        return _unit.write(self._w, fn)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -490,12 +521,12 @@ class HolographicMemory:
         """
         _lifecycle.update(self._w, records)
 
-    def retire(self, ids: Iterable[int], *, also: Callable[[Txn], None] | None = None) -> list[int]:
+    def retire(self, ids: Iterable[int]) -> list[int]:
         """Retire traces (one write transaction): mark them, mask them, delete their links.
 
         Retired traces stay in the store (their rows too) and can be read with
-        :meth:`get`, but are never recalled, listed or linked again. ``also(txn)``
-        runs in the same transaction (ingest writes a changed file's record there).
+        :meth:`get`, but are never recalled, listed or linked again. To retire
+        together with other writes, use ``tx.retire`` inside :meth:`write`.
 
         Returns
         -------
@@ -507,7 +538,8 @@ class HolographicMemory:
         UnknownTraceError
             An id is not a trace.
         """
-        return _lifecycle.retire(self._w, ids, also)
+        wanted = check_ids(ids, "ids")
+        return self.write(lambda tx: tx.retire(wanted)) if wanted else []
 
     def prune(self, policy: PrunePolicy) -> list[int]:
         """Retire the lowest-value traces beyond ``policy.max_active`` (one write transaction).

@@ -17,8 +17,7 @@ after changing records behind its back).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 import msgspec
 import numpy as np
@@ -33,18 +32,15 @@ from sentient_core.memory.types import (
     MemoryState,
     PrunePolicy,
     UnknownTraceError,
-    check_ids,
     encode_policy,
     read_state,
     write_state,
 )
+from sentient_core.memory.writer import Change, Writer
 from sentient_core.store import content, traces
 from sentient_core.store import links as store_links
 from sentient_core.store.records import TraceRecord
 from sentient_core.store.txn import Txn
-
-if TYPE_CHECKING:
-    from sentient_core.memory.writer import Writer
 
 __all__ = ["decay", "prune", "retire", "update"]
 
@@ -81,43 +77,28 @@ def update(w: Writer, records: Sequence[TraceRecord]) -> None:
     w.commit(write, mirror_it)
 
 
-def retire(w: Writer, ids: Iterable[int], also: Callable[[Txn], None] | None = None) -> list[int]:
-    """See :meth:`HolographicMemory.retire`."""
-    wanted = sorted(set(check_ids(ids, "ids")))
-    if not wanted and also is None:
-        return []
+def retire(txn: Txn, wanted: list[int]) -> tuple[list[int], Change]:
+    """Retire the traces ``wanted`` (sorted, distinct) in ``txn`` (see
+    :meth:`HolographicMemory.retire`); the ids retired and the in-RAM update owed."""
     replace = msgspec.structs.replace
-
-    def write(txn: Txn) -> tuple[list[TraceRecord], MemoryState]:
-        done = []
-        for tid in wanted:
-            rec = traces.get(txn, tid)
-            if rec is None:
-                raise UnknownTraceError(f"no trace {tid} in the store at {txn.store.path}")
-            if rec.retired:
-                continue
-            new = replace(rec, retired=True)
-            traces.update(txn, new)
-            # Its text is no longer held: storing it again later is new knowledge.
-            content.remove(txn, content.digest(rec.text), rec.id)
-            done.append(new)
-        if also is not None:
-            also(txn)
-        if not done:
-            return done, read_state(txn)
-        store_links.delete_touching(txn, {r.id for r in done})
-        state = read_state(txn)
-        state = replace(state, generation=state.generation + 1)
-        write_state(txn, state)
-        return done, state
-
-    def mirror_it(m: Mirror, result: tuple[list[TraceRecord], MemoryState]) -> None:
-        done, state = result
-        m.mask([r.row for r in done])
-        w.state = state
-
-    done, _ = w.commit(write, mirror_it)
-    return [r.id for r in done]
+    done = []
+    for tid in wanted:
+        rec = traces.get(txn, tid)
+        if rec is None:
+            raise UnknownTraceError(f"no trace {tid} in the store at {txn.store.path}")
+        if rec.retired:
+            continue
+        traces.update(txn, replace(rec, retired=True))
+        # Its text is no longer held: storing it again later is new knowledge.
+        content.remove(txn, content.digest(rec.text), rec.id)
+        done.append(rec)
+    if not done:
+        return [], Change()
+    store_links.delete_touching(txn, {r.id for r in done})
+    state = read_state(txn)
+    state = replace(state, generation=state.generation + 1)
+    write_state(txn, state)
+    return [r.id for r in done], Change(masked=tuple(r.row for r in done), state=state)
 
 
 def prune(w: Writer, policy: PrunePolicy) -> list[int]:
@@ -141,7 +122,9 @@ def prune(w: Writer, policy: PrunePolicy) -> list[int]:
         cand = cand[m.strength[cand] < policy.min_strength]
         order = np.lexsort((cand, m.last_access[cand], m.strength[cand]))
         victims = cand[order][:excess]
-        return retire(w, m.row_id[victims].tolist())
+        ids = sorted(m.row_id[victims].tolist())
+        retired, _ = w.commit(lambda txn: retire(txn, ids), lambda _, out: w.apply([out[1]]))
+        return retired
 
 
 def decay(w: Writer, now: float | None, half_life_days: float) -> int:

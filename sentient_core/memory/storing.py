@@ -1,4 +1,9 @@
-"""Storing traces: codes and primes computed in one encoder call, one write transaction.
+"""Storing traces: codes and primes computed in one encoder call, stored in one transaction.
+
+:func:`prepare` checks and encodes items (outside any transaction). The steps
+run inside a unit of work's transaction (:mod:`~sentient_core.memory.unit`) and
+return what they stored with the in-RAM update they owe
+(:class:`~sentient_core.memory.writer.Change`).
 
 :func:`store_batch` stores every item. :func:`store_unique` stores only what is
 new: an item whose text an active trace already holds (the store's content
@@ -12,7 +17,6 @@ instead, in the same transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
@@ -21,12 +25,10 @@ from sentient_core.analysis import shared_shingles, shingles
 from sentient_core.encoder import TextEncoder
 from sentient_core.errors import ArgumentError
 from sentient_core.memory import terms as mem_terms
-from sentient_core.memory.mirror import Mirror
 from sentient_core.memory.types import (
     E0,
     NEAR_CANDIDATES,
     NEAR_SHINGLES,
-    MemoryState,
     NewTrace,
     Stored,
     as_code,
@@ -35,21 +37,19 @@ from sentient_core.memory.types import (
     unique_primes,
     write_state,
 )
+from sentient_core.memory.writer import Change, Writer
 from sentient_core.store import content, traces
-from sentient_core.store.columns import TraceColumns
 from sentient_core.store.records import TraceRecord
 from sentient_core.store.txn import Txn
 from sentient_kernels import holographic
 from sentient_kernels.lexical import TermCounts
 
-if TYPE_CHECKING:
-    from sentient_core.memory.writer import Writer
-
-__all__ = ["store_batch", "store_unique"]
+__all__ = ["Prepared", "check_near", "prepare", "store_batch", "store_unique"]
 
 
-class _Prepared(msgspec.Struct, frozen=True):
-    """Records, unit codes and terms ready to store, and the encoder stamp to write (if any)."""
+class Prepared(msgspec.Struct, frozen=True):
+    """Items checked and encoded, ready to store: records, unit codes and terms, and the
+    encoder stamp to write (if any). Made outside the transaction (:func:`prepare`)."""
 
     records: list[TraceRecord]
     codes: np.ndarray
@@ -57,8 +57,9 @@ class _Prepared(msgspec.Struct, frozen=True):
     stamp: TextEncoder | None
 
 
-def _prepare(w: Writer, items: list[NewTrace]) -> _Prepared:
+def prepare(w: Writer, items: Sequence[NewTrace]) -> Prepared:
     """Check the items; compute missing codes and primes in one encoder call."""
+    items = list(items)
     for i, it in enumerate(items):
         check_new_trace(i, it)
     dim = w.store.code_dim
@@ -109,72 +110,37 @@ def _prepare(w: Writer, items: list[NewTrace]) -> _Prepared:
         )
         for i, it in enumerate(items)
     ]
-    return _Prepared(records, codes, mem_terms.count([it.text for it in items]), stamp)
+    return Prepared(records, codes, mem_terms.count([it.text for it in items]), stamp)
 
 
-AlsoWrite = Callable[[Txn, list[TraceRecord], list[int]], None]
-"""``also(txn, stored, known_ids)``: more writes for the same transaction (e.g. an
-audit event naming the stored traces). It may run more than once if the store
-re-runs the transaction after growing its map; only the last run commits."""
+def _append(
+    w: Writer, txn: Txn, prepared: Prepared, keep: list[int]
+) -> tuple[list[TraceRecord], Change]:
+    """Append the records of ``prepared`` at positions ``keep`` in ``txn``, with their terms.
 
-
-def _commit(
-    w: Writer,
-    prepared: _Prepared,
-    select: Callable[[Txn], tuple[list[int], Any]] | None = None,
-    also: AlsoWrite | None = None,
-    known: Callable[[Any], list[int]] = lambda extra: [],
-) -> tuple[list[TraceRecord], list[int], Any]:
-    """Append prepared records in one transaction and mirror them.
-
-    ``select(txn)`` (run first, inside the transaction) says which positions to
-    append and returns extra data; without it every record is appended.
-    ``also(txn, stored, known(extra))`` runs last, in the same transaction.
-    Returns the stored records, their positions in ``prepared`` and the extra data.
+    Returns the stored records and the in-RAM update they owe after the commit.
     """
-    stamp = prepared.stamp
-    everything = list(range(len(prepared.records)))
-
-    def write(txn: Txn) -> tuple[list[TraceRecord], list[int], MemoryState | None, Any, Any]:
-        keep, extra = select(txn) if select is not None else (everything, None)
-        records = [prepared.records[i] for i in keep]
-        state = None
-        if stamp is not None and records:
-            state = msgspec.structs.replace(
-                read_state(txn), encoder=stamp.name, encoder_fingerprint=stamp.fingerprint
-            )
-            write_state(txn, state)
-        stored = traces.append(txn, records, prepared.codes[keep]) if records else []
-        if also is not None:
-            also(txn, stored, known(extra))
-        # Their terms, in the same transaction (the lexical index is built from them).
-        counts = mem_terms.select(prepared.terms, keep)
-        mem_terms.write(txn, [r.id for r in stored], counts)
-        return stored, keep, state, extra, counts
-
-    def mirror_it(m: Mirror, result: tuple[list[TraceRecord], list[int], Any, Any, Any]) -> None:
-        stored, keep, state, _, counts = result
-        if state is not None:
-            w.state = state
-        if not stored:
-            return
-        if stored[0].row != m.n or stored[0].id != w.next_id:
-            w.refresh(False)  # rows committed around us: read everything up to now
-            return
-        w.append(TraceColumns.of_records(stored), prepared.codes[keep], stored[-1].row + 1, counts)
-        w.next_id = stored[-1].id + 1
-
-    stored, keep, _, extra, _ = w.commit(write, mirror_it)
-    return stored, keep, extra
+    records = [prepared.records[i] for i in keep]
+    if not records:
+        return [], Change()
+    state = None
+    if prepared.stamp is not None:
+        stamp = prepared.stamp
+        state = msgspec.structs.replace(
+            read_state(txn), encoder=stamp.name, encoder_fingerprint=stamp.fingerprint
+        )
+        write_state(txn, state)
+    codes = prepared.codes[keep]
+    stored = traces.append(txn, records, codes)
+    # Their terms, in the same transaction (the lexical index is built from them).
+    counts = mem_terms.select(prepared.terms, keep)
+    mem_terms.write(txn, [r.id for r in stored], counts)
+    return stored, Change(stored=stored, codes=codes, counts=counts, state=state)
 
 
-def store_batch(w: Writer, items: Sequence[NewTrace]) -> list[TraceRecord]:
-    """See :meth:`HolographicMemory.store_batch`."""
-    items = list(items)
-    if not items:
-        return []
-    stored, _, _ = _commit(w, _prepare(w, items))
-    return stored
+def store_batch(w: Writer, txn: Txn, prepared: Prepared) -> tuple[list[TraceRecord], Change]:
+    """Store every prepared item in ``txn`` (see :meth:`HolographicMemory.store_batch`)."""
+    return _append(w, txn, prepared, list(range(len(prepared.records))))
 
 
 def _most_shared(txn: Txn, text: str, candidates: list[int]) -> tuple[int | None, float]:
@@ -191,81 +157,85 @@ def _most_shared(txn: Txn, text: str, candidates: list[int]) -> tuple[int | None
     return best
 
 
-def store_unique(
-    w: Writer,
-    items: Sequence[NewTrace],
-    near: float | None,
-    also: AlsoWrite | None = None,
-    not_a_use: Callable[[int, int], bool] | None = None,
-) -> list[Stored]:
-    """See :meth:`HolographicMemory.store_unique`."""
-    items = list(items)
-    if not items:
-        return []
+def check_near(near: object) -> None:
+    """``near`` is None or a threshold in (0, 1] (else ArgumentError)."""
     if near is not None and (
         isinstance(near, bool) or not isinstance(near, (int, float)) or not 0.0 < near <= 1.0
     ):
         raise ArgumentError(f"near must be in (0, 1] or None, got {near!r}")
-    prepared = _prepare(w, items)
-    digests = [content.digest(it.text) for it in items]
-    # Near-duplicates: the best match of each new code among the active traces.
+
+
+def _close(
+    w: Writer, prepared: Prepared, near: float | None
+) -> tuple[dict[int, tuple[int, float]], dict[int, list[int]]]:
+    """Near-duplicate candidates over the mirror: per item, the active trace within
+    ``near`` cosine (and the cosine), else its nearest traces for the shingle check."""
     close: dict[int, tuple[int, float]] = {}
-    nearby: dict[int, list[int]] = {}  # the nearest codes' traces, for the shingle check
+    nearby: dict[int, list[int]] = {}
     m = w.mirror
-    if near is not None and m.n:
-        rows, scores = holographic.topk_cosine_batch(
-            m.codes[: m.n], prepared.codes, NEAR_CANDIDATES, normalized=True, valid=m.valid[: m.n]
-        )
-        for i in range(len(items)):
-            if not (rows[i].size and prepared.codes[i].any()):
-                continue
-            if scores[i][0] >= near:
-                close[i] = (int(m.row_id[rows[i][0]]), float(scores[i][0]))
-            else:
-                nearby[i] = [int(t) for t in m.row_id[rows[i]].tolist()]
-    now = float(w.clock())
-
-    def select(txn: Txn) -> tuple[list[int], tuple[list[tuple[int, str]], dict[int, TraceRecord]]]:
-        """Each item: new, or the active trace already holding it (whose use count goes up)."""
-        plan: list[tuple[int, str]] = []  # (holder id, or -1 new, or -2-j same as item j)
-        first: dict[bytes, int] = {}
-        holders: dict[int, TraceRecord] = {}
-        used: set[int] = set()
-        for i, key in enumerate(digests):
-            tid = content.lookup(txn, key)
-            why = f"same content as trace {tid}"
-            if tid is None and i in close:
-                tid, cos = close[i]
-                why = f"near-duplicate of trace {tid} (code cosine {cos:.3f})"
-            elif tid is None and i in nearby:
-                tid, shared = _most_shared(txn, items[i].text, nearby[i])
-                why = f"near-duplicate of trace {tid} (shares {shared:.2f} of its 5-word shingles)"
-            rec = None if tid is None else (holders.get(tid) or traces.get(txn, tid))
-            if rec is not None and not rec.retired:
-                plan.append((rec.id, why))
-                holders[rec.id] = rec
-                if not_a_use is None or not not_a_use(i, rec.id):
-                    used.add(rec.id)
-            elif key in first:
-                plan.append((-2 - first[key], "repeated in this batch"))
-            else:
-                first[key] = i
-                plan.append((-1, ""))
-        for tid, rec in list(holders.items()):
-            if tid not in used:
-                continue
-            bumped = msgspec.structs.replace(rec, use_count=rec.use_count + 1, last_access=now)
-            traces.update(txn, bumped)
-            holders[tid] = bumped
-        return [i for i, (tid, _) in enumerate(plan) if tid == -1], (plan, holders)
-
-    stored, keep, (plan, holders) = _commit(
-        w,
-        prepared,
-        select,
-        also,
-        known=lambda extra: [tid for tid, _ in extra[0] if tid >= 0],
+    if near is None or not m.n:
+        return close, nearby
+    rows, scores = holographic.topk_cosine_batch(
+        m.codes[: m.n], prepared.codes, NEAR_CANDIDATES, normalized=True, valid=m.valid[: m.n]
     )
+    for i in range(len(prepared.records)):
+        if not (rows[i].size and prepared.codes[i].any()):
+            continue
+        if scores[i][0] >= near:
+            close[i] = (int(m.row_id[rows[i][0]]), float(scores[i][0]))
+        else:
+            nearby[i] = [int(t) for t in m.row_id[rows[i]].tolist()]
+    return close, nearby
+
+
+def store_unique(
+    w: Writer,
+    txn: Txn,
+    prepared: Prepared,
+    near: float | None,
+    not_a_use: Callable[[int, int], bool] | None = None,
+) -> tuple[list[Stored], Change]:
+    """Store the prepared items memory does not hold yet, in ``txn`` (see
+    :meth:`HolographicMemory.store_unique`); the outcomes and the in-RAM update owed."""
+    records = prepared.records
+    if not records:
+        return [], Change()
+    close, nearby = _close(w, prepared, near)
+    now = float(w.clock())
+    # Each item: new, or the active trace already holding it (whose use count goes up).
+    plan: list[tuple[int, str]] = []  # (holder id, or -1 new, or -2-j same as item j)
+    first: dict[bytes, int] = {}
+    holders: dict[int, TraceRecord] = {}
+    used: set[int] = set()
+    for i, rec_i in enumerate(records):
+        key = content.digest(rec_i.text)
+        tid = content.lookup(txn, key)
+        why = f"same content as trace {tid}"
+        if tid is None and i in close:
+            tid, cos = close[i]
+            why = f"near-duplicate of trace {tid} (code cosine {cos:.3f})"
+        elif tid is None and i in nearby:
+            tid, shared = _most_shared(txn, rec_i.text, nearby[i])
+            why = f"near-duplicate of trace {tid} (shares {shared:.2f} of its 5-word shingles)"
+        rec = None if tid is None else (holders.get(tid) or traces.get(txn, tid))
+        if rec is not None and not rec.retired:
+            plan.append((rec.id, why))
+            holders[rec.id] = rec
+            if not_a_use is None or not not_a_use(i, rec.id):
+                used.add(rec.id)
+        elif key in first:
+            plan.append((-2 - first[key], "repeated in this batch"))
+        else:
+            first[key] = i
+            plan.append((-1, ""))
+    for tid, rec in list(holders.items()):
+        if tid not in used:
+            continue
+        bumped = msgspec.structs.replace(rec, use_count=rec.use_count + 1, last_access=now)
+        traces.update(txn, bumped)
+        holders[tid] = bumped
+    keep = [i for i, (tid, _) in enumerate(plan) if tid == -1]
+    stored, change = _append(w, txn, prepared, keep)
     new_by_item = dict(zip(keep, stored, strict=True))
     out: list[Stored] = []
     for i, (tid, why) in enumerate(plan):
@@ -275,4 +245,4 @@ def store_unique(
             out.append(Stored(record=new_by_item[-2 - tid], new=False, reason=why))
         else:
             out.append(Stored(record=holders[tid], new=False, reason=why))
-    return out
+    return out, change

@@ -5,7 +5,9 @@ memory's state record and the current in-RAM indexes (the
 :class:`~sentient_core.memory.mirror.Mirror`, the prime index and the lexical
 index). Every change is one call to :meth:`Writer.commit`: one write
 transaction, then (lock still held) the in-RAM update, so updates happen in
-commit order and a failed transaction leaves RAM as it was.
+commit order and a failed transaction leaves RAM as it was. The steps of a
+unit of work (:mod:`~sentient_core.memory.unit`) describe their in-RAM update
+as :class:`Change` values, which :meth:`Writer.apply` makes after the commit.
 
 Readers never see the writer's attributes move under them: :meth:`Writer.view`
 hands out a :class:`MemoryView`, one generation of the read state (the
@@ -23,9 +25,10 @@ writer. Nothing outside this package touches either's internals.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
+import msgspec
 import numpy as np
 
 from sentient_core.encoder import TextEncoder, get_encoder
@@ -36,13 +39,14 @@ from sentient_core.memory.types import EncoderMismatchError, MemoryState, read_s
 from sentient_core.store import codes as store_codes
 from sentient_core.store import traces
 from sentient_core.store.columns import TraceColumns
+from sentient_core.store.records import TraceRecord
 from sentient_kernels.lexical import TermCounts
 
 if TYPE_CHECKING:
     from sentient_core.store.env import Store
     from sentient_core.store.txn import Txn
 
-__all__ = ["MemoryView", "Writer"]
+__all__ = ["Change", "MemoryView", "Writer"]
 
 T = TypeVar("T")
 
@@ -100,6 +104,28 @@ class MemoryView:
     def valid(self) -> np.ndarray:
         """1 for the rows of active traces (uint8), for the published rows."""
         return self.mirror.valid[: self.n]
+
+
+class Change(msgspec.Struct, frozen=True):
+    """The in-RAM update one memory step owes once its transaction committed.
+
+    Attributes
+    ----------
+    stored : list of TraceRecord
+        Traces appended (in row order), with their unit ``codes`` and term ``counts``.
+    codes : ndarray (len(stored), code_dim) or None
+    counts : TermCounts or None
+    masked : tuple of int
+        Rows of traces retired.
+    state : MemoryState or None
+        Memory's state record as the step wrote it (None: unchanged).
+    """
+
+    stored: list[TraceRecord] = []
+    codes: np.ndarray | None = None
+    counts: TermCounts | None = None
+    masked: tuple[int, ...] = ()
+    state: MemoryState | None = None
 
 
 class Writer:
@@ -181,6 +207,27 @@ class Writer:
             if mirror is not None:
                 mirror(self.mirror, result)
             return result
+
+    def apply(self, changes: Sequence[Change]) -> None:
+        """Make the in-RAM updates of committed steps, in the order they ran (under the lock)."""
+        with self.lock:
+            for change in changes:
+                if change.state is not None:
+                    self.state = change.state
+                stored = change.stored
+                if stored and stored[0].row == self.mirror.n and stored[0].id == self.next_id:
+                    assert change.codes is not None and change.counts is not None
+                    self.append(
+                        TraceColumns.of_records(stored),
+                        change.codes,
+                        stored[-1].row + 1,
+                        change.counts,
+                    )
+                    self.next_id = stored[-1].id + 1
+                elif stored:
+                    self.refresh(False)  # rows committed around us: read everything up to now
+                if change.masked:
+                    self.mirror.mask(list(change.masked))
 
     def mask(self, rows: list[int], seen: Mirror) -> None:
         """Mask ``rows`` (traces found retired by another process) in the current

@@ -27,8 +27,7 @@ from sentient_core.metamemory.wisdom import WisdomBook, WisdomRecord
 
 if TYPE_CHECKING:
     from sentient_core.events import Emitter
-    from sentient_core.memory import HolographicMemory
-    from sentient_core.store.txn import Txn
+    from sentient_core.memory import HolographicMemory, MemoryTxn
 
 __all__ = ["MetaMemory", "Observation"]
 
@@ -40,6 +39,16 @@ class Observation(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     credit: CreditResult
     sources: tuple[SourceDecision, ...]
     wisdom: WisdomRecord
+
+
+class _Observed(msgspec.Struct, frozen=True):
+    """What :meth:`MetaMemory.observe`'s transaction wrote besides credit: the
+    recorded event, the source decisions, the wisdom cluster before and after."""
+
+    event: SurpriseEvent
+    decisions: tuple[SourceDecision, ...]
+    before: WisdomRecord | None
+    cluster: WisdomRecord
 
 
 class MetaMemory:
@@ -72,6 +81,7 @@ class MetaMemory:
         clock: Callable[[], float] = time.time,
     ) -> None:
         store = memory.datastore
+        self._memory = memory
         self._store = store
         self.surprises = SurpriseLog(store, emit=emit, clock=clock)
         self.credit = CreditBook(memory, emit=emit, clock=clock)
@@ -93,26 +103,28 @@ class MetaMemory:
         check_event(event)
         with self._store.read() as txn:
             planned = msgspec.structs.replace(event, id=EVENTS.next_id(txn))
-        done: list[tuple[SurpriseEvent, list[SourceDecision], WisdomRecord | None, WisdomRecord]]
-        done = []
+        plan = self.credit.plan(signals_of([planned]))
 
-        def also(txn: Txn) -> None:
-            stored = self.surprises.record_in(txn, event)
+        def write(tx: MemoryTxn) -> _Observed:
+            self.credit.write_in(tx, plan)
+            stored = self.surprises.record_in(tx.txn, event)
             if stored.id != planned.id:
                 raise CreditConflictError(
                     f"surprise log moved while observing (id {stored.id}, planned {planned.id})"
                 )
-            decided = self.sources.observe_in(txn, stored)
-            old, new = self.wisdom.observe_in(txn, stored)
-            done[:] = [(stored, decided, old, new)]
+            decided = self.sources.observe_in(tx.txn, stored)
+            before, cluster = self.wisdom.observe_in(tx.txn, stored)
+            return _Observed(stored, tuple(decided), before, cluster)
 
-        result = self.credit.apply(signals_of([planned]), also=also)
-        stored, decisions, before, cluster = done[0]
-        self.surprises.noted([stored])
-        self.sources.noted(decisions)
-        self.wisdom.noted(before, cluster)
-        cluster = self.advance(cluster) or cluster
-        return Observation(event=stored, credit=result, sources=tuple(decisions), wisdom=cluster)
+        seen = self._memory.write(write)
+        self.credit.committed(plan)
+        self.surprises.noted([seen.event])
+        self.sources.noted(seen.decisions)
+        self.wisdom.noted(seen.before, seen.cluster)
+        cluster = self.advance(seen.cluster) or seen.cluster
+        return Observation(
+            event=seen.event, credit=plan.result, sources=seen.decisions, wisdom=cluster
+        )
 
     def advance(self, record: WisdomRecord) -> WisdomRecord | None:
         """Offer a wisdom record its next promotion, citing its domain's resolved debts

@@ -17,14 +17,17 @@ One batch, one transaction
     :meth:`CreditBook.apply` turns signals into strength changes with ONE
     call of :func:`sentient_kernels.credit.apply_events` per round (a round holds at
     most one signal per trace, so the gate openings of each signal can be
-    told apart; usually one round). The new strengths, the credit records, the
-    floor records and whatever ``also(txn)`` writes (the surprise events
-    themselves, say) commit in one write transaction, which is
-    :meth:`HolographicMemory.retire` when a trace reaches the floor, so the
-    retirement is part of it. The memory's mirror then takes the new
-    strengths through :meth:`HolographicMemory.update` (the same values
-    written again; if the process dies in between, the mirror is rebuilt from
-    the store at the next open anyway).
+    told apart; usually one round). It is three steps: :meth:`CreditBook.plan`
+    computes the batch from a snapshot (no RAM state changes);
+    :meth:`CreditBook.write_in` writes it inside a
+    :meth:`HolographicMemory.write` — the new strengths, the credit records, the
+    floor records and the retirement of the traces at the floor, with whatever
+    else the caller writes there (the surprise events themselves, say), all in
+    one transaction; :meth:`CreditBook.committed` then updates the RAM arrays,
+    counters and events. The memory's mirror takes the new strengths through
+    :meth:`HolographicMemory.update` (the same values written again; if the
+    process dies in between, the mirror is rebuilt from the store at the next
+    open anyway).
 
 The floor
     A trace pushed to the floor (strength 0.05) by a negative gate opening is
@@ -60,7 +63,7 @@ from sentient_kernels import credit as credit_kernels
 
 if TYPE_CHECKING:
     from sentient_core.events import Emitter
-    from sentient_core.memory import HolographicMemory
+    from sentient_core.memory import HolographicMemory, MemoryTxn
     from sentient_core.metamemory.surprise import SurpriseEvent
     from sentient_core.store.txn import Txn
 
@@ -69,6 +72,7 @@ __all__ = [
     "FLOORS",
     "RUN_TO_FULL",
     "CreditBook",
+    "CreditPlan",
     "CreditRecord",
     "CreditResult",
     "CreditSignal",
@@ -197,8 +201,9 @@ def _check_signals(signals: Iterable[CreditSignal]) -> list[CreditSignal]:
     return out
 
 
-class _Plan(msgspec.Struct, frozen=True):
-    """A computed batch, written by one transaction (no RAM state touched before commit)."""
+class CreditPlan(msgspec.Struct, frozen=True):
+    """A computed batch (:meth:`CreditBook.plan`), written by one transaction
+    (:meth:`CreditBook.write_in`); no RAM state is touched before it committed."""
 
     result: CreditResult
     before: dict[int, TraceRecord]
@@ -296,22 +301,16 @@ class CreditBook:
 
     # -- applying ----------------------------------------------------------------------------
 
-    def apply_events(
-        self, events: Sequence[SurpriseEvent], *, also: Callable[[Txn], None] | None = None
-    ) -> CreditResult:
+    def apply_events(self, events: Sequence[SurpriseEvent]) -> CreditResult:
         """Apply the signals of recorded surprise events (:func:`signals_of`)."""
-        return self.apply(signals_of(events), also=also)
+        return self.apply(signals_of(events))
 
-    def apply(
-        self, signals: Iterable[CreditSignal], *, also: Callable[[Txn], None] | None = None
-    ) -> CreditResult:
+    def apply(self, signals: Iterable[CreditSignal]) -> CreditResult:
         """Apply credit signals in order, in one write transaction.
 
         Parameters
         ----------
         signals : iterable of CreditSignal
-        also : callable, optional
-            ``also(txn)`` runs in the same transaction (it must be re-runnable).
 
         Returns
         -------
@@ -323,6 +322,17 @@ class CreditBook:
             A trace's strength or status changed between planning and writing
             (another writer); nothing was written.
         """
+        plan = self.plan(signals)
+        self._memory.write(lambda tx: self.write_in(tx, plan))
+        self.committed(plan)
+        return plan.result
+
+    def plan(self, signals: Iterable[CreditSignal]) -> CreditPlan:
+        """Compute what ``signals`` change, from a snapshot; nothing is written.
+
+        Write the plan with :meth:`write_in` inside a
+        :meth:`HolographicMemory.write`, then call :meth:`committed`.
+        """
         sigs = _check_signals(signals)
         self._counts.add("batches")
         self._counts.add("signals_in", len(sigs))
@@ -333,22 +343,24 @@ class CreditBook:
                 rec = traces.get(txn, tid)
                 if rec is not None and not rec.retired:
                     before[tid] = rec
-        plan = self._plan(sigs, before)
+        return self._plan(sigs, before)
+
+    def write_in(self, tx: MemoryTxn, plan: CreditPlan) -> None:
+        """Write ``plan`` in ``tx``: retire the traces at the floor, then the new
+        strengths, credit records and floor records. Re-runnable (it writes only
+        through ``tx``).
+
+        Raises
+        ------
+        CreditConflictError
+            A planned trace changed since the plan's snapshot (the transaction
+            must not commit).
+        """
         floor_ids = [f.trace for f in plan.floors]
+        tx.retire(floor_ids)
+        self._write(tx.txn, plan, set(floor_ids))
 
-        def write(txn: Txn) -> None:
-            self._write(txn, plan, set(floor_ids))
-            if also is not None:
-                also(txn)
-
-        if floor_ids:
-            self._memory.retire(floor_ids, also=write)
-        else:
-            self._store.write(write)
-        self._commit(plan)
-        return plan.result
-
-    def _plan(self, sigs: list[CreditSignal], before: dict[int, TraceRecord]) -> _Plan:
+    def _plan(self, sigs: list[CreditSignal], before: dict[int, TraceRecord]) -> CreditPlan:
         live = [s for s in sigs if s.trace in before]
         skipped = tuple(dict.fromkeys(s.trace for s in sigs if s.trace not in before))
         order = list(dict.fromkeys(s.trace for s in live))
@@ -409,7 +421,7 @@ class CreditBook:
             superseded=tuple((f.trace, f.superseded_by) for f in floors if f.superseded_by >= 0),
             deltas=tuple(float(d) for d in deltas),
         )
-        return _Plan(result, before, strength, records, floors)
+        return CreditPlan(result, before, strength, records, floors)
 
     def _floors(
         self,
@@ -462,7 +474,7 @@ class CreditBook:
             )
         return tuple(floors)
 
-    def _write(self, txn: Txn, plan: _Plan, floor_ids: set[int]) -> None:
+    def _write(self, txn: Txn, plan: CreditPlan, floor_ids: set[int]) -> None:
         replace = msgspec.structs.replace
         for tid, old in plan.before.items():
             rec = traces.get(txn, tid)
@@ -482,8 +494,9 @@ class CreditBook:
         for floor in plan.floors:
             FLOORS.put(txn, floor)
 
-    def _commit(self, plan: _Plan) -> None:
-        """After the transaction committed: RAM arrays, the mirror, counters, events."""
+    def committed(self, plan: CreditPlan) -> None:
+        """After :meth:`write_in`'s transaction committed: RAM arrays, the mirror,
+        counters, events."""
         self.version += 1
         for rec in plan.credit_records:
             self.credit[rec.row] = rec.credit
