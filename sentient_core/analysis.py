@@ -203,6 +203,9 @@ class QueryWords(NamedTuple):
         underscore, ``.:-~+`` stripped from their ends, at least three characters.
     run_tokens : frozenset of str
         The tokens inside those runs.
+    modifiers : frozenset of str
+        Tokens that qualify rather than name a subject: month names (part of a
+        date) and adverbs (:func:`is_adverb`).
     """
 
     text: str
@@ -214,6 +217,7 @@ class QueryWords(NamedTuple):
     asks_for: tuple[str, ...]
     runs: tuple[str, ...]
     run_tokens: frozenset[str]
+    modifiers: frozenset[str] = frozenset()
 
 
 @functools.lru_cache(maxsize=1 << 12)
@@ -245,6 +249,7 @@ def query_words(text: str) -> QueryWords:
         asks_for=tuple(m.group(1).casefold() for m in _ASKS_FOR.finditer(text)),
         runs=tuple(runs),
         run_tokens=frozenset(inside),
+        modifiers=frozenset(t for t in tokens if t in MONTHS or is_adverb(t)),
     )
 
 

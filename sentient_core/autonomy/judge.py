@@ -312,12 +312,12 @@ class Judge:
             )
         # "What is known about X?" answered by a line that only names X says nothing; a
         # precise question ("Where do quokkas live?") may rightly have a short answer.
-        said = substance(o.question, o.answer) if overview_subject(o.question) else THIN_TERMS
-        if said < THIN_TERMS:
+        beyond = substance(o.question, o.answer) if overview_subject(o.question) else THIN_TERMS
+        if beyond < THIN_TERMS:
             return _v(
                 "could_not_verify",
                 "deterministic",
-                f"thin: the stored passage says {said} thing(s) beyond the question's own"
+                f"thin: the stored passage says {beyond} thing(s) beyond the question's own"
                 f" words (< {THIN_TERMS}); {o.integrated_chunks} chunk(s) stored, not counted"
                 " as learned",
             )

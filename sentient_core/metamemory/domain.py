@@ -32,15 +32,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from sentient_core.analysis import (
-    MONTHS,
-    QUESTION_WORDS,
-    STOP_WORDS,
-    QueryWords,
-    is_adverb,
-    query_words,
-    stem,
-)
+from sentient_core.analysis import QUESTION_WORDS, STOP_WORDS, QueryWords, query_words, stem
 from sentient_core.errors import ArgumentTypeError
 from sentient_core.keyphrases import GENERIC_WORDS
 
@@ -85,7 +77,7 @@ def subject_terms(question: str | QueryWords) -> list[str]:
             continue
         if word in STOP_WORDS or word in QUESTION_WORDS or word in GENERIC_WORDS:
             continue
-        if word in MONTHS or is_adverb(word):  # a date's month, "came directly before"
+        if word in words.modifiers:  # a date's month, "came directly before"
             continue
         if term in FRAME_WORDS or len(term) < 2:
             continue
