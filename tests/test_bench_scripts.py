@@ -169,3 +169,18 @@ def test_a_server_recall_enters_no_module_twice():
     assert repeated(paths["scored"], frozenset()).keys() & HANDLE
     # Hits recalled for the first time: their words are read too (the one repeat).
     assert repeated(record("scored", cold=True)) == {"sentient_core.analysis": 2}
+
+
+def test_trace_primes_old_and_new_stores_hold_the_same_columns(tmp_path):
+    # bench/trace_primes.py's A/B is fair only if the old-format copy and its old
+    # decoder give exactly the columns the new format gives (check_same raises).
+    from bench.trace_primes import check_same, make_stores, old_iter_chunks
+    from sentient_core.store import traces
+
+    old, new = make_stores(300, tmp_path)
+    with old, new:
+        check_same(old, new)
+        with old.read() as txn:
+            assert traces.needs_upgrade(txn)
+            assert {r.v for r in traces.iter_range(txn)} == {1}
+            assert sum(c.primes.size for c in old_iter_chunks(txn)) == 300 * 8
