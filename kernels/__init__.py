@@ -14,7 +14,6 @@ text         Tokenise/hash/count UTF-8 text into hashed codes and keyword ranks.
 lexical      Hashed terms per text (the encoder's tokens), counted, and their storage form.
 segments     Inverted-index segments over rows (build, merge).
 bm25         Exact BM25 top-k over posting segments, and a BM25 + cosine hybrid.
-msgpack      Decode many small msgpack arrays of unsigned ints in one pass.
 postings     Group row numbers by key (posting lists) in one counting-sort pass.
 unchecked    The raw kernels behind the wrappers, without checks, for hot paths
              and for calling from your own ``@njit`` code (preconditions stated).
@@ -35,7 +34,6 @@ from sentient_kernels import (
     credit,
     holographic,
     lexical,
-    msgpack,
     overlay,
     postings,
     prsc,
@@ -55,7 +53,6 @@ __all__ = [
     "credit",
     "holographic",
     "lexical",
-    "msgpack",
     "overlay",
     "postings",
     "prsc",

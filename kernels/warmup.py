@@ -28,7 +28,6 @@ MODULES = (
     "tick",
     "text",
     "excitation",
-    "msgpack",
     "postings",
     "lexical",
     "segments",

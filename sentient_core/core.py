@@ -82,10 +82,13 @@ class Core:
             self.encoder: TextEncoder = get_encoder("token", code_dim=CODE_DIM)
             if not readonly:
                 # A store written before content digests (or lexical terms)
-                # existed gets them once.
+                # existed gets them once; older trace records are rewritten once.
                 with self.store.read() as txn:
                     backfill = content.missing(txn)
                     backfill_terms = memory_terms.missing(txn)
+                    upgrade = store_traces.needs_upgrade(txn)
+                if upgrade:
+                    self.store.write(store_traces.upgrade)
                 if backfill:
                     self.store.write(store_traces.backfill_digests)
                 if backfill_terms:

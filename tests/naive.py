@@ -11,7 +11,6 @@ names such as ``mul`` or ``normalize`` do not collide; this module is the index:
 from tests import naive_bm25 as bm25
 from tests import naive_credit as credit
 from tests import naive_holographic as holographic
-from tests import naive_msgpack as msgpack
 from tests import naive_postings as postings
 from tests import naive_prsc as prsc
 from tests import naive_scorer as scorer
@@ -24,7 +23,6 @@ __all__ = [
     "bm25",
     "credit",
     "holographic",
-    "msgpack",
     "postings",
     "prsc",
     "scorer",

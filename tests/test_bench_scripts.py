@@ -183,3 +183,18 @@ def test_relevance_spread_auc_counts_ties_half_and_separates_the_debian_set():
     # The gate tells answers from mentions on the changelogs (measured 0.896 at k = 5).
     assert auc(answers, mentions) > 0.8
     assert all(0.0 <= f <= 1.0 for side in got["focus"] for f in side)
+
+
+def test_trace_primes_old_and_new_stores_hold_the_same_columns(tmp_path):
+    # bench/trace_primes.py's A/B is fair only if the old-format copy and its old
+    # decoder give exactly the columns the new format gives (check_same raises).
+    from bench.trace_primes import check_same, make_stores, old_iter_chunks
+    from sentient_core.store import traces
+
+    old, new = make_stores(300, tmp_path)
+    with old, new:
+        check_same(old, new)
+        with old.read() as txn:
+            assert traces.needs_upgrade(txn)
+            assert {r.v for r in traces.iter_range(txn)} == {1}
+            assert sum(c.primes.size for c in old_iter_chunks(txn)) == 300 * 8

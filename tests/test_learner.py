@@ -85,6 +85,26 @@ def _learner(core, corpus_dir, **kw):
     return learner
 
 
+def test_learner_is_built_from_typed_parts_and_hands_meta_memory_its_passage_store(
+    tmp_path, corpus_dir
+):
+    import inspect
+
+    from sentient_core.learning.learner import Learner
+
+    params = list(inspect.signature(Learner.__init__).parameters)[1:]
+    assert params == ["knowledge", "gate", "drives", "runtime", "config", "metamemory"]
+    with Core(tmp_path / "data") as core:
+        learner = _learner(core, corpus_dir)
+        assert (learner.memory, learner.observer) == (core.memory, core.observer)
+        assert learner.pursuit is not None and learner.curiosity is not None
+        # Nothing is set on meta-memory from outside: the learner passes its store
+        # to the calls that integrate a correction.
+        assert learner.meta is not None and not hasattr(learner.meta, "store_passage")
+        assert "store" in inspect.signature(learner.meta.observe).parameters
+        assert "store" in inspect.signature(learner.meta.check_answer).parameters
+
+
 def test_offline_session_learns_grounded_content_and_logs_every_step(tmp_path, corpus_dir):
     with Core(tmp_path / "data") as core:
         learner = _learner(core, corpus_dir)

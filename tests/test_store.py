@@ -119,10 +119,10 @@ def test_create_writes_meta_and_reopen_keeps_it(tmp_path):
             c = txn.counters()
             assert (c.next_id, c.trace_count, c.row_count) == (0, 0, 0)
             # Every sub-database exists (entries() raises on a missing one); a new
-            # store holds only its header and counters.
+            # store holds only its header, counters and trace record version.
             assert {name: txn.entries(name) for name in DB_NAMES} == {
                 **dict.fromkeys(DB_NAMES, 0),
-                "meta": 2,
+                "meta": 3,
             }
         s.write(lambda txn: traces.append(txn, [trace("a")], unit_rows(1, 12)))
     with Store.open(path) as s:
@@ -301,7 +301,7 @@ def test_trace_record_round_trip():
 
 def test_defaults_and_frozen():
     rec = trace()
-    assert (rec.v, rec.strength, rec.retired, rec.use_count) == (1, 1.0, False, 0)
+    assert (rec.v, rec.strength, rec.retired, rec.use_count) == (2, 1.0, False, 0)
     assert rec.smf == (1.0,) + (0.0,) * 15
     with pytest.raises(AttributeError):
         rec.use_count = 5
@@ -344,11 +344,11 @@ def test_unknown_field_and_garbage_are_corrupt_records():
 
 def test_newer_record_version_is_a_schema_error_not_corruption():
     data = _as_dict(full_trace())
-    data["v"] = 2
-    with pytest.raises(SchemaVersionError, match="schema version 2"):
+    data["v"] = 3
+    with pytest.raises(SchemaVersionError, match="schema version 3"):
         TRACES.decode(msgspec.msgpack.encode(data))
     data["field_from_the_future"] = {"x": 1}  # would fail validation first
-    with pytest.raises(SchemaVersionError, match="understands 1"):
+    with pytest.raises(SchemaVersionError, match="understands 1 and 2"):
         TRACES.decode(msgspec.msgpack.encode(data))
 
 
@@ -357,7 +357,7 @@ def test_invalid_records_are_never_written(store):
     with pytest.raises(CorruptRecordError, match="refusing to write"):
         store.write(lambda txn: traces.append(txn, [bad], unit_rows(1)))
     with pytest.raises(SchemaVersionError):
-        TRACES.encode(trace(v=2))
+        TRACES.encode(trace(v=3))
     with store.read() as txn:
         assert txn.counters().trace_count == 0
         assert codes.row_count(txn) == 0

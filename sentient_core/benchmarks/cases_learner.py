@@ -94,7 +94,7 @@ def cases(scale: float) -> list[Case]:
         ),
         env={},
     )
-    learner.chaperone = InstantChaperone()
+    learner.chaperone = InstantChaperone()  # type: ignore[assignment]  # duck-typed stand-in
     # Every timed step must find SMF gaps: no axis cooldown (with the default
     # 5 and two axes a step, one step in six had none ready and did nothing).
     learner.curiosity.config = msgspec.structs.replace(learner.curiosity.config, axis_cooldown=0)

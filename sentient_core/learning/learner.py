@@ -23,7 +23,6 @@ import contextlib
 import errno
 import threading
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -34,7 +33,6 @@ from sentient_core.events import (
     CuriosityEvent,
     Emitter,
     ErrorEvent,
-    EventBus,
     GapSummary,
     IterationEvent,
     JudgeEvent,
@@ -53,6 +51,7 @@ from sentient_core.learning.loop_config import (
     IterationReport,
     LearnerConfig,
 )
+from sentient_core.learning.parts import Drives, Gate, Knowledge, Runtime
 from sentient_core.learning.query import QueryFormulator
 from sentient_core.learning.reflect import reflect
 from sentient_core.store import StoreFullError, StoreIOError
@@ -65,9 +64,19 @@ from sentient_core.vocab import (
 )
 
 if TYPE_CHECKING:
-    from sentient_core.metamemory.loop import LoopMeta
+    from sentient_core.autonomy.budget import Status
+    from sentient_core.metamemory.loop import LoopMeta, PassageStore
 
-__all__ = ["MAX_SESSION_ITERATIONS", "IterationReport", "Learner", "LearnerConfig"]
+__all__ = [
+    "MAX_SESSION_ITERATIONS",
+    "Drives",
+    "Gate",
+    "IterationReport",
+    "Knowledge",
+    "Learner",
+    "LearnerConfig",
+    "Runtime",
+]
 
 
 class Learner:
@@ -75,62 +84,45 @@ class Learner:
 
     Parameters
     ----------
-    memory, observer : HolographicMemory, Observer
-        The core being taught.
-    integrator : Integrator
-        Turns content into learned traces (kind ``learned``, importance 0.6).
-    chaperone : Chaperone
-        The only path to the network and the file system.
-    budget : Budget
-    judge : Judge
-    pursuit : Pursuit, optional
-        Focus goals.
+    knowledge : Knowledge
+        Memory, observer and integrator: the core being taught.
+    gate : Gate
+        Chaperone, budget and judge: what every initiative passes.
+    drives : Drives
+        Drive, curiosity and pursuit: what proposes initiatives.
+    runtime : Runtime
+        The event bus, and injectable time (deterministic tests).
+    config : LearnerConfig, optional
     metamemory : LoopMeta, optional
         Learning from error (:mod:`sentient_core.metamemory.loop`); None: off.
-    drive : CuriosityDrive
-        Caps proposals per tick.
-    events : EventBus
-    clock, sleep : callables
-        Injectable time (deterministic tests).
+
+    Each collaborator is also an attribute (``memory``, ``chaperone``, ``drive``,
+    ``events``, ``clock``, ...); ``meta`` is the meta-memory.
     """
 
     def __init__(
         self,
+        knowledge: Knowledge,
+        gate: Gate,
+        drives: Drives,
+        runtime: Runtime,
         *,
-        memory,
-        observer,
-        integrator,
-        chaperone,
-        budget,
-        judge,
-        drive,
-        events: EventBus,
-        pursuit=None,
-        curiosity: Curiosity | None = None,
         config: LearnerConfig | None = None,
         metamemory: LoopMeta | None = None,
-        clock: Callable[[], float] = time.time,
-        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.config = config or LearnerConfig()
-        self.memory = memory
-        self.observer = observer
-        self.integrator = integrator
-        self.chaperone = chaperone
-        self.budget = budget
-        self.judge = judge
-        self.drive = drive
-        self.pursuit = pursuit
-        self.events = events
-        self.answers = AnswerIntegration(integrator, observer, events, chaperone, judge)
-        self.curiosity = curiosity or Curiosity(observer, memory)
+        self.memory, self.observer = knowledge.memory, knowledge.observer
+        self.integrator = knowledge.integrator
+        self.chaperone, self.budget, self.judge = gate.chaperone, gate.budget, gate.judge
+        self.drive, self.pursuit = drives.drive, drives.pursuit
+        self.curiosity = drives.curiosity or Curiosity(self.observer, self.memory)
+        self.events = events = runtime.events
+        self.clock, self.sleep = runtime.clock, runtime.sleep
+        self.answers = AnswerIntegration(
+            self.integrator, self.observer, events, self.chaperone, self.judge
+        )
         self.meta = metamemory
-        self._meta_emit: Emitter | None = None
-        if metamemory is not None:
-            metamemory.store_passage = self._meta_store
         self.query = QueryFormulator(session=self.config.session)
-        self.clock = clock
-        self.sleep = sleep
         self.stats = SessionStats()
         # Events of this session outside any iteration; each step gets its own scope (.at).
         self._emit: Emitter = events.emitter(session=self.config.session)
@@ -366,7 +358,6 @@ class Learner:
         )
         requests: list[ChaperoneRequest] = [] if user_first else self.query.followups()
         proposals = self.drive.propose(gaps) if gaps else []
-        self._meta_emit = emit
         for a in signal.answered:
             emit.emit(
                 QuestionEvent,
@@ -495,7 +486,7 @@ class Learner:
             relevance=verdict.relevance,
             focus=verdict.focus,
         )
-        status = (
+        status: Status = (
             "done"
             if verdict.outcome in ("success", "could_not_verify")
             else "skipped"
@@ -535,16 +526,20 @@ class Learner:
         self._learn(req, response, verdict.outcome, emit)
         return waited
 
-    def _meta_store(self, req: ChaperoneRequest, passage: Passage, grounded: bool) -> list[int]:
-        """Integrate a passage meta-memory found (a correction): new or known trace ids."""
-        emit = self._meta_emit or self._emit
-        summary = self.answers.integrate_one(req, passage, grounded, None, emit).summary
-        return list(summary.ids) or list(summary.known)
+    def _meta_store(self, emit: Emitter) -> PassageStore:
+        """How meta-memory integrates a passage it found (a correction), reported on
+        ``emit``: the new or already-known trace ids."""
+
+        def store(req: ChaperoneRequest, passage: Passage, grounded: bool) -> list[int]:
+            summary = self.answers.integrate_one(req, passage, grounded, None, emit).summary
+            return list(summary.ids) or list(summary.known)
+
+        return store
 
     def _meta_contradicts(self, question: str, trace_id: int, emit: Emitter) -> bool:
         assert self.meta is not None
         try:
-            return self.meta.check_answer(question, trace_id)
+            return self.meta.check_answer(question, trace_id, store=self._meta_store(emit))
         except SentientError as err:
             emit.emit(ErrorEvent, where="metamemory", error=f"{type(err).__name__}: {err}")
             return False
@@ -552,7 +547,6 @@ class Learner:
     def _meta_observe(self, req, response, verdict, done, prediction, emit: Emitter) -> None:
         """Feed the judged initiative to meta-memory; its failure is an error event."""
         assert self.meta is not None
-        self._meta_emit = emit
         try:
             self.meta.observe(
                 req,
@@ -561,6 +555,7 @@ class Learner:
                 stored=done.stored,
                 prediction=prediction,
                 relevance_of_best=done.relevance,
+                store=self._meta_store(emit),
             )
         except SentientError as err:
             emit.emit(ErrorEvent, where="metamemory", error=f"{type(err).__name__}: {err}")

@@ -30,6 +30,7 @@ from sentient_core.learning.fetch import Fetcher
 from sentient_core.learning.learner import Learner, LearnerConfig
 from sentient_core.learning.llm import LLMClient, LLMConfig
 from sentient_core.learning.offline import CorpusAnswerer
+from sentient_core.learning.parts import Drives, Gate, Knowledge, Runtime
 from sentient_core.learning.questions import QuestionBook
 from sentient_core.learning.safety import SafetyFilter, SafetyPolicy
 from sentient_core.relevance import relevance
@@ -246,18 +247,10 @@ def build_learner(
         debts=meta.gaps if meta is not None else tuple,
     )
     return Learner(
-        memory=core.memory,
-        observer=core.observer,
-        integrator=integrator,
-        chaperone=chaperone,
-        budget=budget,
-        judge=judge,
-        drive=CuriosityDrive(),
-        pursuit=Pursuit(core.store, clock=clock),
-        curiosity=curiosity,
-        events=events,
+        Knowledge(core.memory, core.observer, integrator),
+        Gate(chaperone, budget, judge),
+        Drives(CuriosityDrive(), curiosity, Pursuit(core.store, clock=clock)),
+        Runtime(events, clock, sleep),
         config=s.learner,
         metamemory=meta,
-        clock=clock,
-        sleep=sleep,
     )

@@ -88,9 +88,13 @@ __all__ = [
     "SCORER_BATCH",
     "TEST_EVIDENCE",
     "LoopMeta",
+    "PassageStore",
     "Prediction",
     "source_id",
 ]
+
+PassageStore = Callable[["ChaperoneRequest", "Passage", bool], Sequence[int]]
+"""``(request, passage, grounded) -> ids of its (new or known) traces``, from the learner."""
 
 CORROBORATION = 0.4
 """Evidence confidence of the grounded passage that revealed a conflict."""
@@ -146,6 +150,12 @@ def source_id(source: str) -> str:
         return "memory:recall"
 
 
+def _stored(store: PassageStore | None, req: ChaperoneRequest, passage: Passage) -> int:
+    """The first trace id holding ``passage`` once ``store`` integrated it; -1 without one."""
+    ids = store(req, passage, True) if store is not None else ()
+    return ids[0] if ids else -1
+
+
 class LoopMeta:
     """Meta-memory hooks of one learner (see the module docstring).
 
@@ -158,9 +168,6 @@ class LoopMeta:
         grounded passages for ungrounded answers.
     threshold : float
         The judge's relevance threshold.
-    store_passage : callable
-        ``(request, passage, grounded) -> trace ids`` integrates one passage
-        (new or already-known holders' ids), given by the learner.
     session : str
     clock : callable
     """
@@ -181,7 +188,6 @@ class LoopMeta:
         self.threshold = threshold
         self.session = session
         self.clock = clock
-        self.store_passage: Callable[[ChaperoneRequest, Passage, bool], Sequence[int]] | None = None
         self._outcomes: list[JudgedOutcome] = []
         self._checks = 0
         self.model_check: ModelDisagreement | None = None
@@ -235,11 +241,13 @@ class LoopMeta:
             return None
         return Prediction.of(q, rec, r)
 
-    def check_answer(self, question: str, trace_id: int) -> bool:
+    def check_answer(
+        self, question: str, trace_id: int, *, store: PassageStore | None = None
+    ) -> bool:
         """Memory answered ``question`` with trace ``trace_id`` (curiosity found it answers):
-        corroborate it against the local corpus. Returns True when grounded evidence
-        contradicts it (a ``disagreement`` event, a debt, a judged failure), so the
-        question should be asked again."""
+        corroborate it against the local corpus (``store`` integrates a correction). True
+        when grounded evidence contradicts it (a ``disagreement`` event, a debt, a judged
+        failure): the question should be asked again."""
         from sentient_core.vocab import ChaperoneRequest
 
         q = question.strip()
@@ -263,7 +271,7 @@ class LoopMeta:
             found = self._disagreement(q, rec.text, passage.text)
             if found is None:
                 continue
-            right = self._store(req, passage)
+            right = _stored(store, req, passage)
             if right == rec.id:
                 continue
             self._conflict(
@@ -294,8 +302,9 @@ class LoopMeta:
         stored: Sequence[tuple[Passage, Sequence[int]]],
         prediction: Prediction | None,
         relevance_of_best: float | None,
+        store: PassageStore | None = None,
     ) -> None:
-        """Feed one judged initiative to meta-memory (see the module docstring)."""
+        """Feed one judged initiative to meta-memory; ``store`` integrates a correction."""
         if req.gap_type == "debt":
             self._debt_attempt(req, response, verdict)
         if req.type != "question" or not req.question.strip() or not response.ok:
@@ -306,7 +315,7 @@ class LoopMeta:
         focus = req.topic if req.gap_type == "focus" else None
         domain = self.domain(q, focus)
         if not response.grounded:
-            self._ungrounded(req, response, stored, domain)
+            self._ungrounded(req, response, stored, domain, store)
         else:
             grounded = [(p, ids) for p, ids in stored if p.source.kind in GROUNDING_KINDS and ids]
             if prediction is not None:
@@ -326,6 +335,7 @@ class LoopMeta:
         response: ChaperoneResponse,
         stored: Sequence[tuple[Passage, Sequence[int]]],
         domain: str,
+        store: PassageStore | None,
     ) -> None:
         q = req.question.strip()
         answer = response.content
@@ -339,7 +349,7 @@ class LoopMeta:
             found = self._disagreement(q, answer, passage.text)
             if found is None:
                 continue
-            right = self._store(req, passage)
+            right = _stored(store, req, passage)
             self._conflict(
                 req,
                 found,
@@ -423,12 +433,6 @@ class LoopMeta:
             session=self.session,
         )
         self.meta.observe(event)
-
-    def _store(self, req: ChaperoneRequest, passage: Passage) -> int:
-        if self.store_passage is None:
-            return -1
-        ids = self.store_passage(req, passage, True)
-        return ids[0] if ids else -1
 
     def _conflict(
         self,
@@ -583,11 +587,8 @@ class LoopMeta:
                 relevance={rec.id: pred.relevance},
             )
         features, _ = factor_matrix([rec], ctx)
-        self._outcomes.append(
-            JudgedOutcome(
-                features=tuple(float(x) for x in features[0]), label=label, time=now, trace=rec.id
-            )
-        )
+        feats = tuple(float(x) for x in features[0])
+        self._outcomes.append(JudgedOutcome(features=feats, label=label, time=now, trace=rec.id))
 
     def _flush_scorer(self, *, force: bool = False) -> None:
         if len(self._outcomes) >= SCORER_BATCH or (force and self._outcomes):

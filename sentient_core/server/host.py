@@ -238,6 +238,8 @@ class LearnerHost:
     def focus(self, topic: str) -> FocusReply:
         """Declare a focus goal for the pursuit drive."""
         pursuit = self.learner.pursuit
+        if pursuit is None:  # build_learner always gives one
+            raise ArgumentError("this learner has no pursuit drive to take focus goals")
         goal = pursuit.add(topic)
         return FocusReply(id=goal.id, topic=goal.topic, status=goal.status)
 

@@ -7,10 +7,13 @@ decodes only ``id``, ``row``, ``created``, ``last_access``, ``strength``,
 each stored record (the text is skipped), a chunk of records at a time, into
 numpy columns (:class:`TraceColumns`).
 
-The SMF tuple (16 msgpack doubles) and the prime tuple (msgpack unsigned ints)
-are parsed vectorised from their raw bytes when they have the plain layout
-this package writes; anything else falls back to msgspec, which also reports
-malformed data as :class:`~sentient_core.store.errors.CorruptRecordError`.
+The SMF tuple (16 msgpack doubles) is parsed vectorised from its raw bytes
+when it has the plain layout this package writes; anything else falls back to
+msgspec, which also reports malformed data as
+:class:`~sentient_core.store.errors.CorruptRecordError`. The primes of a
+version 2 record are little-endian uint16 bytes: one ``np.frombuffer`` of all
+of them joined. A version 1 record's array of ints (a store not yet upgraded,
+see :func:`sentient_core.store.traces.upgrade`) is decoded by msgspec, slower.
 """
 
 from __future__ import annotations
@@ -24,8 +27,7 @@ import msgspec
 import numpy as np
 
 from sentient_core.store.errors import CorruptRecordError
-from sentient_core.store.records import SMF_AXES, TRACES, TraceRecord
-from sentient_kernels.msgpack import parse_uint_arrays
+from sentient_core.store.records import SMF_AXES, TRACES, TraceRecord, unpack_primes
 
 if TYPE_CHECKING:
     from sentient_core.store.txn import Txn
@@ -47,13 +49,12 @@ class _ColumnFields(msgspec.Struct, kw_only=True):
     strength: float
     importance: float
     smf: msgspec.Raw
-    primes: msgspec.Raw
+    primes: bytes | tuple[int, ...]  # uint16 bytes (version 2), ints (version 1)
     retired: bool
 
 
 _FIELDS_DECODER = msgspec.msgpack.Decoder(_ColumnFields)
 _SMF_DECODER = msgspec.msgpack.Decoder(tuple[float, ...])
-_PRIMES_DECODER = msgspec.msgpack.Decoder(tuple[int, ...])
 # msgpack of a 16-tuple of floats: array16 header (dc 00 10), then 16 × (cb + 8-byte BE double).
 _SMF_RAW_LEN = 3 + 9 * SMF_AXES
 
@@ -122,7 +123,7 @@ class TraceColumns:
     def of_raw(cls, values: Sequence[bytes | memoryview], where: str) -> TraceColumns:
         """Columns of stored trace values (bytes or memoryviews)."""
         recs = _decode_batch(_FIELDS_DECODER, values, where)
-        counts, flat = _primes_from_raw([r.primes for r in recs], where)
+        counts, flat = _primes_of(recs, values, where)
         return cls(recs, _smf_from_raw([r.smf for r in recs]), counts, flat)
 
 
@@ -139,7 +140,7 @@ def _decode_batch(decoder: Any, values: Sequence[bytes | memoryview], where: str
         for v in values:  # find the bad one and let the codec name the problem
             TRACES.decode(v, where=where)
         raise
-    bad = next((r for r in recs if r.v != TRACES.version), None)
+    bad = next((r for r in recs if r.v not in TRACES.readable), None)
     if bad is not None:
         TRACES.decode(values[recs.index(bad)], where=f"{where}/{bad.id}")
     return recs
@@ -156,26 +157,63 @@ def iter_chunks(txn: Txn, chunk: int = CHUNK) -> Iterator[TraceColumns]:
         yield TraceColumns.of_raw(batch, where)
 
 
-def _primes_from_raw(raws: list[msgspec.Raw], where: str) -> tuple[np.ndarray, np.ndarray]:
-    """Counts (n,) and concatenated values of n raw msgpack prime tuples."""
-    n = len(raws)
-    counts = np.zeros(n, dtype=np.int64)
-    if n == 0:
-        return counts, np.zeros(0, np.int64)
-    lengths = np.fromiter(map(len, raws), dtype=np.int64, count=n)
-    starts = np.zeros(n, dtype=np.int64)
-    np.cumsum(lengths[:-1], out=starts[1:])
-    buf = np.frombuffer(b"".join(raws), dtype=np.uint8)
-    out = np.empty(buf.size, dtype=np.int64)
-    k = parse_uint_arrays(buf, starts, counts, out)
-    if k >= 0:
-        return counts, out[:k].copy()
+def _primes_of(
+    recs: Sequence[_ColumnFields], values: Sequence[bytes | memoryview], where: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counts (n,) and concatenated primes of n partial records; a record with bad
+    primes (odd byte length, a value below 2) is named by the store's codec."""
+    stored = [r.primes for r in recs]
+    n = len(stored)
     try:
-        tuples = [_PRIMES_DECODER.decode(r) for r in raws]
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise CorruptRecordError(f"a trace record in {where} has bad primes: {exc}") from exc
-    counts = np.fromiter(map(len, tuples), dtype=np.int64, count=n)
-    return counts, np.fromiter(chain.from_iterable(tuples), dtype=np.int64, count=int(counts.sum()))
+        joined = b"".join(stored)  # type: ignore[arg-type]  # a TypeError on a version 1 tuple
+    except TypeError:
+        return _mixed_primes(recs, values, where)
+    nbytes = np.fromiter(map(len, stored), dtype=np.int64, count=n)
+    odd = np.flatnonzero(nbytes & 1)
+    if odd.size:
+        _reject(recs, values, int(odd[0]), where)
+    counts = nbytes >> 1
+    flat = np.frombuffer(joined, dtype="<u2").astype(np.int64)
+    _check_low(recs, values, counts, flat, where)
+    return counts, flat
+
+
+def _mixed_primes(
+    recs: Sequence[_ColumnFields], values: Sequence[bytes | memoryview], where: str
+) -> tuple[np.ndarray, np.ndarray]:
+    # Version 1 records among them: per record (msgspec already made their tuples).
+    parts: list[tuple[int, ...]] = []
+    for i, r in enumerate(recs):
+        if isinstance(r.primes, tuple):
+            parts.append(r.primes)
+            continue
+        try:
+            parts.append(unpack_primes(r.primes))
+        except ValueError:
+            _reject(recs, values, i, where)
+    counts = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    flat = np.fromiter(chain.from_iterable(parts), dtype=np.int64, count=int(counts.sum()))
+    _check_low(recs, values, counts, flat, where)
+    return counts, flat
+
+
+def _check_low(
+    recs: Sequence[_ColumnFields],
+    values: Sequence[bytes | memoryview],
+    counts: np.ndarray,
+    flat: np.ndarray,
+    where: str,
+) -> None:
+    low = np.flatnonzero(flat < 2)
+    if low.size:
+        _reject(recs, values, int(np.searchsorted(np.cumsum(counts), low[0], side="right")), where)
+
+
+def _reject(
+    recs: Sequence[_ColumnFields], values: Sequence[bytes | memoryview], i: int, where: str
+) -> None:
+    TRACES.decode(values[i], where=f"{where}/{recs[i].id}")  # raises, naming the problem
+    raise CorruptRecordError(f"trace {recs[i].id} in {where} has bad primes")
 
 
 def _smf_from_raw(raws: list[msgspec.Raw]) -> np.ndarray:

@@ -67,13 +67,15 @@ from sentient_core.store.records import (
     COUNTERS,
     FORMAT_NAME,
     SCHEMA_VERSION,
+    TRACE_VERSION,
     Counters,
     StoreMeta,
     decode_meta,
     encode_meta,
+    u64_key,
 )
 from sentient_core.store.transactions import Transactions
-from sentient_core.store.txn import COUNTERS_KEY, Txn
+from sentient_core.store.txn import COUNTERS_KEY, TRACE_VERSION_KEY, Txn
 
 __all__ = [
     "DB_NAMES",
@@ -378,6 +380,7 @@ class Store(Transactions):
                 self._dbs[name] = env.open_db(name.encode(), txn=txn, create=True)
             txn.put(META_KEY, raw_meta, db=self._dbs["meta"])
             txn.put(COUNTERS_KEY, COUNTERS.encode(Counters()), db=self._dbs["meta"])
+            txn.put(TRACE_VERSION_KEY, u64_key(TRACE_VERSION), db=self._dbs["meta"])
         self.meta = meta
 
     # -- properties and lifetime -------------------------------------------------------------

@@ -1,10 +1,23 @@
 """Records kept in the store: msgspec Structs with an explicit schema version.
 
-Every record type carries a field ``v`` (its schema version, currently 1).
-Decoding goes through a :class:`RecordCodec`, which rejects a record written
-by a newer/unknown schema with :class:`SchemaVersionError` (even when that
-newer schema has fields this code has never heard of) and any other bad record
-(wrong type, out of bounds, unknown field) with :class:`CorruptRecordError`.
+Every record type carries a field ``v`` (its schema version: 1, or 2 for trace
+records). Decoding goes through a :class:`RecordCodec`, which rejects a record
+written by a newer/unknown schema with :class:`SchemaVersionError` (even when
+that newer schema has fields this code has never heard of) and any other bad
+record (wrong type, out of bounds, unknown field) with :class:`CorruptRecordError`.
+A codec may also read older versions of its record; it writes only its own.
+
+Trace records
+-------------
+Version 2 stores a trace's dominant primes as one msgpack ``bin`` of
+little-endian uint16 (:func:`pack_primes`), so loading a memory reads them with
+one ``np.frombuffer`` (:mod:`sentient_core.store.columns`). Version 1 stored
+them as a msgpack array of ints: it is still read (its primes come out the
+same), and :func:`sentient_core.store.traces.upgrade` rewrites a store's
+version 1 records once (the first writable open of a
+:class:`~sentient_core.core.Core`); any record written, e.g. by a touch, is
+version 2. A prime must therefore be at most :data:`MAX_PRIME`; the default
+oscillator bank's largest is 311 (the 64th prime).
 
 msgspec does not check ``Meta`` bounds when a Struct is constructed, only when
 it is decoded, so :meth:`RecordCodec.encode` decodes what it encoded (unless
@@ -17,7 +30,8 @@ order: a cursor over ``traces`` visits ids in increasing order.
 from __future__ import annotations
 
 import struct
-from typing import Annotated, Generic, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeAlias, TypeVar
 
 import msgspec
 
@@ -29,14 +43,17 @@ __all__ = [
     "COUNTERS",
     "FORMAT_NAME",
     "LINKS",
+    "MAX_PRIME",
     "META_DECODER",
     "META_PEEK",
     "SCHEMA_VERSION",
     "SMF_AXES",
     "TRACES",
+    "TRACE_VERSION",
     "Counters",
     "LinkRecord",
     "NonNegInt",
+    "PrimeTuple",
     "RecordCodec",
     "StoreMeta",
     "TraceRecord",
@@ -45,8 +62,11 @@ __all__ = [
     "encode_meta",
     "key_u64",
     "link_key",
+    "pack_primes",
+    "primes_hook",
     "split_link_key",
     "u64_key",
+    "unpack_primes",
 ]
 
 FORMAT_NAME = "sentient-core"
@@ -68,7 +88,33 @@ NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
 Version = Annotated[int, msgspec.Meta(ge=1)]
 # Finite and after 1970; 1e11 s is the year 5138, i.e. "not infinity".
 UnixTime = Annotated[float, msgspec.Meta(ge=0.0, le=1e11)]
-Prime = Annotated[int, msgspec.Meta(ge=2)]
+
+MAX_PRIME = 0xFFFF
+"""Largest prime a trace record can hold (version 2 stores primes as uint16)."""
+
+TRACE_VERSION = 2
+"""Schema version of the trace records this code writes (it also reads version 1)."""
+
+
+class PrimeTuple(tuple[int, ...]):
+    """A decoded trace's dominant primes: a tuple of int (equal to the plain tuple).
+
+    msgspec hands a field of this type to the trace codec's decode hook
+    (:func:`primes_hook`), which reads both stored forms (uint16 bytes of
+    version 2, the int array of version 1) and checks them. Statically the field
+    is a ``tuple[int, ...]``: a record built in Python may hold a plain tuple.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return tuple.__repr__(self)
+
+
+if TYPE_CHECKING:
+    Primes: TypeAlias = tuple[int, ...]
+else:
+    Primes = PrimeTuple
 
 
 class StoreMeta(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -125,7 +171,7 @@ class TraceRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     Attributes
     ----------
     v : int
-        Record schema version (1).
+        Record schema version (2; 1 for a record read from an older store).
     id : int
         Trace id, assigned by :func:`sentient_core.store.traces.append`, never reused.
     row : int
@@ -150,12 +196,13 @@ class TraceRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     smf : tuple of 16 float
         SMF orientation when the trace was stored.
     primes : tuple of int
-        The dominant primes of the text.
+        The dominant primes of the text, each in [2, :data:`MAX_PRIME`] (stored as
+        little-endian uint16 bytes; a decoded record holds a :class:`PrimeTuple`).
     retired : bool
         Retired traces stay (their rows stay valid) but are not recalled.
     """
 
-    v: Version = 1
+    v: Version = TRACE_VERSION
     id: NonNegInt
     row: NonNegInt
     created: UnixTime
@@ -172,7 +219,7 @@ class TraceRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     keywords: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     smf: Annotated[tuple[float, ...], msgspec.Meta(min_length=SMF_AXES, max_length=SMF_AXES)] = _E0
-    primes: tuple[Prime, ...] = ()
+    primes: Primes = ()
     retired: bool = False
 
 
@@ -225,9 +272,17 @@ class RecordCodec(Generic[S]):
     type_ : type
         A msgspec Struct with a ``v`` field.
     version : int
-        The record version this code writes and understands.
+        The record version this code writes (and reads).
     name : str
         Record name used in error messages.
+    reads : tuple of int
+        Older versions it also reads; :meth:`encode` writes such a record as
+        ``version``.
+    dec_hook : callable, optional
+        msgspec decode hook for custom field types of ``type_``.
+    to_wire : callable, optional
+        Maps a record to what is encoded (e.g. a field in its stored form); may
+        raise :class:`CorruptRecordError` for a value that has no stored form.
 
     Notes
     -----
@@ -235,29 +290,46 @@ class RecordCodec(Generic[S]):
     snapshots, ...) and build one module-level codec per type with this class.
     """
 
-    __slots__ = ("_decoder", "name", "type", "version")
+    __slots__ = ("_decoder", "_to_wire", "name", "readable", "type", "version")
 
-    def __init__(self, type_: type[S], version: int, name: str) -> None:
+    def __init__(
+        self,
+        type_: type[S],
+        version: int,
+        name: str,
+        *,
+        reads: tuple[int, ...] = (),
+        dec_hook: Callable[[type, Any], Any] | None = None,
+        to_wire: Callable[[S], S] | None = None,
+    ) -> None:
         self.type = type_
         self.version = version
+        self.readable = frozenset((version, *reads))
         self.name = name
-        self._decoder = msgspec.msgpack.Decoder(type_)
+        self._decoder = msgspec.msgpack.Decoder(type_, dec_hook=dec_hook)
+        self._to_wire = to_wire
 
     def encode(self, record: S, *, validate: bool = True) -> bytes:
-        """Encode ``record``; with ``validate`` check its bounds first.
+        """Encode ``record`` (as :attr:`version`); with ``validate`` check its bounds first.
 
         Raises
         ------
         CorruptRecordError
-            If ``validate`` and the record violates a bound of its type.
+            If ``validate`` and the record violates a bound of its type, or a
+            field has no stored form.
         """
         if type(record) is not self.type:
             raise ArgumentTypeError(f"expected a {self.type.__name__}, got {type(record).__name__}")
-        if record.v != self.version:  # type: ignore[attr-defined]
+        v = record.v  # type: ignore[attr-defined]
+        if v not in self.readable:
             raise SchemaVersionError(
-                f"refusing to write {self.name} with schema version {record.v}"  # type: ignore[attr-defined]
+                f"refusing to write {self.name} with schema version {v}"
                 f"; this sentient-core writes version {self.version}"
             )
+        if v != self.version:
+            record = msgspec.structs.replace(record, v=self.version)
+        if self._to_wire is not None:
+            record = self._to_wire(record)
         buf = _ENCODER.encode(record)
         if validate:
             try:
@@ -279,7 +351,7 @@ class RecordCodec(Generic[S]):
         Raises
         ------
         SchemaVersionError
-            The record says it has a version other than :attr:`version`.
+            The record says it has a version this codec does not read.
         CorruptRecordError
             The bytes are not a valid record of this type.
         """
@@ -288,7 +360,7 @@ class RecordCodec(Generic[S]):
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             self._check_version_of_bad(buf, where)
             raise CorruptRecordError(f"{self.name}{_at(where)} does not decode: {exc}") from exc
-        if record.v != self.version:  # type: ignore[attr-defined]
+        if record.v not in self.readable:  # type: ignore[attr-defined]
             raise self._version_error(record.v, where)  # type: ignore[attr-defined]
         return record
 
@@ -299,13 +371,14 @@ class RecordCodec(Generic[S]):
             version = _PEEK.decode(buf).v
         except (msgspec.ValidationError, msgspec.DecodeError):
             return
-        if version != self.version:
+        if version not in self.readable:
             raise self._version_error(version, where)
 
     def _version_error(self, version: int, where: str) -> SchemaVersionError:
+        known = " and ".join(str(v) for v in sorted(self.readable))
         return SchemaVersionError(
             f"{self.name}{_at(where)} has schema version {version}; this sentient-core"
-            f" understands {self.version}; upgrade sentient-core"
+            f" understands {known}; upgrade sentient-core"
         )
 
 
@@ -313,7 +386,63 @@ def _at(where: str) -> str:
     return f" at {where}" if where else ""
 
 
-TRACES: RecordCodec[TraceRecord] = RecordCodec(TraceRecord, 1, "trace record")
+def pack_primes(primes: Sequence[int]) -> bytes:
+    """``primes`` in their stored form: little-endian uint16, two bytes each.
+
+    Raises
+    ------
+    CorruptRecordError
+        A value is not an integer in [0, :data:`MAX_PRIME`] (bounds below 2 are
+        the decoder's to report).
+    """
+    try:
+        return struct.pack(f"<{len(primes)}H", *primes)
+    except (struct.error, TypeError) as exc:
+        raise CorruptRecordError(
+            f"refusing to write invalid trace record: primes must be integers in"
+            f" [2, {MAX_PRIME}] (stored as uint16), got {tuple(primes)!r}"
+        ) from exc
+
+
+def unpack_primes(obj: object) -> tuple[int, ...]:
+    """The primes of a stored record: uint16 bytes (version 2) or a list of int
+    (version 1, and JSON), checked; ``ValueError`` names what is wrong."""
+    if isinstance(obj, bytes):
+        if len(obj) % 2:
+            raise ValueError(f"primes: {len(obj)} bytes is not a whole number of uint16 values")
+        values: tuple[int, ...] = struct.unpack(f"<{len(obj) // 2}H", obj)
+    elif isinstance(obj, list):
+        if not all(type(p) is int for p in obj):
+            raise ValueError("primes must be integers")
+        values = tuple(obj)
+    else:
+        raise ValueError(f"primes must be uint16 bytes or an array, got {type(obj).__name__}")
+    if values and min(values) < 2:
+        raise ValueError(f"primes must be >= 2, got {min(values)}")
+    return values
+
+
+def primes_hook(type_: type, obj: object) -> object:
+    """msgspec decode hook for :class:`TraceRecord` (msgpack and JSON): its primes."""
+    if type_ is PrimeTuple:
+        return PrimeTuple(unpack_primes(obj))
+    raise NotImplementedError(f"no decoding of {type_!r}")
+
+
+def _trace_wire(record: TraceRecord) -> TraceRecord:
+    # msgspec checks no types when a Struct is built: this copy, only ever
+    # encoded, holds the bytes of its primes.
+    return msgspec.structs.replace(record, primes=pack_primes(record.primes))
+
+
+TRACES: RecordCodec[TraceRecord] = RecordCodec(
+    TraceRecord,
+    TRACE_VERSION,
+    "trace record",
+    reads=(1,),
+    dec_hook=primes_hook,
+    to_wire=_trace_wire,
+)
 LINKS: RecordCodec[LinkRecord] = RecordCodec(LinkRecord, 1, "link record")
 COUNTERS: RecordCodec[Counters] = RecordCodec(Counters, 1, "store counters")
 META_DECODER = msgspec.msgpack.Decoder(StoreMeta)

@@ -7,6 +7,10 @@ text, that text's content digest (:mod:`sentient_core.store.content`);
 :func:`append` adds all of them in the caller's transaction and updates the
 store counters, so a batch commits together or not at all.
 
+A store from before trace records had version 2 (primes as uint16 bytes, see
+:mod:`~sentient_core.store.records`) reads as it is; :func:`upgrade` rewrites
+its older records once (:func:`needs_upgrade` says whether to).
+
 Like :mod:`~sentient_core.store.codes` and :mod:`~sentient_core.store.links`,
 every function takes the transaction first; reading functions work in read
 and write transactions, writing ones need a write transaction.
@@ -24,13 +28,25 @@ from sentient_core.errors import NotFoundError
 from sentient_core.store import codes, content
 from sentient_core.store.errors import CorruptRecordError, StoreUsageError
 from sentient_core.store.records import TRACES, Counters, TraceRecord, key_u64, u64_key
+from sentient_core.store.txn import TRACE_VERSION_KEY
 
 if TYPE_CHECKING:
     from sentient_core.store.txn import Txn
 
-__all__ = ["append", "backfill_digests", "count", "get", "get_many", "iter_range", "update"]
+__all__ = [
+    "append",
+    "backfill_digests",
+    "count",
+    "get",
+    "get_many",
+    "iter_range",
+    "needs_upgrade",
+    "update",
+    "upgrade",
+]
 
 DB = "traces"
+_UPGRADE_BATCH = 10_000
 
 
 def append(txn: Txn, records: Sequence[TraceRecord], rows: np.ndarray) -> list[TraceRecord]:
@@ -154,3 +170,38 @@ def backfill_digests(txn: Txn) -> int:
         if not rec.retired and content.put(txn, content.digest(rec.text), rec.id):
             added += 1
     return added
+
+
+def needs_upgrade(txn: Txn) -> bool:
+    """Whether the store has traces and was not yet upgraded to the current trace
+    record version (it may hold older records; see :func:`upgrade`)."""
+    raw = txn.get("meta", TRACE_VERSION_KEY)
+    done = 1 if raw is None else key_u64(raw)
+    return done < TRACES.version and txn.counters().trace_count > 0
+
+
+def upgrade(txn: Txn) -> int:
+    """Rewrite every trace record of an older version as the current version, then
+    mark the store upgraded; returns how many were rewritten.
+
+    For a store written before trace records had version 2 (one pass over the
+    traces, in the caller's write transaction; only their encoding changes).
+
+    Raises
+    ------
+    CorruptRecordError
+        A record does not decode, or has a prime above
+        :data:`~sentient_core.store.records.MAX_PRIME` (no version 2 form).
+    """
+    db = txn.db(DB)
+    rewritten = 0
+    start, stop = 0, txn.counters().next_id
+    while start < stop:
+        batch = list(iter_range(txn, start, start + _UPGRADE_BATCH))  # read, then write
+        for rec in batch:
+            if rec.v != TRACES.version:
+                txn.raw.put(u64_key(rec.id), TRACES.encode(rec), db=db)
+                rewritten += 1
+        start += _UPGRADE_BATCH
+    txn.put("meta", TRACE_VERSION_KEY, u64_key(TRACES.version))
+    return rewritten

@@ -31,7 +31,7 @@ import numpy as np
 from sentient_core.store import codes, links, traces
 from sentient_core.store.env import Store
 from sentient_core.store.errors import CorruptRecordError, StoreUsageError
-from sentient_core.store.records import LinkRecord, TraceRecord
+from sentient_core.store.records import LinkRecord, TraceRecord, primes_hook
 
 __all__ = ["CARRIED", "TransferCounts", "export_lines", "import_lines"]
 
@@ -78,7 +78,7 @@ class _Record(msgspec.Struct, tag="record", tag_field="kind", forbid_unknown_fie
 
 _Line = _Header | _Trace | _Link | _Record
 _ENC = msgspec.json.Encoder()
-_DEC = msgspec.json.Decoder(_Line)
+_DEC = msgspec.json.Decoder(_Line, dec_hook=primes_hook)
 
 
 class TransferCounts(msgspec.Struct, forbid_unknown_fields=True):

@@ -10,10 +10,14 @@ import lmdb
 from sentient_core.store.errors import CorruptRecordError
 from sentient_core.store.records import COUNTERS, Counters
 
-__all__ = ["COUNTERS_KEY", "StoreHandle", "Txn"]
+__all__ = ["COUNTERS_KEY", "TRACE_VERSION_KEY", "StoreHandle", "Txn"]
 
 COUNTERS_KEY = b"counters"
 """Key of the :class:`Counters` record in ``meta``."""
+
+TRACE_VERSION_KEY = b"trace-version"
+"""Key in ``meta`` of the schema version all trace records were upgraded to (8-byte
+big-endian); absent in a store from before trace records had version 2."""
 
 
 class StoreHandle(Protocol):

@@ -1,0 +1,98 @@
+"""What a :class:`~sentient_core.learning.learner.Learner` is built from, grouped by
+responsibility: the knowledge it grows, the gate every initiative passes, the drives
+that propose initiatives, and the runtime it reports to and keeps time with.
+
+:func:`~sentient_core.learning.session.build_learner` fills them from a core and
+one settings record.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sentient_core.autonomy.budget import Budget
+    from sentient_core.autonomy.drives import CuriosityDrive, Pursuit
+    from sentient_core.autonomy.judge import Judge
+    from sentient_core.events import EventBus
+    from sentient_core.integrate import Integrator
+    from sentient_core.learning.chaperone import Chaperone
+    from sentient_core.learning.curiosity import Curiosity
+    from sentient_core.memory import HolographicMemory
+    from sentient_core.observer import Observer
+
+__all__ = ["Drives", "Gate", "Knowledge", "Runtime"]
+
+
+@dataclass(frozen=True, slots=True)
+class Knowledge:
+    """The core being taught.
+
+    Attributes
+    ----------
+    memory : HolographicMemory
+    observer : Observer
+    integrator : Integrator
+        Turns content into learned traces (kind ``learned``, importance 0.6).
+    """
+
+    memory: HolographicMemory
+    observer: Observer
+    integrator: Integrator
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """What every initiative passes: the way out, its cost, and its verdict.
+
+    Attributes
+    ----------
+    chaperone : Chaperone
+        The only path to the network and the file system.
+    budget : Budget
+    judge : Judge
+    """
+
+    chaperone: Chaperone
+    budget: Budget
+    judge: Judge
+
+
+@dataclass(frozen=True, slots=True)
+class Drives:
+    """What proposes initiatives.
+
+    Attributes
+    ----------
+    drive : CuriosityDrive
+        Caps proposals per tick.
+    curiosity : Curiosity, optional
+        Default: ``Curiosity(observer, memory)`` of the learner's knowledge.
+    pursuit : Pursuit, optional
+        Focus goals; None: none.
+    """
+
+    drive: CuriosityDrive
+    curiosity: Curiosity | None = None
+    pursuit: Pursuit | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """Where the learner reports, and its time (injectable: deterministic tests).
+
+    Attributes
+    ----------
+    events : EventBus
+    clock : callable
+        Unix seconds now.
+    sleep : callable
+        Waits that many seconds (between iterations).
+    """
+
+    events: EventBus
+    clock: Callable[[], float] = time.time
+    sleep: Callable[[float], None] = time.sleep
