@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from sentient_core.autonomy.funnel import describe
 from sentient_core.events import (
     BreakerEvent,
     BudgetEvent,
@@ -24,6 +25,7 @@ from sentient_core.events import (
     ReflectEvent,
     RefusalEvent,
     SessionEvent,
+    ShadowJudgeEvent,
     SkipEvent,
     UnsafeSettingEvent,
 )
@@ -38,6 +40,9 @@ def _clip(text: str, n: int = 90) -> str:
 
 def _body(e: Event | LegacyEvent) -> str | None:
     match e:
+        case SessionEvent(state="ended", stats=stats) if stats is not None:
+            # The gates' funnel, and any gate that stopped everything: never silent.
+            return "\n  ".join(["session ended", *describe(stats)])
         case SessionEvent(state=state, iterations=n):
             return f"session {state}" + (f" ({n} iteration(s))" if state == "started" else "")
         case QuestionEvent(question=q, status=status, reason=reason, origin=origin):
@@ -75,8 +80,12 @@ def _body(e: Event | LegacyEvent) -> str | None:
             return f"refused by {check}: {_clip(reason, 80)}"
         case IntegrateEvent(chunks=chunks, source=source):
             return f"ingest+integrate: {chunks} chunk(s) from {_clip(source, 60)}"
-        case JudgeEvent(outcome=outcome, basis=basis, reason=reason):
-            return f"judge: {outcome} ({basis}) — {_clip(reason, 70)}"
+        case JudgeEvent(outcome=outcome, basis=basis, reason=reason, gate=gate):
+            at = "" if gate in ("", "learned") else f" at the {gate} gate"
+            return f"judge: {outcome} ({basis}){at} — {_clip(reason, 70)}"
+        case ShadowJudgeEvent(outcome=outcome, live=live, agrees=agrees, reason=reason):
+            verdict = "agrees" if agrees else f"disagrees (live: {live})"
+            return f"judge (shadow): {outcome}, {verdict} — {_clip(reason, 60)}"
         case BudgetEvent(cap=cap, reason=reason):
             return f"budget: {cap} — {_clip(reason, 80)}"
         case ReflectEvent():

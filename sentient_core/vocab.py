@@ -15,7 +15,7 @@ between equal priorities are broken by that same order (:func:`gap_rank`).
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import msgspec
 
@@ -242,6 +242,23 @@ Outcome = Literal["success", "failure", "could_not_verify", "not_applicable"]
 OUTCOMES: tuple[str, ...] = ("success", "failure", "could_not_verify", "not_applicable")
 Basis = Literal["deterministic", "llm", "fail_safe"]
 BASES: tuple[str, ...] = ("deterministic", "llm", "fail_safe")
+Gate = Literal[
+    "budget",
+    "safety",
+    "source",
+    "grounding",
+    "relevance",
+    "novelty",
+    "decisive",
+    "substance",
+    "model",
+    "learned",
+]
+GATES: tuple[str, ...] = tuple(g for g in get_args(Gate) if g != "learned")
+"""The loop's AND-gates from an initiative to "learned", in the order it meets them: the
+budget, the safety filter, the source answering at all, grounding, the question–passage
+relevance, novelty (memory did not hold it), a decisive ranking, substance (an overview
+says something), and a judge model's check. ``"learned"`` is an initiative all passed."""
 
 
 class Verdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -253,6 +270,8 @@ class Verdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=T
     basis : {"deterministic", "llm", "fail_safe"}
     reason : str
         Which rail decided, in words.
+    gate : str
+        The gate (:data:`GATES`) that stopped the initiative, or ``"learned"``.
     relevance, focus : float or None
         What the stored passage was judged on: its relevance to the question (the
         gate) and how much of it is about the question
@@ -262,6 +281,7 @@ class Verdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=T
     outcome: Outcome
     basis: Basis
     reason: str
+    gate: Gate
     relevance: float | None = None
     focus: float | None = None
 
@@ -278,6 +298,8 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
         The response's error message ("" if none).
     source_kinds : tuple of str
         Kinds of the response's sources.
+    request_id : str
+        The request judged (its events' ``id``).
     integrated_chunks : int
         Chunks of this response stored as new traces.
     known_chunks : int
@@ -304,6 +326,7 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
 
     request_type: QueryType
     ok: bool
+    request_id: str = ""
     refused: bool = False
     grounded: bool = False
     error: str = ""
@@ -337,6 +360,7 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
         return cls(
             request_type=response.type,
             ok=response.ok,
+            request_id=response.request_id,
             refused=response.refused,
             grounded=response.grounded,
             error=response.error,
@@ -378,3 +402,5 @@ class SessionStats(msgspec.Struct, forbid_unknown_fields=True):
     requests: dict[str, int] = msgspec.field(default_factory=dict)
     stopped_by: str = ""
     error: str = ""
+    gates: dict[str, int] = msgspec.field(default_factory=dict)
+    """Judged initiatives by the gate that stopped them (``"learned"``: none did)."""

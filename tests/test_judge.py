@@ -98,6 +98,7 @@ def test_llm_answer_claiming_success_without_grounding_is_could_not_verify():
         outcome="could_not_verify",
         basis="fail_safe",
         reason="ungrounded answer and no judge model to check it",
+        gate="grounding",
     )
 
 
@@ -313,6 +314,7 @@ def test_from_response():
     assert o == IterationOutcome(
         request_type="fetch_content",
         ok=True,
+        request_id="r1",
         grounded=True,
         source_kinds=("web",),
         integrated_chunks=1,

@@ -70,6 +70,10 @@ def test_health_status_and_metrics(tmp_path):
 
         families = {f.name: f for f in text_string_to_metric_families(text)}
         assert families["sentient_sessions_started"].type == "counter"
+        # The loop's gates, in order, each with what it passed and vetoed this session.
+        gate = families["sentient_session_gate"]
+        assert len(gate.samples) == 2 * 9
+        assert {s.labels["result"] for s in gate.samples} == {"passed", "vetoed"}
         assert len(families) >= 25
 
 

@@ -64,7 +64,7 @@ from typing import Annotated, Any, Literal, Protocol
 import msgspec
 
 from sentient_core.autonomy.breaker import CircuitBreaker
-from sentient_core.events import Emitter
+from sentient_core.events import Emitter, ShadowJudgeEvent
 from sentient_core.keyphrases import overview_subject
 from sentient_core.relevance import DECISIVE, RELEVANT, THIN_TERMS, focus, substance
 from sentient_core.vocab import (
@@ -72,12 +72,20 @@ from sentient_core.vocab import (
     GROUNDING_KINDS,
     OUTCOMES,
     Basis,
+    Gate,
     IterationOutcome,
     Outcome,
     Verdict,
 )
 
-__all__ = ["MAX_JUDGED_CHARS", "VERDICT_SCHEMA", "ChatModel", "Judge", "parse_verdict"]
+__all__ = [
+    "MAX_JUDGED_CHARS",
+    "VERDICT_SCHEMA",
+    "ChatModel",
+    "Judge",
+    "JudgeSettings",
+    "parse_verdict",
+]
 
 NonNeg = Annotated[int, msgspec.Meta(ge=0)]
 
@@ -147,8 +155,44 @@ _SYSTEM = (
 )
 
 
-def _v(outcome: Outcome, basis: Basis, reason: str) -> Verdict:
-    return Verdict(outcome=outcome, basis=basis, reason=reason)
+class JudgeSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """How the loop's judge is built (``[judge]`` in the config, ``--judge-mode``).
+
+    Attributes
+    ----------
+    mode : {"live", "shadow"}
+        ``live``: this judge drives learning. ``shadow``: the default judge (the
+        deterministic rails at their calibrated thresholds, no model) drives, and
+        this one judges every outcome beside it, logged only — so a new judge (a
+        model, other thresholds) can be audited before it drives (``evaluate``
+        reports the agreement).
+    relevant, decisive : float
+        The relevance gate and the decisive margin
+        (:data:`~sentient_core.relevance.RELEVANT`, :data:`~sentient_core.relevance.DECISIVE`).
+    model : bool
+        Ask the configured chat model to lower verdicts (when there is one).
+    """
+
+    mode: Literal["live", "shadow"] = "live"
+    relevant: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = RELEVANT
+    decisive: Annotated[float, msgspec.Meta(ge=0.0, le=2.0)] = DECISIVE
+    model: bool = True
+
+    def build(self, llm: ChatModel | None, breaker: CircuitBreaker | None = None) -> Judge:
+        """The judge that drives, with the shadow beside it in ``shadow`` mode."""
+        mine = Judge(
+            llm=llm if self.model else None,
+            relevant=self.relevant,
+            decisive=self.decisive,
+            breaker=breaker,
+        )
+        if self.mode == "live":
+            return mine
+        return Judge(breaker=breaker, shadow=mine)
+
+
+def _v(outcome: Outcome, basis: Basis, reason: str, gate: Gate) -> Verdict:
+    return Verdict(outcome=outcome, basis=basis, reason=reason, gate=gate)
 
 
 class Judge:
@@ -186,9 +230,13 @@ class Judge:
         relevant: float = RELEVANT,
         decisive: float = DECISIVE,
         breaker: CircuitBreaker | None = None,
+        shadow: Judge | None = None,
     ) -> None:
         self.llm = llm
         self.breaker = breaker
+        self.shadow = shadow
+        self.shadow_agreed = 0
+        self.shadow_disagreed = 0
         self.max_tokens = max_tokens
         self.relevant = relevant
         self.decisive = decisive
@@ -207,7 +255,9 @@ class Judge:
     def judge(self, outcome: IterationOutcome, emit: Emitter | None = None) -> Verdict:
         """The verdict on one iteration (see the module docstring for the rails).
 
-        ``emit`` publishes the breaker's transitions caused by the judge's calls.
+        ``emit`` publishes the breaker's transitions caused by the judge's calls, and
+        a ``shadow`` judge's verdict (:class:`~sentient_core.events.ShadowJudgeEvent`),
+        which is only logged: nothing acts on it.
         """
         self._emit = emit
         try:
@@ -220,7 +270,30 @@ class Judge:
             )
         self.outcomes[verdict.outcome] += 1
         self.bases[verdict.basis] += 1
+        if self.shadow is not None:
+            self._in_shadow(outcome, verdict, emit)
         return verdict
+
+    def _in_shadow(self, outcome: IterationOutcome, live: Verdict, emit: Emitter | None) -> None:
+        """The shadow judge's verdict on the same outcome, logged beside the live one."""
+        assert self.shadow is not None
+        seen = self.shadow.judge(outcome, emit)
+        agrees = seen.outcome == live.outcome
+        if agrees:
+            self.shadow_agreed += 1
+        else:
+            self.shadow_disagreed += 1
+        if emit is not None:
+            emit.emit(
+                ShadowJudgeEvent,
+                id=outcome.request_id,
+                outcome=seen.outcome,
+                basis=seen.basis,
+                reason=seen.reason,
+                gate=seen.gate,
+                live=live.outcome,
+                agrees=agrees,
+            )
 
     @staticmethod
     def _focus(o: IterationOutcome) -> float | None:
@@ -238,22 +311,31 @@ class Judge:
             "model_errors": self.model_errors,
             "model_garbage": self.model_garbage,
             "model_skips": self.model_skips,
+            **(
+                {"shadow": {"agreed": self.shadow_agreed, "disagreed": self.shadow_disagreed}}
+                if self.shadow is not None
+                else {}
+            ),
         }
 
     def _judge(self, o: IterationOutcome) -> Verdict:
         if o.refused:
             return _v(
-                "not_applicable", "deterministic", "the request was refused; nothing was tried"
+                "not_applicable",
+                "deterministic",
+                "the request was refused; nothing was tried",
+                "safety",
             )
         if not o.ok:
             what = {"fetch_content": "fetch", "read_local": "read"}.get(o.request_type, "request")
             detail = f": {o.error}" if o.error else ""
-            return _v("failure", "deterministic", f"the {what} failed{detail}")
+            return _v("failure", "deterministic", f"the {what} failed{detail}", "source")
         if o.error:
             return _v(
                 "could_not_verify",
                 "deterministic",
                 f"the response is ok but reports an error ({o.error}); not counted as success",
+                "source",
             )
         if o.grounded:
             return self._grounded(o)
@@ -273,15 +355,22 @@ class Judge:
                 "could_not_verify",
                 "deterministic",
                 "marked grounded but names no web, local or corpus source",
+                "grounding",
             )
         if o.content_chars == 0:
-            return _v("could_not_verify", "deterministic", "grounded but the content was empty")
+            return _v(
+                "could_not_verify",
+                "deterministic",
+                "grounded but the content was empty",
+                "grounding",
+            )
         if o.relevance is not None and o.relevance < self.relevant:
             return _v(
                 "failure",
                 "deterministic",
                 f"irrelevant: the best passage answers the question with relevance"
                 f" {o.relevance:.2f} < {self.relevant:.2f}; nothing stored",
+                "relevance",
             )
         if o.integrated_chunks == 0 and o.known_chunks > 0:
             holder = f" (trace {o.known_trace})" if o.known_trace >= 0 else ""
@@ -289,6 +378,7 @@ class Judge:
                 "not_applicable",
                 "deterministic",
                 f"already known: memory holds this content{holder}; nothing new stored{self._tie(o)}",
+                "novelty",
             )
         if o.best_known and o.known_chunks > 0:
             holder = f" (trace {o.known_trace})" if o.known_trace >= 0 else ""
@@ -297,10 +387,14 @@ class Judge:
                 "deterministic",
                 f"already known: memory holds the best passage{holder};"
                 f" {o.integrated_chunks} chunk(s) ranked below it stored{self._tie(o)}",
+                "novelty",
             )
         if o.integrated_chunks == 0:
             return _v(
-                "could_not_verify", "deterministic", "grounded content, but nothing was integrated"
+                "could_not_verify",
+                "deterministic",
+                "grounded content, but nothing was integrated",
+                "novelty",
             )
         if not self.decisive_margin(o.margin):
             return _v(
@@ -309,6 +403,7 @@ class Judge:
                 f"ambiguous: the source ranks a passage it did not give within {o.margin:.2f}"
                 f" < {self.decisive:.2f} of its best; {o.integrated_chunks} chunk(s) stored,"
                 " not counted as learned",
+                "decisive",
             )
         # "What is known about X?" answered by a line that only names X says nothing; a
         # precise question ("Where do quokkas live?") may rightly have a short answer.
@@ -320,6 +415,7 @@ class Judge:
                 f"thin: the stored passage says {beyond} thing(s) beyond the question's own"
                 f" words (< {THIN_TERMS}); {o.integrated_chunks} chunk(s) stored, not counted"
                 " as learned",
+                "substance",
             )
         about = self._focus(o)
         relevant = (
@@ -333,16 +429,25 @@ class Judge:
             "success",
             "deterministic",
             f"grounded{relevant} and new: {o.integrated_chunks} chunk(s) integrated",
+            "learned",
         )
         if self.llm is None or not o.question.strip():
             return verdict
         # The model may only lower a success: contradicted → failure, unsupported → cnv.
         said, _ = self._ask_model(o)
         if said == "contradicted":
-            return _v("failure", "llm", "the judge model says the passage contradicts the question")
+            return _v(
+                "failure",
+                "llm",
+                "the judge model says the passage contradicts the question",
+                "model",
+            )
         if said == "unsupported":
             return _v(
-                "could_not_verify", "llm", "the judge model cannot confirm the passage answers it"
+                "could_not_verify",
+                "llm",
+                "the judge model cannot confirm the passage answers it",
+                "model",
             )
         return verdict
 
@@ -391,20 +496,32 @@ class Judge:
     def _ungrounded(self, o: IterationOutcome) -> Verdict:
         if self.llm is None:
             return _v(
-                "could_not_verify", "fail_safe", "ungrounded answer and no judge model to check it"
+                "could_not_verify",
+                "fail_safe",
+                "ungrounded answer and no judge model to check it",
+                "grounding",
             )
         if not o.answer.strip():
-            return _v("could_not_verify", "fail_safe", "ungrounded and there is no answer to check")
+            return _v(
+                "could_not_verify",
+                "fail_safe",
+                "ungrounded and there is no answer to check",
+                "grounding",
+            )
         verdict, why = self._ask_model(o)
         if verdict is None:
-            return _v("could_not_verify", "fail_safe", why)
+            return _v("could_not_verify", "fail_safe", why, "grounding")
         if verdict == "contradicted":
             return _v(
-                "failure", "llm", "the judge model says the ungrounded answer is contradicted"
+                "failure",
+                "llm",
+                "the judge model says the ungrounded answer is contradicted",
+                "model",
             )
         # "supported" by a model is still not grounding: never success.
         return _v(
             "could_not_verify",
             "llm",
             f"the judge model says {verdict}; an ungrounded answer is never counted as success",
+            "grounding",
         )

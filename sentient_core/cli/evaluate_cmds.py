@@ -86,6 +86,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             free_corpus=(args.corpus,) if args.corpus else (),
             progress=progress,
             metamemory=not args.no_metamemory,
+            judge=_judge_settings(args),
         )
     except ArgumentError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -95,6 +96,27 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     else:
         print(format_report(report))
     return 0
+
+
+def _judge_settings(args: argparse.Namespace):
+    """Learn mode's judge from ``--judge-mode``, ``--judge-relevant``, ``--judge-decisive``."""
+    from sentient_core.autonomy.judge import JudgeSettings
+
+    given = {
+        key: value
+        for key, value in (
+            ("mode", args.judge_mode),
+            ("relevant", args.judge_relevant),
+            ("decisive", args.judge_decisive),
+        )
+        if value is not None
+    }
+    try:
+        return msgspec.convert(given, JudgeSettings)
+    except msgspec.ValidationError as err:
+        from sentient_core.errors import ArgumentError
+
+        raise ArgumentError(f"judge settings: {err}") from None
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -139,6 +161,14 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="learn mode without learning from error (the ablation)",
     )
+    ev.add_argument(
+        "--judge-mode",
+        choices=("live", "shadow"),
+        help="learn mode: shadow runs the judge of --judge-relevant/--judge-decisive beside"
+        " the default one, logged only, and reports their agreement (default live)",
+    )
+    ev.add_argument("--judge-relevant", type=float, help="the judge's relevance gate (0.5)")
+    ev.add_argument("--judge-decisive", type=float, help="the judge's decisive margin (0.3)")
     ev.add_argument(
         "--scenario",
         choices=("lying-source",),

@@ -105,6 +105,9 @@ def _cmd_learn(args: argparse.Namespace) -> int:
         settings = effective.learner_settings(core.data_dir, session)
         if args.no_metamemory:
             settings = msgspec.structs.replace(settings, metamemory=False)
+        if args.judge_mode is not None:
+            judge = msgspec.structs.replace(settings.judge, mode=args.judge_mode)
+            settings = msgspec.structs.replace(settings, judge=judge)
         if not args.json:
             print(f"data dir: {core.data_dir}  (memory: {core.memory.count} traces)", flush=True)
             if effective.path:
@@ -370,6 +373,12 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         "--no-metamemory",
         action="store_true",
         help="do not learn from error (no surprise, credit, source weights, debts): an ablation",
+    )
+    learn.add_argument(
+        "--judge-mode",
+        choices=("live", "shadow"),
+        help="shadow: the [judge] settings judge beside the default judge, logged only"
+        " (default: the config's, live)",
     )
     add_config_argument(learn)
     learn.set_defaults(func=_cmd_learn)

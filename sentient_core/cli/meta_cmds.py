@@ -199,17 +199,38 @@ def store_counts(store: Any) -> dict[str, Any]:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
+    from sentient_core.autonomy.funnel import describe, funnel, silent_gates
+    from sentient_core.events import last_session_end
+
     with open_store(args, readonly=True) as store:
         with store.read() as txn:
             c = txn.counters()
         meta = store_counts(store)
-    out = {"path": str(store.path), "traces": c.trace_count, "metamemory": meta}
+        ended = last_session_end(store)
+    stats = ended.stats if ended is not None else None
+    out = {
+        "path": str(store.path),
+        "traces": c.trace_count,
+        "metamemory": meta,
+        # The last session's gates, in order: what reached, passed and stopped at each.
+        "funnel": None
+        if stats is None
+        else {
+            "session": ended.session if ended is not None else "",
+            "gates": [msgspec.to_builtins(g) for g in funnel(stats)],
+            "learned": stats.gates.get("learned", 0),
+            "silent": [g.gate for g in silent_gates(stats)],
+        },
+    }
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
     print(f"{store.path}: {c.trace_count} traces")
     for stage, counts in meta.items():
         print(f"  {stage:<9} " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if stats is not None:
+        for line in describe(stats):
+            print(f"  last session {line}")
     return 0
 
 

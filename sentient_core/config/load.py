@@ -34,13 +34,13 @@ __all__ = ["CONFIG_NAME", "ENV_VARS", "Effective", "load", "log_unsafe"]
 CONFIG_NAME = "sentient.toml"
 """The config file's name inside a data directory."""
 
-SECTIONS = ("learner", "chaperone", "safety", "budget", "server")
+SECTIONS = ("learner", "chaperone", "safety", "budget", "server", "judge")
 
 
 def _env_vars() -> dict[str, str]:
     """``section.key`` → environment variable, for every key that has one."""
     out: dict[str, str] = {}
-    for section in ("learner", "chaperone", "server"):
+    for section in ("learner", "chaperone", "server", "judge"):
         cls = type(getattr(Settings(), section))
         for key in cls.__struct_fields__:
             if key in ("corpus_dirs", "allowed_hosts"):
@@ -133,6 +133,7 @@ class Effective(msgspec.Struct, frozen=True, kw_only=True):
             corpus_dirs=tuple(corpus),
             include_python_docs=ch.include_python_docs,
             user_share=ch.user_share,
+            judge=s.judge,
         )
 
 

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import msgspec
 
+from sentient_core.autonomy.judge import JudgeSettings
 from sentient_core.errors import ArgumentError
 from sentient_core.ingest import MAX_WHOLE_FILE_BYTES
 from sentient_core.learning.learner import MAX_SESSION_ITERATIONS
@@ -192,13 +193,15 @@ class ServerSection(_Section, frozen=True):
 
 
 class Settings(_Section, frozen=True):
-    """A whole ``sentient.toml``: every section, each optional."""
+    """A whole ``sentient.toml``: every section, each optional (``[judge]``:
+    :class:`~sentient_core.autonomy.judge.JudgeSettings`)."""
 
     learner: LearnerSection = LearnerSection()
     chaperone: ChaperoneSection = ChaperoneSection()
     safety: SafetySection = SafetySection()
     budget: BudgetSection = BudgetSection()
     server: ServerSection = ServerSection()
+    judge: JudgeSettings = JudgeSettings()
 
 
 def _under_default(domain: str) -> bool:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from sentient_core.autonomy.funnel import funnel
 from sentient_core.events import Event, EventBus
 from sentient_core.liveview import render
 from sentient_core.vocab import SessionStats
@@ -57,7 +58,9 @@ class LearnerStatus(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     budget : dict
         :meth:`Budget.report`: today's spend, the caps, what remains.
     gates : dict
-        The AND-gates' counters: chaperone, safety checks, judge, curiosity, budget.
+        The AND-gates' counters: chaperone, safety checks, judge (with a shadow
+        judge's agreement), curiosity, budget; the session's ``funnel`` (passed /
+        reached at each gate, in order) and the ``judge_mode``.
     memory : dict
         ``traces`` (active) and ``total``.
     observer : dict
@@ -176,6 +179,9 @@ def learner_status(learner, *, mode: Mode, data_dir: str, activity: Activity) ->
         "judge": learner.judge.counters(),
         "curiosity": dict(curiosity.fired),
         "budget_refusals": dict(learner.budget.refusals),
+        # This session's gates in order: what passed each of what reached it.
+        "funnel": {g.gate: f"{g.passed} / {g.reached}" for g in funnel(learner.stats)},
+        "judge_mode": "shadow" if learner.judge.shadow is not None else "live",
     }
     observer = learner.observer
     return LearnerStatus(

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sentient_core.autonomy.budget import Budget, BudgetCaps
+from sentient_core.autonomy.judge import JudgeSettings
 from sentient_core.core import Core
 from sentient_core.errors import ArgumentError
 from sentient_core.evaluation.audit import (
@@ -82,7 +83,13 @@ def lifted_caps() -> BudgetCaps:
 
 
 def learner_settings(
-    session: str, corpus_dirs: tuple[str, ...], docs: bool, n: int, *, metamemory: bool = True
+    session: str,
+    corpus_dirs: tuple[str, ...],
+    docs: bool,
+    n: int,
+    *,
+    metamemory: bool = True,
+    judge: JudgeSettings | None = None,
 ) -> LearnerSettings:
     return LearnerSettings(
         learner=LearnerConfig(interval_s=0, max_iterations=n, session=session),
@@ -90,6 +97,7 @@ def learner_settings(
         corpus_dirs=corpus_dirs,
         include_python_docs=docs,
         metamemory=metamemory,
+        judge=judge or JudgeSettings(),
     )
 
 

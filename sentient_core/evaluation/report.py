@@ -114,6 +114,32 @@ class Spread(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tr
         )
 
 
+class ShadowReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A shadow judge beside the live one (``--judge-mode shadow``).
+
+    Attributes
+    ----------
+    judged, agreed : int
+        Outcomes both judged; those where the verdicts are the same.
+    agreement : float
+    pairs : dict of str to int
+        ``"live->shadow"`` verdict pairs and their counts.
+    qa_success, qa_verified : int
+        The shadow's ``success`` verdicts on Q/A questions, and those whose stored
+        passage holds an answer.
+    precision : float or None
+        ``qa_verified / qa_success``: what the shadow would claim, checked.
+    """
+
+    judged: int
+    agreed: int
+    agreement: float
+    pairs: dict[str, int]
+    qa_success: int = 0
+    qa_verified: int = 0
+    precision: float | None = None
+
+
 class JudgeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The judge's verdicts over a run.
 
@@ -146,6 +172,8 @@ class JudgeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
         already known contains an answer.
     book_precision : float or None
         ``book_verified / book_answered`` (None when none is counted answered).
+    shadow : ShadowReport or None
+        A shadow judge's agreement with the live one (None: no shadow judge).
     """
 
     outcomes: dict[str, int]
@@ -157,6 +185,7 @@ class JudgeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     own_success: int
     own_success_by_type: dict[str, int]
     unlinked: int
+    shadow: ShadowReport | None = None
     book_answered: int = 0
     book_verified: int = 0
     book_precision: float | None = None
@@ -373,6 +402,13 @@ def _rows(k: int) -> list[tuple[str, object]]:
     def judge(attr: str):
         return lambda m: getattr(m.judge, attr) if m.judge is not None else None
 
+    def shadow(attr: str):
+        return lambda m: (
+            getattr(m.judge.shadow, attr)
+            if m.judge is not None and m.judge.shadow is not None
+            else None
+        )
+
     def lat(attr: str):
         return lambda m: getattr(m.latency, attr) if m.latency is not None else None
 
@@ -398,6 +434,10 @@ def _rows(k: int) -> list[tuple[str, object]]:
         ("answered per question book", judge("book_precision")),
         ("  Q/A questions counted answered", judge("book_answered")),
         ("  … its traces hold an answer", judge("book_verified")),
+        ("shadow judge: agreement with live", shadow("agreement")),
+        ("  outcomes judged by both", shadow("judged")),
+        ("  shadow precision", shadow("precision")),
+        ("  shadow success on Q/A questions", shadow("qa_success")),
         ("duplicate stores", lambda m: m.duplicate_stores),
         ("near-duplicate stores", lambda m: m.near_duplicate_stores),
         ("queries", lambda m: m.queries),
@@ -438,6 +478,9 @@ def format_report(report: EvaluationReport) -> str:
             digits = 2 if "latency" in label or label == "seconds" else 3
             lines.append(f"{label:<{width}}" + "".join(f"{_f(v, digits):>12}" for v in values))
         for m in report.modes:
+            if m.judge is not None and m.judge.shadow is not None:
+                pairs = ", ".join(f"{k} {v}" for k, v in m.judge.shadow.pairs.items())
+                lines.append(f"{m.mode}: live -> shadow verdicts: {pairs}")
             if m.stopped_by:
                 lines.append(f"{m.mode}: stopped by {m.stopped_by}")
             if m.silent_dropped:

@@ -41,12 +41,12 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import msgspec
 
+from sentient_core.autonomy.judge import JudgeSettings
 from sentient_core.core import Core
 from sentient_core.errors import ArgumentError
 from sentient_core.evaluation.audit import (
@@ -70,14 +70,13 @@ from sentient_core.evaluation.qa import QAItem, first_answer, load_qa, normalize
 from sentient_core.evaluation.report import (
     EvaluationReport,
     FreeRunReport,
-    JudgeReport,
     Latency,
     ModeReport,
     QuestionResult,
     per_answered,
 )
+from sentient_core.evaluation.verdicts import book_answers, judge_report
 from sentient_core.events import (
-    IntegrateEvent,
     JudgeEvent,
     QueryEvent,
     QuestionEvent,
@@ -85,7 +84,6 @@ from sentient_core.events import (
 )
 from sentient_core.integrate import Integrator
 from sentient_core.learning.learner import MAX_SESSION_ITERATIONS
-from sentient_core.learning.questions import QuestionBook
 from sentient_core.learning.session import build_learner
 
 __all__ = [
@@ -277,66 +275,6 @@ class _Watch:
             self.settled = True  # an event kind the loop may add later
 
 
-def _judge_report(items: Sequence[QAItem], audit) -> JudgeReport:
-    qa = {normalize(it.q): it for it in items}
-    outcomes: Counter[str] = Counter(r.outcome for r in audit.requests if r.outcome)
-    qa_success = qa_verified = own = stored_answer = 0
-    own_types: Counter[str] = Counter()
-    for r in audit.requests:
-        item = qa.get(normalize(r.question)) if r.question else None
-        holds = item is not None and r.linked and first_answer(r.passage, item.answers) is not None
-        stored_answer += holds
-        if r.outcome != "success":
-            continue
-        if item is None:
-            own += 1
-            own_types[r.type] += 1
-            continue
-        qa_success += 1
-        qa_verified += holds
-    return JudgeReport(
-        outcomes=dict(sorted(outcomes.items())),
-        qa_success=qa_success,
-        qa_verified=qa_verified,
-        precision=qa_verified / qa_success if qa_success else None,
-        qa_answer_stored=stored_answer,
-        recall=qa_verified / stored_answer if stored_answer else None,
-        own_success=own,
-        own_success_by_type=dict(sorted(own_types.items())),
-        unlinked=audit.unlinked,
-    )
-
-
-def _settles(verdict: JudgeEvent) -> bool:
-    """A verdict the question book may count as answering: success, or already known."""
-    return verdict.outcome == "success" or verdict.reason.startswith("already known")
-
-
-def _book_answers(core: Core, items: Sequence[QAItem], events: Sequence[object]) -> list[bool]:
-    """For each Q/A question the question book counts answered: do the traces its settling
-    request stored or found already known (the judge's success or "already known") hold
-    an answer?"""
-    asked: dict[str, str] = {}  # request id -> normalised question
-    traces: dict[str, set[int]] = {}  # request id -> traces stored or found known
-    settling: dict[str, set[int]] = {}  # normalised question -> its settling requests' traces
-    for e in events:  # a request's query, integrations and verdict come in that order
-        if isinstance(e, QueryEvent) and e.question:
-            asked[e.id] = normalize(e.question)
-        elif isinstance(e, IntegrateEvent):
-            traces.setdefault(e.id, set()).update((*e.trace_ids, *e.known_ids))
-        elif isinstance(e, JudgeEvent) and e.id in asked and _settles(e):
-            settling.setdefault(asked[e.id], set()).update(traces.get(e.id, ()))
-    book = QuestionBook(core.store)
-    out = []
-    for it in items:
-        rec = book.get(it.q)
-        if rec is None or rec.status != "answered":
-            continue
-        found = [core.memory.get(t) for t in sorted(settling.get(normalize(it.q), ()))]
-        out.append(any(t is not None and first_answer(t.text, it.answers) for t in found))
-    return out
-
-
 def run_learn(
     items: Sequence[QAItem],
     corpus: str | os.PathLike[str],
@@ -346,8 +284,10 @@ def run_learn(
     iterations_per_question: int = 3,
     progress: Progress = _quiet,
     metamemory: bool = True,
+    judge: JudgeSettings | None = None,
 ) -> ModeReport:
-    """Learn mode (see the module docstring); ``metamemory`` False is the ablation."""
+    """Learn mode (see the module docstring); ``metamemory`` False is the ablation,
+    ``judge`` the judge's settings (a shadow judge's agreement is reported)."""
     if not 1 <= iterations_per_question <= MAX_SESSION_ITERATIONS:
         raise ArgumentError(
             f"iterations_per_question must be in [1, {MAX_SESSION_ITERATIONS}],"
@@ -378,6 +318,7 @@ def run_learn(
                             False,
                             MAX_SESSION_ITERATIONS,
                             metamemory=metamemory,
+                            judge=judge,
                         ),
                     )
                     learner.events.subscribe(watch)
@@ -409,7 +350,7 @@ def run_learn(
         audit = audit_run(core.store, events)
         ranked = [_rank(recall.texts(it.q, k), it.answers) for it in items]
         calls = spent_tool_calls(core, days)
-        book = _book_answers(core, items, events)
+        book = book_answers(core, items, events)
     iterations = count_iterations(events)
     base = _scored("learn", items, ranked, k)
     answered = base["answered"]
@@ -448,7 +389,7 @@ def run_learn(
             sum(1 for r, _ in after if r is not None) / len(items) if items else 0.0
         ),
         judge=msgspec.structs.replace(
-            _judge_report(items, audit),
+            judge_report(items, audit, events),
             book_answered=len(book),
             book_verified=sum(book),
             book_precision=sum(book) / len(book) if book else None,
@@ -472,6 +413,7 @@ def evaluate(
     free_corpus: Sequence[str | os.PathLike[str]] = (),
     progress: Progress = _quiet,
     metamemory: bool = True,
+    judge: JudgeSettings | None = None,
 ) -> EvaluationReport:
     """Run the requested modes (each on a fresh temporary store) and the optional free run.
 
@@ -497,6 +439,9 @@ def evaluate(
         Called with a line of progress now and then.
     metamemory : bool
         Learn mode with learning from error (False: ``--no-metamemory``).
+    judge : JudgeSettings, optional
+        Learn mode's judge (``mode="shadow"``: beside the default one, its agreement
+        reported).
 
     Raises
     ------
@@ -548,6 +493,7 @@ def evaluate(
                 iterations_per_question=iterations_per_question,
                 progress=progress,
                 metamemory=metamemory,
+                judge=judge,
             )
             modes.insert(1 if mode == "both" else 0, learn)
         if free_run:

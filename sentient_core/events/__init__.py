@@ -32,7 +32,14 @@ v1 entry whose kind or fields are unknown comes back as a :class:`LegacyEvent`.
 An entry from a newer schema raises :class:`EventLogError` naming the version.
 """
 
-from sentient_core.events.bus import Emitter, EventBus, LogListener, follow, read_events
+from sentient_core.events.bus import (
+    Emitter,
+    EventBus,
+    LogListener,
+    follow,
+    last_session_end,
+    read_events,
+)
 from sentient_core.events.types import (
     DEFAULT_MAX_EVENTS,
     EVENT_VERSION,
@@ -58,6 +65,7 @@ from sentient_core.events.types import (
     ReflectEvent,
     RefusalEvent,
     SessionEvent,
+    ShadowJudgeEvent,
     SkipEvent,
     UnsafeSettingEvent,
     decode_event,
@@ -91,9 +99,11 @@ __all__ = [
     "ReflectEvent",
     "RefusalEvent",
     "SessionEvent",
+    "ShadowJudgeEvent",
     "SkipEvent",
     "UnsafeSettingEvent",
     "decode_event",
     "follow",
+    "last_session_end",
     "read_events",
 ]

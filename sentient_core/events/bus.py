@@ -13,13 +13,14 @@ from sentient_core.events.types import (
     EVENTS_DB,
     Event,
     LegacyEvent,
+    SessionEvent,
     _Base,
     _encode,
     decode_event,
 )
 from sentient_core.store import Store, Txn, log
 
-__all__ = ["Emitter", "EventBus", "LogListener", "follow", "read_events"]
+__all__ = ["Emitter", "EventBus", "LogListener", "follow", "last_session_end", "read_events"]
 
 E = TypeVar("E", bound=_Base)
 
@@ -255,6 +256,16 @@ def read_events(
             if limit is not None and len(out) >= limit:
                 break
     return out
+
+
+def last_session_end(store: Store) -> SessionEvent | None:
+    """The audit log's newest ``session`` event with ``state="ended"`` (read from the end)."""
+    with store.read() as txn:
+        for seq, raw in log.iter_newest(txn, EVENTS_DB):
+            event = decode_event(raw, seq)
+            if isinstance(event, SessionEvent) and event.state == "ended":
+                return event
+    return None
 
 
 def follow(

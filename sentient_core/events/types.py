@@ -35,6 +35,7 @@ __all__ = [
     "ReflectEvent",
     "RefusalEvent",
     "SessionEvent",
+    "ShadowJudgeEvent",
     "SkipEvent",
     "UnsafeSettingEvent",
     "decode_event",
@@ -233,7 +234,8 @@ class IntegrateEvent(_Base, frozen=True, tag="integrate"):
 
 class JudgeEvent(_Base, frozen=True, tag="judge"):
     """The judge's verdict on one initiative (``relevance`` and ``focus``: what the
-    stored passage was judged on, see :class:`~sentient_core.vocab.Verdict`)."""
+    stored passage was judged on; ``gate``: the gate that stopped it, or ``learned``;
+    see :class:`~sentient_core.vocab.Verdict`)."""
 
     id: str
     outcome: Outcome
@@ -241,6 +243,20 @@ class JudgeEvent(_Base, frozen=True, tag="judge"):
     reason: str
     relevance: float | None = None
     focus: float | None = None
+    gate: str = ""
+
+
+class ShadowJudgeEvent(_Base, frozen=True, tag="judge.shadow"):
+    """A shadow judge's verdict on an initiative the live judge ruled on (``live``):
+    logged to audit a judge before it drives learning; nothing acts on it."""
+
+    id: str
+    outcome: Outcome
+    basis: Basis
+    reason: str
+    gate: str
+    live: Outcome
+    agrees: bool
 
 
 class BudgetEvent(_Base, frozen=True, tag="budget"):
@@ -317,6 +333,7 @@ Event = (
     | ModelWaitEvent
     | BreakerEvent
     | JudgeEvent
+    | ShadowJudgeEvent
     | BudgetEvent
     | LearnEvent
     | ReflectEvent

@@ -477,6 +477,7 @@ class Learner:
             )
         report.outcomes.append(verdict.outcome)
         self.stats.outcomes[verdict.outcome] = self.stats.outcomes.get(verdict.outcome, 0) + 1
+        self.stats.gates[verdict.gate] = self.stats.gates.get(verdict.gate, 0) + 1
         emit.emit(
             JudgeEvent,
             id=req.id,
@@ -485,6 +486,7 @@ class Learner:
             reason=verdict.reason,
             relevance=verdict.relevance,
             focus=verdict.focus,
+            gate=verdict.gate,
         )
         status: Status = (
             "done"

@@ -21,7 +21,7 @@ import msgspec
 from sentient_core.autonomy.breaker import CircuitBreaker
 from sentient_core.autonomy.budget import Budget, BudgetCaps
 from sentient_core.autonomy.drives import CuriosityDrive, Pursuit
-from sentient_core.autonomy.judge import Judge
+from sentient_core.autonomy.judge import JudgeSettings
 from sentient_core.events import EventBus
 from sentient_core.integrate import Integrator
 from sentient_core.learning.chaperone import Chaperone
@@ -98,6 +98,9 @@ class LearnerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
         Learn from error (:mod:`sentient_core.metamemory`): surprise, credit,
         source weights, debts, wisdom, the scorer. False is the ablation
         (``--no-metamemory``).
+    judge : JudgeSettings
+        The judge's thresholds, model use and mode (``live``, or ``shadow``: logged
+        beside the default judge, driving nothing).
     """
 
     learner: LearnerConfig = LearnerConfig()
@@ -109,6 +112,7 @@ class LearnerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     include_python_docs: bool = True
     user_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.85
     metamemory: bool = True
+    judge: JudgeSettings = JudgeSettings()
 
 
 def _answer_check(threshold: float, chaperone: Chaperone, meta) -> AnswerCheck:
@@ -198,7 +202,7 @@ def build_learner(
         batch=LEARNED_BATCH,
         near=NEAR_DUPLICATE,
     )
-    judge = Judge(llm=llm, breaker=chaperone.breaker)
+    judge = s.judge.build(llm, chaperone.breaker)
     meta = None
     if s.metamemory and not getattr(core, "readonly", False):
         from sentient_core.metamemory import MetaMemory

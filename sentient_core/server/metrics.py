@@ -15,6 +15,7 @@ from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from sentient_core.autonomy.funnel import funnel
 from sentient_core.control import LearnerStatus
 
 __all__ = ["CONTENT_TYPE", "render_metrics"]
@@ -102,6 +103,16 @@ def render_metrics(
         "gauge",
         "this session: judge verdicts by outcome",
         [({"outcome": k}, v) for k, v in sorted(st.outcomes.items())],
+    )
+    o.metric(
+        "session_gate",
+        "gauge",
+        "this session: initiatives passed and vetoed at each gate of the loop, in order",
+        [
+            ({"gate": g.gate, "result": result}, value)
+            for g in funnel(st)
+            for result, value in (("passed", g.passed), ("vetoed", g.vetoed))
+        ],
     )
     o.one("memory_traces", "gauge", "active traces in memory", status.memory["traces"])
     o.one("observer_coherence", "gauge", "oscillator coherence", status.observer["coherence"])

@@ -15,7 +15,7 @@ from sentient_core.store.records import key_u64, u64_key
 if TYPE_CHECKING:
     from sentient_core.store.txn import Txn
 
-__all__ = ["append", "iter_after", "prune_oldest"]
+__all__ = ["append", "iter_after", "iter_newest", "prune_oldest"]
 
 
 def append(txn: Txn, name: str, value: bytes) -> int:
@@ -35,6 +35,15 @@ def iter_after(txn: Txn, name: str, after: int = -1) -> Iterator[tuple[int, byte
     while found:
         yield key_u64(bytes(cur.key())), bytes(cur.value())
         found = cur.next()
+
+
+def iter_newest(txn: Txn, name: str) -> Iterator[tuple[int, bytes]]:
+    """``(seq, value)``, newest first (values copied out of the map)."""
+    cur = txn.cursor(name)
+    found = cur.last()
+    while found:
+        yield key_u64(bytes(cur.key())), bytes(cur.value())
+        found = cur.prev()
 
 
 def prune_oldest(txn: Txn, name: str, keep: int) -> int:

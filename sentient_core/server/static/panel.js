@@ -79,7 +79,8 @@ function line(e) {
       return `chaperone ✓ ${e.sources.length ? e.sources[0].kind + " " + clip(e.sources[0].ref, 50) : ""} (${e.content_chars} chars, ${e.grounded ? "grounded" : "not grounded"}${e.fallback ? ", " + e.fallback + " fallback" : ""})`;
     case "refusal": return `refused by ${e.check}: ${clip(e.reason, 80)}`;
     case "integrate": return `ingest+integrate: ${e.chunks} chunk(s) from ${clip(e.source, 60)}`;
-    case "judge": return `judge: ${e.outcome} (${e.basis}) — ${clip(e.reason, 70)}`;
+    case "judge": return `judge: ${e.outcome} (${e.basis})${e.gate && e.gate !== "learned" ? ` at the ${e.gate} gate` : ""} — ${clip(e.reason, 70)}`;
+    case "judge.shadow": return `judge (shadow): ${e.outcome}, ${e.agrees ? "agrees" : `disagrees (live: ${e.live})`} — ${clip(e.reason, 60)}`;
     case "budget": return `budget: ${e.cap} — ${clip(e.reason, 80)}`;
     case "reflect": return `reflect: ${e.links} link(s) among ${e.traces} trace(s); dominant axis ${e.dominant_axis}`;
     case "iteration": return `iteration done: ${e.initiatives} initiative(s), ${e.ingested} chunk(s), outcomes: ${e.outcomes.join(", ") || "none"}, coherence ${e.coherence.toFixed(3)}`;
@@ -254,9 +255,12 @@ function render(st) {
   $("resume").disabled = !(st.state === "paused" || st.state === "pausing");
   $("stop").disabled = !running || st.state === "stopping";
   const g = $("gates");
-  g.replaceChildren(table("chaperone", st.gates.chaperone), table("safety checks fired", st.gates.safety),
-    table("judge outcomes", st.gates.judge.outcomes), table("curiosity gaps", st.gates.curiosity),
-    table("budget refusals", st.gates.budget_refusals));
+  const judge = st.gates.judge;
+  g.replaceChildren(table("funnel: passed / reached", st.gates.funnel || {}),
+    table("chaperone", st.gates.chaperone), table("safety checks fired", st.gates.safety),
+    table(`judge outcomes (${st.gates.judge_mode || "live"})`, judge.outcomes),
+    ...(judge.shadow ? [table("shadow judge vs live", judge.shadow)] : []),
+    table("curiosity gaps", st.gates.curiosity), table("budget refusals", st.gates.budget_refusals));
   const meta = st.meta_memory;
   $("meta-memory").hidden = !meta;
   if (meta) metaTables(meta);

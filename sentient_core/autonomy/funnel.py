@@ -1,0 +1,70 @@
+"""The loop as a product of AND-gates: how many initiatives each gate let through.
+
+One silent veto anywhere zeroes learning and shows up as nothing happening (the
+lesson of the source design). Every judged initiative names the gate that stopped
+it (:attr:`~sentient_core.vocab.Verdict.gate`, counted in
+:attr:`~sentient_core.vocab.SessionStats.gates`; the budget's refusals in
+``budget_stops``), so a session's funnel — initiatives reaching, passing and
+vetoed at each gate of :data:`~sentient_core.vocab.GATES`, in order — follows from
+its stats alone. :func:`silent_gates` names the gates that let nothing through
+although enough reached them: the session's end says so (``learn``'s live view,
+``status``, ``/metrics``).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from sentient_core.vocab import GATES, SessionStats
+
+__all__ = ["MIN_REACHED", "GateCount", "describe", "funnel", "silent_gates"]
+
+MIN_REACHED = 3
+"""A gate that stopped every one of at least this many initiatives is reported."""
+
+
+class GateCount(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One gate of a session's funnel."""
+
+    gate: str
+    reached: int
+    passed: int
+    vetoed: int
+
+
+def funnel(stats: SessionStats) -> tuple[GateCount, ...]:
+    """Each gate of :data:`~sentient_core.vocab.GATES`, in order: initiatives that reached
+    it, passed it and were stopped there (what passes the last gate is ``learned``)."""
+    vetoed = {g: stats.gates.get(g, 0) for g in GATES}
+    vetoed["budget"] += stats.budget_stops
+    reached = stats.budget_stops + sum(stats.gates.values())
+    out = []
+    for gate in GATES:
+        out.append(
+            GateCount(
+                gate=gate, reached=reached, passed=reached - vetoed[gate], vetoed=vetoed[gate]
+            )
+        )
+        reached -= vetoed[gate]
+    return tuple(out)
+
+
+def silent_gates(stats: SessionStats) -> list[GateCount]:
+    """Gates that at least :data:`MIN_REACHED` initiatives reached and none passed."""
+    return [g for g in funnel(stats) if g.reached >= MIN_REACHED and g.passed == 0]
+
+
+def describe(stats: SessionStats) -> list[str]:
+    """The funnel in one line (gates that stopped nothing left out), then one warning line
+    per :func:`silent_gates` gate."""
+    counts = funnel(stats)
+    if not counts or counts[0].reached == 0:
+        return ["funnel: no initiative reached a gate"]
+    steps = [f"{counts[0].reached} initiative(s)"]
+    steps += [f"{g.gate} -{g.vetoed}" for g in counts if g.vetoed]
+    lines = ["funnel: " + ", ".join(steps) + f" → learned {counts[-1].passed}"]
+    lines += [
+        f"warning: the {g.gate} gate stopped all {g.reached} initiative(s) that reached it"
+        for g in silent_gates(stats)
+    ]
+    return lines
