@@ -10,6 +10,7 @@ from sentient_core.events import (
     BudgetEvent,
     ChaperoneRequestEvent,
     ChaperoneResponseEvent,
+    CommitmentEvent,
     CuriosityEvent,
     ErrorEvent,
     Event,
@@ -86,6 +87,9 @@ def _body(e: Event | LegacyEvent) -> str | None:
         case ShadowJudgeEvent(outcome=outcome, live=live, agrees=agrees, reason=reason):
             verdict = "agrees" if agrees else f"disagrees (live: {live})"
             return f"judge (shadow): {outcome}, {verdict} — {_clip(reason, 60)}"
+        case CommitmentEvent(question=q, route=route, reason=reason):
+            did = f"tries {route}" if route else "gives up"
+            return f"commitment: {did} for {_clip(q, 60)} — {_clip(reason, 60)}"
         case BudgetEvent(cap=cap, reason=reason):
             return f"budget: {cap} — {_clip(reason, 80)}"
         case ReflectEvent():

@@ -117,6 +117,11 @@ class ChaperoneRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
     text: str = ""
     gap_type: str = ""
     session: str = ""
+    route: str = ""
+    """How to ask the source another way (the task-commitment drive,
+    :mod:`sentient_core.learning.commitment`): ``wider``/``deeper`` (2×/4× the
+    passages), ``relax`` (half the minimum score, 2× the passages), ``corpus``
+    (the offline answerer, not the model); "" asks as usual."""
 
 
 class Source(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

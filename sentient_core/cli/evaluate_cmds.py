@@ -87,6 +87,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             progress=progress,
             metamemory=not args.no_metamemory,
             judge=_judge_settings(args),
+            commit_routes=args.commit_routes,
         )
     except ArgumentError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -166,6 +167,15 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         choices=("live", "shadow"),
         help="learn mode: shadow runs the judge of --judge-relevant/--judge-decisive beside"
         " the default one, logged only, and reports their agreement (default live)",
+    )
+    ev.add_argument(
+        "--commit-routes",
+        type=int,
+        default=0,
+        choices=range(5),
+        metavar="N",
+        help="learn mode: routes the task-commitment drive tries per question (0-4; default 0:"
+        " off)",
     )
     ev.add_argument("--judge-relevant", type=float, help="the judge's relevance gate (0.5)")
     ev.add_argument("--judge-decisive", type=float, help="the judge's decisive margin (0.3)")

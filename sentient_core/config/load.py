@@ -125,6 +125,7 @@ class Effective(msgspec.Struct, frozen=True, kw_only=True):
                 interval_s=lr.interval_s,
                 max_iterations=lr.max_iterations,
                 reflect_every=lr.reflect_every,
+                commit_routes=lr.commit_routes,
                 session=session,
             ),
             llm=llm,

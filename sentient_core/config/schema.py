@@ -64,12 +64,16 @@ class LearnerSection(_Section, frozen=True):
         Iterations per session, at most 100 (SPEC); a served session runs to it.
     reflect_every : int
         Reflect every this many iterations (0: only at the end of a session).
+    commit_routes : int
+        Routes the task-commitment drive tries per user question before it gives up
+        (0, the default: off).
     """
 
     interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
     iterations: Iterations = 10
     max_iterations: Iterations = MAX_SESSION_ITERATIONS
     reflect_every: Annotated[int, msgspec.Meta(ge=0, le=MAX_SESSION_ITERATIONS)] = 10
+    commit_routes: Annotated[int, msgspec.Meta(ge=0, le=4)] = 0
 
 
 class ChaperoneSection(_Section, frozen=True):

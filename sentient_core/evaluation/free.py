@@ -90,9 +90,12 @@ def learner_settings(
     *,
     metamemory: bool = True,
     judge: JudgeSettings | None = None,
+    commit_routes: int = 0,
 ) -> LearnerSettings:
     return LearnerSettings(
-        learner=LearnerConfig(interval_s=0, max_iterations=n, session=session),
+        learner=LearnerConfig(
+            interval_s=0, max_iterations=n, session=session, commit_routes=commit_routes
+        ),
         caps=lifted_caps(),
         corpus_dirs=corpus_dirs,
         include_python_docs=docs,

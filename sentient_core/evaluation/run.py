@@ -285,9 +285,11 @@ def run_learn(
     progress: Progress = _quiet,
     metamemory: bool = True,
     judge: JudgeSettings | None = None,
+    commit_routes: int = 0,
 ) -> ModeReport:
     """Learn mode (see the module docstring); ``metamemory`` False is the ablation,
-    ``judge`` the judge's settings (a shadow judge's agreement is reported)."""
+    ``judge`` the judge's settings (a shadow judge's agreement is reported),
+    ``commit_routes`` the task-commitment drive's routes per question (0: off)."""
     if not 1 <= iterations_per_question <= MAX_SESSION_ITERATIONS:
         raise ArgumentError(
             f"iterations_per_question must be in [1, {MAX_SESSION_ITERATIONS}],"
@@ -319,6 +321,7 @@ def run_learn(
                             MAX_SESSION_ITERATIONS,
                             metamemory=metamemory,
                             judge=judge,
+                            commit_routes=commit_routes,
                         ),
                     )
                     learner.events.subscribe(watch)
@@ -414,6 +417,7 @@ def evaluate(
     progress: Progress = _quiet,
     metamemory: bool = True,
     judge: JudgeSettings | None = None,
+    commit_routes: int = 0,
 ) -> EvaluationReport:
     """Run the requested modes (each on a fresh temporary store) and the optional free run.
 
@@ -442,6 +446,8 @@ def evaluate(
     judge : JudgeSettings, optional
         Learn mode's judge (``mode="shadow"``: beside the default one, its agreement
         reported).
+    commit_routes : int
+        Learn mode: routes the task-commitment drive tries per question (0: off).
 
     Raises
     ------
@@ -494,6 +500,7 @@ def evaluate(
                 progress=progress,
                 metamemory=metamemory,
                 judge=judge,
+                commit_routes=commit_routes,
             )
             modes.insert(1 if mode == "both" else 0, learn)
         if free_run:

@@ -18,6 +18,7 @@ __all__ = [
     "BudgetEvent",
     "ChaperoneRequestEvent",
     "ChaperoneResponseEvent",
+    "CommitmentEvent",
     "CuriosityEvent",
     "ErrorEvent",
     "Event",
@@ -259,6 +260,16 @@ class ShadowJudgeEvent(_Base, frozen=True, tag="judge.shadow"):
     agrees: bool
 
 
+class CommitmentEvent(_Base, frozen=True, tag="commitment"):
+    """The task-commitment drive on a user's question the judge did not call answered:
+    the ``route`` it takes next (and why), or ``route == ""``: it gave up, and why."""
+
+    question: str
+    route: str
+    gate: str
+    reason: str
+
+
 class BudgetEvent(_Base, frozen=True, tag="budget"):
     """The budget refused a tick or an initiative."""
 
@@ -334,6 +345,7 @@ Event = (
     | BreakerEvent
     | JudgeEvent
     | ShadowJudgeEvent
+    | CommitmentEvent
     | BudgetEvent
     | LearnEvent
     | ReflectEvent

@@ -1,9 +1,8 @@
 """The chaperone: the only component that touches the network or files for the learner.
 
-The learner hands over :class:`~sentient_core.vocab.ChaperoneRequest`
-objects (data, never callables) and gets a
-:class:`~sentient_core.vocab.ChaperoneResponse` back for each; nothing
-raises out of :meth:`Chaperone.handle`.
+The learner hands over :class:`~sentient_core.vocab.ChaperoneRequest` objects (data,
+never callables) and gets a :class:`~sentient_core.vocab.ChaperoneResponse` back for
+each; nothing raises out of :meth:`Chaperone.handle`.
 
 Request types
 -------------
@@ -73,6 +72,7 @@ from sentient_core.events import (
     RefusalEvent,
 )
 from sentient_core.keyphrases import key_phrases
+from sentient_core.learning.commitment import asked_as
 from sentient_core.learning.fetch import Fetcher, FetchError
 from sentient_core.learning.grounding import (
     Content,
@@ -487,7 +487,8 @@ class Chaperone:
         trusted = self._trusts_llm(question)
         if not trusted:
             self._count("distrusted")
-        if self.llm is not None and trusted:
+        k, min_score = asked_as(req.route, self.answer_k, self.min_score)
+        if self.llm is not None and trusted and not req.route:
             llm = self.llm
             reply, llm_error = self._ask_llm(req, emit, lambda: llm.ask(question, context=req.text))
             if reply is not None:
@@ -506,14 +507,14 @@ class Chaperone:
                 if llm_error
                 else "no LLM and no offline answerer configured"
             )
-        answer = self.answerer.answer(question, k=self.answer_k, min_score=self.min_score)
+        answer = self.answerer.answer(question, k=k, min_score=min_score)
         self._count("offline_answers")
         fallback = "offline" if llm_error else ""
         if fallback:
             self._count("fallbacks")
         if not answer.text:
             note = f"; the LLM failed too ({llm_error})" if llm_error else ""
-            raise _Failed(f"no passage of the local corpus scored above {self.min_score:g}{note}")
+            raise _Failed(f"no passage of the local corpus scored above {min_score:g}{note}")
         spans = getattr(answer, "spans", ()) or ((-1, -1),) * len(answer.passages)
         headings = getattr(answer, "headings", ()) or ("",) * len(answer.passages)
         passages = tuple(

@@ -5,16 +5,15 @@ One iteration::
     budget.check_tick → observer ticks → curiosity.detect (+ pursuit) → drive (≤ 3)
     → for each initiative: budget.check_initiative → query → chaperone
       → ingest + integrate (grounded or answered content becomes learned traces)
-      → judge → budget.commit → learn-from-outcome
-    → every ``reflect_every`` iterations (and once at the end of a session that
-      learned since the last one): reflect → follow-ups to curiosity
+      → judge → budget.commit → learn-from-outcome → a user's unanswered question's
+      next route, in the same iteration (task commitment) → every ``reflect_every``
+      iterations (and at a session's end): reflect → follow-ups to curiosity
 
-Every step is published on the event bus and appended to the audit log (one
-flush per iteration). Control: :meth:`Learner.start` runs the loop in one
-background thread (never two: a second start, or resume, never starts another
-loop), :meth:`pause`/:meth:`resume`, :meth:`stop`; :meth:`run` runs N iterations
-synchronously (the CLI and the tests use it). With an injected clock and seed,
-a session is deterministic.
+Every step is published on the event bus and appended to the audit log (one flush
+per iteration). Control: :meth:`Learner.start` runs the loop in one background
+thread (a second start, or resume, never starts another), :meth:`pause`/:meth:`resume`,
+:meth:`stop`; :meth:`run` runs N iterations synchronously (the CLI and the tests use
+it). With an injected clock and seed, a session is deterministic.
 """
 
 from __future__ import annotations
@@ -43,6 +42,7 @@ from sentient_core.events import (
     SessionEvent,
     SkipEvent,
 )
+from sentient_core.learning.commitment import TaskCommitment
 from sentient_core.learning.curiosity import Curiosity
 from sentient_core.learning.integration import AnswerIntegration, Integrated
 from sentient_core.learning.llm import tokens_since, usage_of
@@ -123,6 +123,7 @@ class Learner:
         )
         self.meta = metamemory
         self.query = QueryFormulator(session=self.config.session)
+        self.commitment = TaskCommitment(self.config.commit_routes)
         self.stats = SessionStats()
         # Events of this session outside any iteration; each step gets its own scope (.at).
         self._emit: Emitter = events.emitter(session=self.config.session)
@@ -407,6 +408,7 @@ class Learner:
                     report.stopped_by = f"budget:{decision.cap}"
                 break
             waited += self._initiative(req, report, emit)
+            requests.extend(self.commitment.routes())  # a user's question's next route
         self.stats.iterations += 1
         if self.config.reflect_every and it % self.config.reflect_every == 0:
             self._reflect(emit)
@@ -526,6 +528,7 @@ class Learner:
         if self.meta is not None:
             self._meta_observe(req, response, verdict, done, prediction, emit)
         self._learn(req, response, verdict.outcome, emit)
+        self.commitment.consider(req, verdict, self.curiosity.book, emit)
         return waited
 
     def _meta_store(self, emit: Emitter) -> PassageStore:

@@ -33,6 +33,10 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         Tokens an initiative is expected to spend (checked against the budget first).
     session : str
         Session id stamped on requests and events.
+    commit_routes : int
+        Routes the task-commitment drive tries per user question before it gives up
+        (:mod:`sentient_core.learning.commitment`; 0, the default: off — it has not
+        yet raised answer@5 on the Q/A sets, and costs queries).
     """
 
     interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
@@ -41,6 +45,7 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ticks_per_iteration: Annotated[int, msgspec.Meta(ge=0)] = 60
     initiative_tokens: Annotated[int, msgspec.Meta(ge=0)] = 500
     session: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] = "session"
+    commit_routes: Annotated[int, msgspec.Meta(ge=0, le=4)] = 0
 
     def __post_init__(self) -> None:
         # msgspec checks the bounds when decoding (a config file); check the ones

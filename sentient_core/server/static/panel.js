@@ -80,6 +80,7 @@ function line(e) {
     case "refusal": return `refused by ${e.check}: ${clip(e.reason, 80)}`;
     case "integrate": return `ingest+integrate: ${e.chunks} chunk(s) from ${clip(e.source, 60)}`;
     case "judge": return `judge: ${e.outcome} (${e.basis})${e.gate && e.gate !== "learned" ? ` at the ${e.gate} gate` : ""} — ${clip(e.reason, 70)}`;
+    case "commitment": return `commitment: ${e.route ? `tries ${e.route}` : "gives up"} for ${clip(e.question, 60)} — ${clip(e.reason, 60)}`;
     case "judge.shadow": return `judge (shadow): ${e.outcome}, ${e.agrees ? "agrees" : `disagrees (live: ${e.live})`} — ${clip(e.reason, 60)}`;
     case "budget": return `budget: ${e.cap} — ${clip(e.reason, 80)}`;
     case "reflect": return `reflect: ${e.links} link(s) among ${e.traces} trace(s); dominant axis ${e.dominant_axis}`;
