@@ -278,12 +278,18 @@ def _polarity(question: str) -> tuple[bool | None, str]:
     return None, ""
 
 
+_UPSTREAMED = re.compile(r"\b(?:applied|merged) upstream\b")
+
+
 def _states_removal(text: str, at: int) -> bool:
     """Whether the line holding position ``at`` says something was removed."""
     start = text.rfind("\n", 0, at) + 1
     end = text.find("\n", at)
     line = text[start : len(text) if end < 0 else end].lower()
-    return any(stem(w) in _REMOVAL for w in _WORD.findall(line))
+    # A patch "applied upstream" or "merged upstream" is a patch dropped here.
+    return _UPSTREAMED.search(line) is not None or any(
+        stem(w) in _REMOVAL for w in _WORD.findall(line)
+    )
 
 
 def _strong_focus(text: str, q: _Question) -> tuple[tuple[int, ...], str] | None:
