@@ -318,9 +318,6 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
         How well the stored passage answers the question (the calibrated
         :func:`sentient_core.relevance.relevance`); None when there was no
         question to answer (a requested fetch or read).
-    focus : float or None
-        How much the stored passage is about the question
-        (:func:`sentient_core.relevance.focus`); None like ``relevance``.
     margin : float or None
         The response's :attr:`ChaperoneResponse.margin` (None: the source does not rank).
     content_chars : int
@@ -341,7 +338,6 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
     known_trace: int = -1
     best_known: bool = False
     relevance: float | None = None
-    focus: float | None = None
     margin: float | None = None
     content_chars: NonNeg = 0
     answer: str = ""
@@ -358,7 +354,6 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
         known_trace: int = -1,
         best_known: bool = False,
         relevance: float | None = None,
-        focus: float | None = None,
         answer: str | None = None,
     ) -> IterationOutcome:
         """The outcome of ``response`` after ``integrated_chunks`` new chunks of it were stored."""
@@ -375,7 +370,6 @@ class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
             known_trace=known_trace,
             best_known=best_known,
             relevance=relevance,
-            focus=focus,
             margin=response.margin,
             content_chars=len(response.content),
             answer=response.content if answer is None else answer,

@@ -264,7 +264,7 @@ class Judge:
             verdict = self._judge(outcome)
         finally:
             self._emit = None
-        if outcome.relevance is not None:
+        if outcome.relevance is not None and verdict.relevance is None:
             verdict = msgspec.structs.replace(
                 verdict, relevance=outcome.relevance, focus=self._focus(outcome)
             )
@@ -298,8 +298,8 @@ class Judge:
     @staticmethod
     def _focus(o: IterationOutcome) -> float | None:
         """How much the stored passage is about the question (None: no passage stored)."""
-        if o.focus is not None or not (o.question.strip() and o.answer.strip()):
-            return o.focus
+        if not (o.question.strip() and o.answer.strip()):
+            return None
         return focus(o.question, o.answer)
 
     def counters(self) -> dict[str, Any]:
@@ -431,6 +431,8 @@ class Judge:
             f"grounded{relevant} and new: {o.integrated_chunks} chunk(s) integrated",
             "learned",
         )
+        if o.relevance is not None:  # what it rests on, read once
+            verdict = msgspec.structs.replace(verdict, relevance=o.relevance, focus=about)
         if self.llm is None or not o.question.strip():
             return verdict
         # The model may only lower a success: contradicted → failure, unsupported → cnv.

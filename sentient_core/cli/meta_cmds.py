@@ -208,20 +208,16 @@ def _cmd_status(args: argparse.Namespace) -> int:
         meta = store_counts(store)
         ended = last_session_end(store)
     stats = ended.stats if ended is not None else None
-    out = {
-        "path": str(store.path),
-        "traces": c.trace_count,
-        "metamemory": meta,
+    last = None
+    if ended is not None and stats is not None:
         # The last session's gates, in order: what reached, passed and stopped at each.
-        "funnel": None
-        if stats is None
-        else {
-            "session": ended.session if ended is not None else "",
+        last = {
+            "session": ended.session,
             "gates": [msgspec.to_builtins(g) for g in funnel(stats)],
             "learned": stats.gates.get("learned", 0),
             "silent": [g.gate for g in silent_gates(stats)],
-        },
-    }
+        }
+    out = {"path": str(store.path), "traces": c.trace_count, "metamemory": meta, "funnel": last}
     if args.json:
         print(json.dumps(out, indent=2))
         return 0

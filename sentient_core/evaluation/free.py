@@ -230,21 +230,20 @@ def run_free(
         followup_outcomes=dict(sorted(followup_outcomes.items())),
         success_relevance=Spread.of([s.relevance for s in successes if s.relevance is not None]),
         success_focus=Spread.of([s.focus for s in successes if s.focus is not None]),
-        focus_by_reader={
-            name: spread.median
-            for name, objected in (("accepted", False), ("objected", True))
-            if (
-                spread := Spread.of(
-                    [
-                        s.focus
-                        for s in successes
-                        if s.focus is not None and bool(s.objections) == objected
-                    ]
-                )
-            )
-            is not None
-        },
+        focus_by_reader=_median_focus(successes),
     )
+
+
+def _median_focus(successes: Sequence[SuccessEntry]) -> dict[str, float]:
+    """Median focus of the successes the strict reader accepts and of those it objects to."""
+    out = {}
+    for name, objected in (("accepted", False), ("objected", True)):
+        spread = Spread.of(
+            [s.focus for s in successes if s.focus is not None and bool(s.objections) == objected]
+        )
+        if spread is not None:
+            out[name] = spread.median
+    return out
 
 
 def answer_origin(sources: Sequence[Source]) -> str:

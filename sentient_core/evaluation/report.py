@@ -53,6 +53,7 @@ latency
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 
 import msgspec
@@ -97,14 +98,8 @@ class Spread(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tr
         if not values:
             return None
         xs = sorted(values)
-
-        def q(p: float) -> float:
-            at = p * (len(xs) - 1)
-            lo = int(at)
-            hi = min(lo + 1, len(xs) - 1)
-            return xs[lo] + (xs[hi] - xs[lo]) * (at - lo)
-
-        return cls(n=len(xs), min=xs[0], q1=q(0.25), median=q(0.5), q3=q(0.75), max=xs[-1])
+        q1, median, q3 = statistics.quantiles(xs * 2 if len(xs) == 1 else xs, method="inclusive")
+        return cls(n=len(xs), min=xs[0], q1=q1, median=median, q3=q3, max=xs[-1])
 
     def line(self) -> str:
         """``min / q1 / median / q3 / max (n)``, two decimals."""

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 import msgspec
 
-from sentient_core.analysis import QUESTION_WORDS, STOP_WORDS, stem
+from sentient_core.analysis import MONTHS, QUESTION_WORDS, STOP_WORDS, stem
 from sentient_core.metamemory.surprise import SurpriseBasis, SurpriseEvent, make_event
 
 if TYPE_CHECKING:
@@ -109,9 +109,10 @@ _FRAMES: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
 )
 _DEFAULT_KINDS = frozenset({"version", "date", "cve", "number"})
 
-_MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
+_MONTHS = "|".join(sorted(m.title() for m in MONTHS if len(m) == 3))
+_DAY_MONTH_YEAR = rf"\b\d{{1,2}} (?:{_MONTHS})[a-z]* \d{{4}}\b"
 _VALUE = re.compile(
-    rf"(?P<date>\b\d{{1,2}} (?:{_MONTHS})[a-z]* \d{{4}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b)"
+    rf"(?P<date>{_DAY_MONTH_YEAR}|\b\d{{4}}-\d{{2}}-\d{{2}}\b)"
     r"|(?P<time>\b\d{1,2}:\d{2}:\d{2}\b)"
     r"|(?P<cve>\bCVE-\d{4}-\d{4,7}\b)"
     r"|(?P<ref>#\d+\b)"
@@ -232,7 +233,7 @@ def _asked_kinds(question: str) -> frozenset[str]:
     return _DEFAULT_KINDS
 
 
-_DATE = re.compile(rf"\b\d{{1,2}} (?:{_MONTHS})[a-z]* \d{{4}}\b", re.IGNORECASE)
+_DATE = re.compile(_DAY_MONTH_YEAR, re.IGNORECASE)
 
 
 def _identifiers(question: str) -> tuple[str, ...]:
