@@ -51,10 +51,15 @@ __all__ = [
     "content_terms",
     "identifiers",
     "is_adverb",
+    "paragraph_spans",
     "query_words",
+    "sentence_spans",
+    "sentences_in",
     "shared_shingles",
     "shingles",
+    "split_sentences",
     "stem",
+    "strip_span",
     "tokenize",
 ]
 
@@ -271,3 +276,51 @@ def shared_shingles(a: frozenset[int], b: frozenset[int]) -> float:
         return 0.0
     small, big = (a, b) if len(a) <= len(b) else (b, a)
     return len(small & big) / len(small)
+
+
+# Sentences: what the passage splitter, condensation and recall all cut text into.
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+# A sentence ends at . ! ? (optionally closed by a quote/bracket) before whitespace.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` (paragraph breaks also end a sentence), stripped, non-empty."""
+    return [text[s:e] for s, e in sentence_spans(text)]
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each sentence :func:`split_sentences` gives, in order."""
+    return [span for a, b in paragraph_spans(text) for span in sentences_in(text, a, b)]
+
+
+def strip_span(text: str, a: int, b: int) -> tuple[int, int]:
+    """``(a, b)`` narrowed past the white space at both ends of ``text[a:b]``."""
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    return a, b
+
+
+def paragraph_spans(text: str) -> list[tuple[int, int]]:
+    """Stripped, non-empty paragraph spans (as ``_PARAGRAPH.split`` would cut them)."""
+    out = []
+    start = 0
+    for m in _PARAGRAPH.finditer(text):
+        out.append(strip_span(text, start, m.start()))
+        start = m.end()
+    out.append(strip_span(text, start, len(text)))
+    return [(a, b) for a, b in out if a < b]
+
+
+def sentences_in(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    """Stripped, non-empty sentence spans inside the paragraph ``text[a:b]``."""
+    out = []
+    start = a
+    for m in _SENTENCE_END.finditer(text, a, b):
+        end = m.start() + len(m.group(0).rstrip())
+        out.append(strip_span(text, start, end))
+        start = m.end()
+    out.append(strip_span(text, start, b))
+    return [(s, e) for s, e in out if s < e]

@@ -17,6 +17,7 @@ from sentient_core.events import (
     IntegrateEvent,
     IterationEvent,
     JudgeEvent,
+    LayerEvent,
     LearnEvent,
     LegacyEvent,
     MetaMemoryEvent,
@@ -122,6 +123,9 @@ def _body(e: Event | LegacyEvent) -> str | None:
             where = f" [{d}]" if d else ""
             moved = f" {b:.3f} → {x:.3f}" if b != x else ""
             return f"meta-memory {c} {a}: {_clip(subj, 80)}{where}{moved}"
+        case LayerEvent(layer=layer, record=rec, action=a, subject=subj, reason=why):
+            about = f" on {_clip(subj, 60)!r}" if subj else ""
+            return f"{layer} layer: {rec}{about} {a}: {_clip(why, 100)}"
         case LegacyEvent(kind=kind, data=data):
             return f"{kind}: {_clip(str(data), 100)}"
     return f"{e.kind}: {_clip(str(e), 100)}"  # pragma: no cover - every kind is matched above

@@ -403,3 +403,6 @@ class SessionStats(msgspec.Struct, forbid_unknown_fields=True):
     error: str = ""
     gates: dict[str, int] = msgspec.field(default_factory=dict)
     """Judged initiatives by the gate that stopped them (``"learned"``: none did)."""
+    promotion: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
+    """The layers' verification gates this session: gate (``condensation``) → ``reached``,
+    ``passed``, ``vetoed`` (candidates that reached it, went up, were refused)."""

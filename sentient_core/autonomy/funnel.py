@@ -17,7 +17,7 @@ import msgspec
 
 from sentient_core.vocab import GATES, SessionStats
 
-__all__ = ["MIN_REACHED", "GateCount", "describe", "funnel", "silent_gates"]
+__all__ = ["MIN_REACHED", "GateCount", "describe", "funnel", "promotion_gates", "silent_gates"]
 
 MIN_REACHED = 3
 """A gate that stopped every one of at least this many initiatives is reported."""
@@ -49,9 +49,28 @@ def funnel(stats: SessionStats) -> tuple[GateCount, ...]:
     return tuple(out)
 
 
+def promotion_gates(stats: SessionStats) -> tuple[GateCount, ...]:
+    """The layers' verification gates (``condensation`` …) of the session, by name:
+    candidates that reached each, passed it (went up a layer) and were refused."""
+    return tuple(
+        GateCount(
+            gate=gate,
+            reached=c.get("reached", 0),
+            passed=c.get("passed", 0),
+            vetoed=c.get("vetoed", 0),
+        )
+        for gate, c in sorted(stats.promotion.items())
+    )
+
+
 def silent_gates(stats: SessionStats) -> list[GateCount]:
-    """Gates that at least :data:`MIN_REACHED` initiatives reached and none passed."""
-    return [g for g in funnel(stats) if g.reached >= MIN_REACHED and g.passed == 0]
+    """Gates that at least :data:`MIN_REACHED` initiatives (or candidates, for a promotion
+    gate) reached and none passed."""
+    return [
+        g
+        for g in (*funnel(stats), *promotion_gates(stats))
+        if g.reached >= MIN_REACHED and g.passed == 0
+    ]
 
 
 def describe(stats: SessionStats) -> list[str]:
@@ -64,7 +83,12 @@ def describe(stats: SessionStats) -> list[str]:
     steps += [f"{g.gate} -{g.vetoed}" for g in counts if g.vetoed]
     lines = ["funnel: " + ", ".join(steps) + f" → learned {counts[-1].passed}"]
     lines += [
-        f"warning: the {g.gate} gate stopped all {g.reached} initiative(s) that reached it"
+        f"promotion: {g.gate} {g.reached} candidate(s), {g.passed} went up, {g.vetoed} refused"
+        for g in promotion_gates(stats)
+    ]
+    lines += [
+        f"warning: the {g.gate} gate stopped all {g.reached}"
+        f" {'candidate' if g.gate in stats.promotion else 'initiative'}(s) that reached it"
         for g in silent_gates(stats)
     ]
     return lines

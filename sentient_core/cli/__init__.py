@@ -14,6 +14,7 @@ server_cmds    serve (the HTTP server and web panel)
 evaluate_cmds  evaluate
 store_cmds     check, backup, export, import
 meta_cmds      feedback, sources, debts, wisdom, scorer, status (learning from error)
+layer_cmds     layers, notes (memory's layers, semantic notes)
 common         exit codes, argument types, opening stores, Ctrl-C, the kernels' warm-up
 
 ``sentient --help`` lists the commands by task (:data:`GROUPS`), each with an
@@ -38,6 +39,7 @@ from sentient_core.cli import (
     control_cmds,
     evaluate_cmds,
     kernel_cmds,
+    layer_cmds,
     learn_cmds,
     memory_cmds,
     meta_cmds,
@@ -65,6 +67,7 @@ _MODULES = (
     config_cmds,
     evaluate_cmds,
     meta_cmds,
+    layer_cmds,
 )
 
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -74,6 +77,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "learning from error (what meta-memory recorded)",
         ("status", "feedback", "sources", "debts", "wisdom", "scorer"),
     ),
+    ("knowledge that climbs (memory's layers)", ("layers", "notes")),
     ("serving (HTTP API, web panel, remote control)", ("serve", "learner")),
     ("store (integrity, copies, moving data)", ("check", "backup", "export", "import")),
     ("evaluation & performance", ("evaluate", "quality", "profile", "bench", "warmup")),
@@ -94,6 +98,8 @@ EXAMPLES: dict[str, str] = {
     "debts": "sentient debts --status open",
     "wisdom": "sentient wisdom --json",
     "scorer": "sentient scorer",
+    "layers": "sentient layers --json",
+    "notes": "sentient notes --all",
     "serve": "sentient serve --port 8765 --open",
     "learner": "sentient learner pause",
     "check": "sentient check --json",

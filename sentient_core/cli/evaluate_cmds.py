@@ -88,6 +88,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             metamemory=not args.no_metamemory,
             judge=_judge_settings(args),
             commit_routes=args.commit_routes,
+            condense=args.condense,
         )
     except ArgumentError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -176,6 +177,12 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         metavar="N",
         help="learn mode: routes the task-commitment drive tries per question (0-4; default 0:"
         " off)",
+    )
+    ev.add_argument(
+        "--condense",
+        action="store_true",
+        help="ingest and learn modes: condense the store into semantic notes at the end and"
+        " report recall with notes in place (answer@k, characters per answered question)",
     )
     ev.add_argument("--judge-relevant", type=float, help="the judge's relevance gate (0.5)")
     ev.add_argument("--judge-decisive", type=float, help="the judge's decisive margin (0.3)")

@@ -16,6 +16,7 @@ EXIT_PROBLEMS = 1
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    import sentient_core.layers
     import sentient_core.metamemory  # noqa: F401  (registers its record tables for the check)
     from sentient_core.store import check_integrity
 
@@ -35,6 +36,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_backup(args: argparse.Namespace) -> int:
+    import sentient_core.layers
     import sentient_core.metamemory  # noqa: F401  (registers its record tables for the check)
     from sentient_core.store import Store, check_integrity
 

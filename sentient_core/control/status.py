@@ -12,8 +12,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from sentient_core.autonomy.funnel import funnel
+from sentient_core.autonomy.funnel import funnel, promotion_gates
 from sentient_core.events import Event, EventBus
+from sentient_core.layers import layer_summary
 from sentient_core.liveview import render
 from sentient_core.vocab import SessionStats
 
@@ -182,6 +183,9 @@ def learner_status(learner, *, mode: Mode, data_dir: str, activity: Activity) ->
         # This session's gates in order: what passed each of what reached it.
         "funnel": {g.gate: f"{g.passed} / {g.reached}" for g in funnel(learner.stats)},
         "judge_mode": "shadow" if learner.judge.shadow is not None else "live",
+        # The layers' verification gates this session, and live records per layer.
+        "promotion": {g.gate: f"{g.passed} / {g.reached}" for g in promotion_gates(learner.stats)},
+        "layers": layer_summary(learner.memory.datastore, learner.memory.count),
     }
     observer = learner.observer
     return LearnerStatus(

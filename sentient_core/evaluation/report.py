@@ -59,6 +59,7 @@ from collections.abc import Sequence
 import msgspec
 
 __all__ = [
+    "CondensationReport",
     "EvaluationReport",
     "FreeRunReport",
     "JudgeReport",
@@ -107,6 +108,47 @@ class Spread(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tr
             f"{self.min:.2f} / {self.q1:.2f} / {self.median:.2f} / {self.q3:.2f} / {self.max:.2f}"
             f" (n {self.n})"
         )
+
+
+class CondensationReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Recall with semantic notes against recall without, on the same store (``--condense``).
+
+    Attributes
+    ----------
+    notes : int
+        Live notes after the condensation pass.
+    candidates, vetoed_disagreement, vetoed_few_sentences : int
+        The pass's condensation gate: subjects named by ≥ 2 sources, and those refused.
+    answer_at_k, answer_at_k_notes : float
+        answer@k of the plain top k, and of the same top k with notes in place.
+    chars_per_answered, chars_per_answered_notes : float or None
+        Characters recall returned per answered question, each over its own answered set.
+    chars_change : float or None
+        ``chars_per_answered_notes / chars_per_answered - 1`` (negative: fewer characters).
+    replaced : int
+        Hits a note stood in for, over all questions.
+    note_answers : int
+        Answered questions whose answer is found in a note.
+    lost, gained : tuple of str
+        Questions answered without notes but not with them, and the reverse.
+    seconds : float
+        The condensation pass.
+    """
+
+    notes: int
+    candidates: int
+    vetoed_disagreement: int
+    vetoed_few_sentences: int
+    answer_at_k: float
+    answer_at_k_notes: float
+    chars_per_answered: float | None
+    chars_per_answered_notes: float | None
+    chars_change: float | None
+    replaced: int
+    note_answers: int
+    lost: tuple[str, ...] = ()
+    gained: tuple[str, ...] = ()
+    seconds: float = 0.0
 
 
 class ShadowReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -236,6 +278,7 @@ class ModeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     silent_dropped: tuple[str, ...] = ()
     answer_at_k_after_own_iterations: float | None = None
     judge: JudgeReport | None = None
+    condensation: CondensationReport | None = None
     latency: Latency | None = None
     stopped_by: str = ""
     seconds: float = 0.0
@@ -404,6 +447,9 @@ def _rows(k: int) -> list[tuple[str, object]]:
             else None
         )
 
+    def notes(attr: str):
+        return lambda m: getattr(m.condensation, attr) if m.condensation is not None else None
+
     def lat(attr: str):
         return lambda m: getattr(m.latency, attr) if m.latency is not None else None
 
@@ -433,6 +479,12 @@ def _rows(k: int) -> list[tuple[str, object]]:
         ("  outcomes judged by both", shadow("judged")),
         ("  shadow precision", shadow("precision")),
         ("  shadow success on Q/A questions", shadow("qa_success")),
+        ("condensed: live notes", notes("notes")),
+        (f"  answer@{k} with notes in place", notes("answer_at_k_notes")),
+        ("  characters / answered q, plain", notes("chars_per_answered")),
+        ("  characters / answered q, notes", notes("chars_per_answered_notes")),
+        ("  characters change", notes("chars_change")),
+        ("  hits a note stood in for", notes("replaced")),
         ("duplicate stores", lambda m: m.duplicate_stores),
         ("near-duplicate stores", lambda m: m.near_duplicate_stores),
         ("queries", lambda m: m.queries),
@@ -476,6 +528,12 @@ def format_report(report: EvaluationReport) -> str:
             if m.judge is not None and m.judge.shadow is not None:
                 pairs = ", ".join(f"{k} {v}" for k, v in m.judge.shadow.pairs.items())
                 lines.append(f"{m.mode}: live -> shadow verdicts: {pairs}")
+            if m.condensation is not None and (m.condensation.lost or m.condensation.gained):
+                c = m.condensation
+                lines.append(
+                    f"{m.mode}: with notes, lost {len(c.lost)} answer(s), gained {len(c.gained)}"
+                    + (f"; lost: {'; '.join(c.lost[:3])}" if c.lost else "")
+                )
             if m.stopped_by:
                 lines.append(f"{m.mode}: stopped by {m.stopped_by}")
             if m.silent_dropped:

@@ -43,6 +43,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -59,6 +60,7 @@ from sentient_core.evaluation.audit import (
     repeat_count,
     silent_drops,
 )
+from sentient_core.evaluation.condensed import measure_condensation
 from sentient_core.evaluation.free import (
     count_iterations,
     learner_settings,
@@ -85,6 +87,9 @@ from sentient_core.events import (
 from sentient_core.integrate import Integrator
 from sentient_core.learning.learner import MAX_SESSION_ITERATIONS
 from sentient_core.learning.session import build_learner
+
+if TYPE_CHECKING:
+    from sentient_core.memory import Hit
 
 __all__ = [
     "MODES",
@@ -139,8 +144,11 @@ class _DefaultRecall:
 
         self._scored = ScoredRecall(core.memory, MetaMemory(core.memory))
 
+    def hits(self, q: str, k: int) -> list[Hit]:
+        return self._scored.hits(q, k)
+
     def texts(self, q: str, k: int) -> list[str]:
-        return [h.record.text for h in self._scored.hits(q, k)]
+        return [h.record.text for h in self.hits(q, k)]
 
 
 def _scored(
@@ -160,9 +168,15 @@ def _scored(
 
 
 def run_ingest(
-    items: Sequence[QAItem], corpus: str | os.PathLike[str], k: int, data_dir: Path
+    items: Sequence[QAItem],
+    corpus: str | os.PathLike[str],
+    k: int,
+    data_dir: Path,
+    *,
+    condense: bool = False,
 ) -> tuple[ModeReport, list[str]]:
-    """Ingest mode; returns the report and the stored chunk texts (for the bm25s peer)."""
+    """Ingest mode; returns the report and the stored chunk texts (for the bm25s peer).
+    ``condense``: then condense once and measure recall with notes in place."""
     t0 = time.perf_counter()
     with Core(data_dir, durable=False) as core:
         Integrator(core.memory, core.observer).ingest([corpus])
@@ -177,6 +191,7 @@ def run_ingest(
             times.append(time.perf_counter() - t)
             ranked.append(_rank(texts, item.answers))
         records = read_traces(core.store)
+        condensed = measure_condensation(core.memory, items, k, recall.hits) if condense else None
     base = _scored("ingest", items, ranked, k)
     report = ModeReport(
         **base,
@@ -189,6 +204,7 @@ def run_ingest(
         iterations_per_answered=0.0 if base["answered"] else None,
         duplicate_stores=duplicate_count(records),
         near_duplicate_stores=near_duplicate_count(records),
+        condensation=condensed,
         latency=_latency(times),
         seconds=time.perf_counter() - t0,
         results=tuple(
@@ -286,10 +302,12 @@ def run_learn(
     metamemory: bool = True,
     judge: JudgeSettings | None = None,
     commit_routes: int = 0,
+    condense: bool = False,
 ) -> ModeReport:
     """Learn mode (see the module docstring); ``metamemory`` False is the ablation,
     ``judge`` the judge's settings (a shadow judge's agreement is reported),
-    ``commit_routes`` the task-commitment drive's routes per question (0: off)."""
+    ``commit_routes`` the task-commitment drive's routes per question (0: off),
+    ``condense``: condense what was learned once at the end and measure recall with notes."""
     if not 1 <= iterations_per_question <= MAX_SESSION_ITERATIONS:
         raise ArgumentError(
             f"iterations_per_question must be in [1, {MAX_SESSION_ITERATIONS}],"
@@ -352,6 +370,7 @@ def run_learn(
         events = [e for _, e in read_events(core.store)]
         audit = audit_run(core.store, events)
         ranked = [_rank(recall.texts(it.q, k), it.answers) for it in items]
+        condensed = measure_condensation(core.memory, items, k, recall.hits) if condense else None
         calls = spent_tool_calls(core, days)
         book = book_answers(core, items, events)
     iterations = count_iterations(events)
@@ -397,6 +416,7 @@ def run_learn(
             book_verified=sum(book),
             book_precision=sum(book) / len(book) if book else None,
         ),
+        condensation=condensed,
         stopped_by=stopped,
         seconds=time.perf_counter() - t0,
         results=tuple(results),
@@ -418,6 +438,7 @@ def evaluate(
     metamemory: bool = True,
     judge: JudgeSettings | None = None,
     commit_routes: int = 0,
+    condense: bool = False,
 ) -> EvaluationReport:
     """Run the requested modes (each on a fresh temporary store) and the optional free run.
 
@@ -448,6 +469,9 @@ def evaluate(
         reported).
     commit_routes : int
         Learn mode: routes the task-commitment drive tries per question (0: off).
+    condense : bool
+        Ingest and learn modes: condense the store once at the end and report recall
+        with semantic notes in place against plain recall (:mod:`.condensed`).
 
     Raises
     ------
@@ -478,7 +502,13 @@ def evaluate(
         work = Path(tmp)
         if items and mode in ("ingest", "both"):
             progress(f"ingest: {corpus} into a fresh store")
-            ingest, chunks = run_ingest(items, corpus, k, work / "ingest")  # type: ignore[arg-type]
+            ingest, chunks = run_ingest(
+                items,
+                corpus,  # type: ignore[arg-type]
+                k,
+                work / "ingest",
+                condense=condense,
+            )
             modes.append(ingest)
             try:
                 progress(f"bm25s: indexing the same {len(chunks)} chunks")
@@ -501,6 +531,7 @@ def evaluate(
                 metamemory=metamemory,
                 judge=judge,
                 commit_routes=commit_routes,
+                condense=condense,
             )
             modes.insert(1 if mode == "both" else 0, learn)
         if free_run:

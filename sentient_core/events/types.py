@@ -27,6 +27,7 @@ __all__ = [
     "IntegrateEvent",
     "IterationEvent",
     "JudgeEvent",
+    "LayerEvent",
     "LearnEvent",
     "LegacyEvent",
     "MetaMemoryEvent",
@@ -330,6 +331,19 @@ class MetaMemoryEvent(_Base, frozen=True, tag="metamemory"):
     detail: str = ""
 
 
+class LayerEvent(_Base, frozen=True, tag="layer"):
+    """A record moved between memory's layers (SPEC §6): ``action`` (``promoted``,
+    ``revised``, ``demoted``, ``retired``, ``rejected``) on ``record`` (``note:3``) of
+    ``layer``, why, and the evidence (trace ids) it rests on."""
+
+    layer: Literal["episodic", "semantic", "procedural", "guards", "meta"]
+    record: str
+    action: str
+    subject: str = ""
+    reason: str = ""
+    evidence: tuple[int, ...] = ()
+
+
 Event = (
     SessionEvent
     | QuestionEvent
@@ -352,6 +366,7 @@ Event = (
     | IterationEvent
     | UnsafeSettingEvent
     | MetaMemoryEvent
+    | LayerEvent
 )
 """Every event the loop emits (a tagged union on ``kind``)."""
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from sentient_core.integrate import Integrator
     from sentient_core.learning.chaperone import Chaperone
     from sentient_core.memory import MemoryTxn
+    from sentient_core.metamemory.loop import PassageStore
     from sentient_core.observer import Observer
 
 __all__ = ["AnswerIntegration", "Integrated", "PassageIntegrated"]
@@ -129,6 +130,16 @@ class AnswerIntegration:
             if summary.known and done.known_trace < 0:
                 done.known_trace = summary.known[0]
         return done
+
+    def passage_store(self, emit: Emitter) -> PassageStore:
+        """How meta-memory integrates a passage it found (a correction), reported on
+        ``emit``: the new or already-known trace ids."""
+
+        def store(req: ChaperoneRequest, passage: Passage, grounded: bool) -> list[int]:
+            summary = self.integrate_one(req, passage, grounded, None, emit).summary
+            return list(summary.ids) or list(summary.known)
+
+        return store
 
     def integrate_one(
         self,

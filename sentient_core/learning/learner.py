@@ -7,7 +7,8 @@ One iteration::
       → ingest + integrate (grounded or answered content becomes learned traces)
       → judge → budget.commit → learn-from-outcome → a user's unanswered question's
       next route, in the same iteration (task commitment) → every ``reflect_every``
-      iterations (and at a session's end): reflect → follow-ups to curiosity
+      iterations (and at a session's end): reflect → follow-ups to curiosity → condense
+      agreeing episodes into semantic notes (:mod:`sentient_core.layers`)
 
 Every step is published on the event bus and appended to the audit log (one flush
 per iteration). Control: :meth:`Learner.start` runs the loop in one background
@@ -43,6 +44,7 @@ from sentient_core.events import (
     SkipEvent,
 )
 from sentient_core.learning.commitment import TaskCommitment
+from sentient_core.learning.condensing import condense_step
 from sentient_core.learning.curiosity import Curiosity
 from sentient_core.learning.integration import AnswerIntegration, Integrated
 from sentient_core.learning.llm import tokens_since, usage_of
@@ -59,13 +61,12 @@ from sentient_core.vocab import (
     ChaperoneRequest,
     ChaperoneResponse,
     IterationOutcome,
-    Passage,
     SessionStats,
 )
 
 if TYPE_CHECKING:
     from sentient_core.autonomy.budget import Status
-    from sentient_core.metamemory.loop import LoopMeta, PassageStore
+    from sentient_core.metamemory.loop import LoopMeta
 
 __all__ = [
     "MAX_SESSION_ITERATIONS",
@@ -112,7 +113,7 @@ class Learner:
     ) -> None:
         self.config = config or LearnerConfig()
         self.memory, self.observer = knowledge.memory, knowledge.observer
-        self.integrator = knowledge.integrator
+        self.integrator, self.condenser = knowledge.integrator, knowledge.condenser
         self.chaperone, self.budget, self.judge = gate.chaperone, gate.budget, gate.judge
         self.drive, self.pursuit = drives.drive, drives.pursuit
         self.curiosity = drives.curiosity or Curiosity(self.observer, self.memory)
@@ -531,20 +532,12 @@ class Learner:
         self.commitment.consider(req, verdict, self.curiosity.book, emit)
         return waited
 
-    def _meta_store(self, emit: Emitter) -> PassageStore:
-        """How meta-memory integrates a passage it found (a correction), reported on
-        ``emit``: the new or already-known trace ids."""
-
-        def store(req: ChaperoneRequest, passage: Passage, grounded: bool) -> list[int]:
-            summary = self.answers.integrate_one(req, passage, grounded, None, emit).summary
-            return list(summary.ids) or list(summary.known)
-
-        return store
-
     def _meta_contradicts(self, question: str, trace_id: int, emit: Emitter) -> bool:
         assert self.meta is not None
         try:
-            return self.meta.check_answer(question, trace_id, store=self._meta_store(emit))
+            return self.meta.check_answer(
+                question, trace_id, store=self.answers.passage_store(emit)
+            )
         except SentientError as err:
             emit.emit(ErrorEvent, where="metamemory", error=f"{type(err).__name__}: {err}")
             return False
@@ -560,7 +553,7 @@ class Learner:
                 stored=done.stored,
                 prediction=prediction,
                 relevance_of_best=done.relevance,
-                store=self._meta_store(emit),
+                store=self.answers.passage_store(emit),
             )
         except SentientError as err:
             emit.emit(ErrorEvent, where="metamemory", error=f"{type(err).__name__}: {err}")
@@ -598,3 +591,4 @@ class Learner:
             insights=r.insights,
             followups=r.followups,
         )
+        condense_step(self.condenser, self.stats, emit)

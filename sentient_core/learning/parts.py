@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from sentient_core.autonomy.judge import Judge
     from sentient_core.events import EventBus
     from sentient_core.integrate import Integrator
+    from sentient_core.layers import Condenser
     from sentient_core.learning.chaperone import Chaperone
     from sentient_core.learning.curiosity import Curiosity
     from sentient_core.memory import HolographicMemory
@@ -37,11 +38,14 @@ class Knowledge:
     observer : Observer
     integrator : Integrator
         Turns content into learned traces (kind ``learned``, importance 0.6).
+    condenser : Condenser or None
+        Condenses verified episodes into semantic notes after each reflection (None: off).
     """
 
     memory: HolographicMemory
     observer: Observer
     integrator: Integrator
+    condenser: Condenser | None = None
 
 
 @dataclass(frozen=True, slots=True)

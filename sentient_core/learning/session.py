@@ -24,6 +24,7 @@ from sentient_core.autonomy.drives import CuriosityDrive, Pursuit
 from sentient_core.autonomy.judge import JudgeSettings
 from sentient_core.events import EventBus
 from sentient_core.integrate import Integrator
+from sentient_core.layers import Condenser
 from sentient_core.learning.chaperone import Chaperone
 from sentient_core.learning.curiosity import AnswerCheck, Curiosity, CuriosityConfig
 from sentient_core.learning.fetch import Fetcher
@@ -251,7 +252,14 @@ def build_learner(
         debts=meta.gaps if meta is not None else tuple,
     )
     return Learner(
-        Knowledge(core.memory, core.observer, integrator),
+        Knowledge(
+            core.memory,
+            core.observer,
+            integrator,
+            Condenser(core.memory, emit=events.emitter(session=s.learner.session), clock=clock)
+            if s.learner.condense
+            else None,
+        ),
         Gate(chaperone, budget, judge),
         Drives(CuriosityDrive(), curiosity, Pursuit(core.store, clock=clock)),
         Runtime(events, clock, sleep),

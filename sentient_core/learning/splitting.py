@@ -17,6 +17,13 @@ from __future__ import annotations
 
 import re
 
+from sentient_core.analysis import (
+    paragraph_spans,
+    sentence_spans,
+    sentences_in,
+    split_sentences,
+    strip_span,
+)
 from sentient_core.errors import ArgumentError
 
 __all__ = [
@@ -24,6 +31,7 @@ __all__ = [
     "heading_spans",
     "passage_headings",
     "passage_spans",
+    "sentence_spans",
     "split_passages",
     "split_sentences",
     "term_blocks",
@@ -32,49 +40,6 @@ __all__ = [
 
 PASSAGE_CHARS = 600
 
-_PARAGRAPH = re.compile(r"\n[ \t]*\n")
-# A sentence ends at . ! ? (optionally closed by a quote/bracket) before whitespace.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (paragraph breaks also end a sentence), stripped, non-empty."""
-    out: list[str] = []
-    for a, b in _paragraphs(text):
-        out.extend(text[s:e] for s, e in _sentences(text, a, b))
-    return out
-
-
-def _strip(text: str, a: int, b: int) -> tuple[int, int]:
-    while a < b and text[a].isspace():
-        a += 1
-    while b > a and text[b - 1].isspace():
-        b -= 1
-    return a, b
-
-
-def _paragraphs(text: str) -> list[tuple[int, int]]:
-    """Stripped, non-empty paragraph spans (as ``_PARAGRAPH.split`` would cut them)."""
-    out = []
-    start = 0
-    for m in _PARAGRAPH.finditer(text):
-        out.append(_strip(text, start, m.start()))
-        start = m.end()
-    out.append(_strip(text, start, len(text)))
-    return [(a, b) for a, b in out if a < b]
-
-
-def _sentences(text: str, a: int, b: int) -> list[tuple[int, int]]:
-    """Stripped, non-empty sentence spans inside the paragraph ``text[a:b]``."""
-    out = []
-    start = a
-    for m in _SENTENCE_END.finditer(text, a, b):
-        end = m.start() + len(m.group(0).rstrip())
-        out.append(_strip(text, start, end))
-        start = m.end()
-    out.append(_strip(text, start, b))
-    return [(s, e) for s, e in out if s < e]
-
 
 def _hard_split(text: str, a: int, b: int, max_chars: int) -> list[tuple[int, int]]:
     out = []
@@ -82,8 +47,8 @@ def _hard_split(text: str, a: int, b: int, max_chars: int) -> list[tuple[int, in
         cut = text.rfind(" ", a, a + max_chars + 1)
         if cut - a <= max_chars // 2:  # no usable space: cut mid-word rather than emit a sliver
             cut = a + max_chars
-        out.append(_strip(text, a, cut))
-        a, b = _strip(text, cut, b)
+        out.append(strip_span(text, a, cut))
+        a, b = strip_span(text, cut, b)
     if a < b:
         out.append((a, b))
     return out
@@ -111,12 +76,12 @@ def passage_spans(text: str, max_chars: int = PASSAGE_CHARS) -> list[tuple[int, 
     if max_chars < 20:
         raise ArgumentError(f"max_chars must be >= 20, got {max_chars}")
     pieces: list[tuple[int, int]] = []
-    for a, b in _paragraphs(text):
+    for a, b in paragraph_spans(text):
         if b - a <= max_chars:
             pieces.append((a, b))
             continue
         sentences: list[tuple[int, int]] = []
-        for s, e in _sentences(text, a, b):
+        for s, e in sentences_in(text, a, b):
             sentences.extend(_hard_split(text, s, e, max_chars))
         pieces.extend(_pack(sentences, max_chars))
     return _pack(pieces, max_chars)

@@ -15,7 +15,7 @@ from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from sentient_core.autonomy.funnel import funnel
+from sentient_core.autonomy.funnel import funnel, promotion_gates
 from sentient_core.control import LearnerStatus
 
 __all__ = ["CONTENT_TYPE", "render_metrics"]
@@ -110,7 +110,7 @@ def render_metrics(
         "this session: initiatives passed and vetoed at each gate of the loop, in order",
         [
             ({"gate": g.gate, "result": result}, value)
-            for g in funnel(st)
+            for g in (*funnel(st), *promotion_gates(st))
             for result, value in (("passed", g.passed), ("vetoed", g.vetoed))
         ],
     )

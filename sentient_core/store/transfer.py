@@ -46,6 +46,7 @@ CARRIED: tuple[str, ...] = (
     "sources",
     "budget",
     "files",
+    "layers",
 )
 """Sub-databases exported record by record (besides traces, codes and links)."""
 

@@ -258,6 +258,8 @@ function render(st) {
   const g = $("gates");
   const judge = st.gates.judge;
   g.replaceChildren(table("funnel: passed / reached", st.gates.funnel || {}),
+    table("layers: live records", st.gates.layers || {}),
+    table("promotion: passed / reached", st.gates.promotion || {}),
     table("chaperone", st.gates.chaperone), table("safety checks fired", st.gates.safety),
     table(`judge outcomes (${st.gates.judge_mode || "live"})`, judge.outcomes),
     ...(judge.shadow ? [table("shadow judge vs live", judge.shadow)] : []),
