@@ -84,7 +84,7 @@ class CondenseSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
     """Sentences lifted from each supporting trace."""
     phrases_per_trace: Annotated[int, msgspec.Meta(ge=1, le=32)] = 8
     """Key phrases of a trace that may become subjects."""
-    min_shared: Annotated[int, msgspec.Meta(ge=1, le=32)] = 3
+    min_shared: Annotated[int, msgspec.Meta(ge=1, le=32)] = 4
     """Content terms besides the subject's that a sentence must share with a sentence of
     another source to be kept (what the sources agree on)."""
     max_sentence_chars: Annotated[int, msgspec.Meta(ge=40, le=4000)] = 400
