@@ -41,6 +41,7 @@ from sentient_core.cli import (
     learn_cmds,
     memory_cmds,
     meta_cmds,
+    recipe_cmds,
     server_cmds,
     store_cmds,
 )
@@ -65,6 +66,7 @@ _MODULES = (
     config_cmds,
     evaluate_cmds,
     meta_cmds,
+    recipe_cmds,
 )
 
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -72,7 +74,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("learning (the chaperone-gated loop)", ("learn", "eavesdrop", "focus", "budget")),
     (
         "learning from error (what meta-memory recorded)",
-        ("status", "feedback", "sources", "debts", "wisdom", "scorer"),
+        ("status", "feedback", "sources", "debts", "wisdom", "scorer", "recipes", "recipe"),
     ),
     ("serving (HTTP API, web panel, remote control)", ("serve", "learner")),
     ("store (integrity, copies, moving data)", ("check", "backup", "export", "import")),
@@ -94,6 +96,8 @@ EXAMPLES: dict[str, str] = {
     "debts": "sentient debts --status open",
     "wisdom": "sentient wisdom --json",
     "scorer": "sentient scorer",
+    "recipes": "sentient recipes --state confirmed",
+    "recipe": "sentient recipe show 3",
     "serve": "sentient serve --port 8765 --open",
     "learner": "sentient learner pause",
     "check": "sentient check --json",

@@ -16,7 +16,9 @@ EXIT_PROBLEMS = 1
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    import sentient_core.metamemory  # noqa: F401  (registers its record tables for the check)
+    # Imported to register their record tables for the check.
+    import sentient_core.metamemory
+    import sentient_core.recipes  # noqa: F401
     from sentient_core.store import check_integrity
 
     with open_store(args, readonly=True) as store:
@@ -35,7 +37,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_backup(args: argparse.Namespace) -> int:
-    import sentient_core.metamemory  # noqa: F401  (registers its record tables for the check)
+    # Imported to register their record tables for the check.
+    import sentient_core.metamemory
+    import sentient_core.recipes  # noqa: F401
     from sentient_core.store import Store, check_integrity
 
     with open_store(args, readonly=True) as store:

@@ -126,6 +126,7 @@ class Effective(msgspec.Struct, frozen=True, kw_only=True):
                 max_iterations=lr.max_iterations,
                 reflect_every=lr.reflect_every,
                 commit_routes=lr.commit_routes,
+                recipes=lr.recipes,
                 session=session,
             ),
             llm=llm,

@@ -67,6 +67,9 @@ class LearnerSection(_Section, frozen=True):
     commit_routes : int
         Routes the task-commitment drive tries per user question before it gives up
         (0, the default: off).
+    recipes : bool
+        Recipes: try the one standing for a question's kind and domain first, and learn
+        them from judged successes (see docs/recipes.md).
     """
 
     interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
@@ -74,6 +77,7 @@ class LearnerSection(_Section, frozen=True):
     max_iterations: Iterations = MAX_SESSION_ITERATIONS
     reflect_every: Annotated[int, msgspec.Meta(ge=0, le=MAX_SESSION_ITERATIONS)] = 10
     commit_routes: Annotated[int, msgspec.Meta(ge=0, le=4)] = 0
+    recipes: bool = False
 
 
 class ChaperoneSection(_Section, frozen=True):

@@ -286,10 +286,16 @@ def run_learn(
     metamemory: bool = True,
     judge: JudgeSettings | None = None,
     commit_routes: int = 0,
+    recipes: bool = False,
+    session: str = "evaluate-learn",
+    after_event: int = -1,
 ) -> ModeReport:
     """Learn mode (see the module docstring); ``metamemory`` False is the ablation,
     ``judge`` the judge's settings (a shadow judge's agreement is reported),
-    ``commit_routes`` the task-commitment drive's routes per question (0: off)."""
+    ``commit_routes`` the task-commitment drive's routes per question (0: off),
+    ``recipes`` whether recipes are tried first and learned. On a store that already
+    holds a run (a second pass, :mod:`.second_pass`), ``session`` names this run's
+    sessions apart and only the audit-log events after ``after_event`` are counted."""
     if not 1 <= iterations_per_question <= MAX_SESSION_ITERATIONS:
         raise ArgumentError(
             f"iterations_per_question must be in [1, {MAX_SESSION_ITERATIONS}],"
@@ -315,13 +321,14 @@ def run_learn(
                     learner = build_learner(
                         core,
                         learner_settings(
-                            f"evaluate-learn-{sessions}",
+                            f"{session}-{sessions}",
                             corpus_dirs,
                             False,
                             MAX_SESSION_ITERATIONS,
                             metamemory=metamemory,
                             judge=judge,
                             commit_routes=commit_routes,
+                            recipes=recipes,
                         ),
                     )
                     learner.events.subscribe(watch)
@@ -349,7 +356,7 @@ def run_learn(
                 if not stopped:
                     learner.run(0)
                 learner.close()
-        events = [e for _, e in read_events(core.store)]
+        events = [e for _, e in read_events(core.store, after_event)]
         audit = audit_run(core.store, events)
         ranked = [_rank(recall.texts(it.q, k), it.answers) for it in items]
         calls = spent_tool_calls(core, days)

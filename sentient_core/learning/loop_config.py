@@ -37,6 +37,9 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         Routes the task-commitment drive tries per user question before it gives up
         (:mod:`sentient_core.learning.commitment`; 0, the default: off — it has not
         yet raised answer@5 on the Q/A sets, and costs queries).
+    recipes : bool
+        Try the recipe standing for a question's (kind, domain) first, and turn judged
+        successes into recipes (:mod:`sentient_core.recipes`).
     """
 
     interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
@@ -46,6 +49,7 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     initiative_tokens: Annotated[int, msgspec.Meta(ge=0)] = 500
     session: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] = "session"
     commit_routes: Annotated[int, msgspec.Meta(ge=0, le=4)] = 0
+    recipes: bool = False
 
     def __post_init__(self) -> None:
         # msgspec checks the bounds when decoding (a config file); check the ones
