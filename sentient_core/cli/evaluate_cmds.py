@@ -90,6 +90,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             metamemory=not args.no_metamemory,
             judge=_judge_settings(args),
             commit_routes=args.commit_routes,
+            recipes=args.recipes,
         )
     except ArgumentError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -216,6 +217,11 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         metavar="N",
         help="learn mode: routes the task-commitment drive tries per question (0-4; default 0:"
         " off)",
+    )
+    ev.add_argument(
+        "--recipes",
+        action="store_true",
+        help="learn mode with recipes: tried first on a question of a kind answered before",
     )
     ev.add_argument(
         "--second-pass",

@@ -425,6 +425,7 @@ def evaluate(
     metamemory: bool = True,
     judge: JudgeSettings | None = None,
     commit_routes: int = 0,
+    recipes: bool = False,
 ) -> EvaluationReport:
     """Run the requested modes (each on a fresh temporary store) and the optional free run.
 
@@ -455,6 +456,8 @@ def evaluate(
         reported).
     commit_routes : int
         Learn mode: routes the task-commitment drive tries per question (0: off).
+    recipes : bool
+        Learn mode with recipes (:mod:`sentient_core.recipes`).
 
     Raises
     ------
@@ -508,6 +511,7 @@ def evaluate(
                 metamemory=metamemory,
                 judge=judge,
                 commit_routes=commit_routes,
+                recipes=recipes,
             )
             modes.insert(1 if mode == "both" else 0, learn)
         if free_run:

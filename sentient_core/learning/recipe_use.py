@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RecipeUse"]
 
+_SCOPED = ("local:", "corpus:")
+"""Sources the offline answerer indexes: a recipe's answer can be limited to one."""
 _TRIED_STATES = ("confirmed", "draft")
 """An advisory recipe is advice (shown, repaired), not tried first."""
 
@@ -50,10 +52,15 @@ class RecipeUse:
     """
 
     def __init__(
-        self, book: RecipeBook | None, stats: Callable[[], TermStats | None] | None = None
+        self,
+        book: RecipeBook | None,
+        stats: Callable[[], TermStats | None] | None = None,
+        *,
+        scoped: bool = True,
     ) -> None:
         self.book = book
         self._stats = stats
+        self.scoped = scoped
         self._tried: dict[str, int] = {}  # request id -> the recipe tried first on it
 
     @classmethod
@@ -87,7 +94,10 @@ class RecipeUse:
             return req
         self._tried[req.id] = rec.id
         self.book.tried(rec.id, req.id, emit)
-        return msgspec.structs.replace(req, route=rec.route) if rec.route else req
+        # Asked the recipe's way: on its route, from its source when that is a corpus file
+        # the offline answerer holds (a model's or a web page's answer cannot be scoped).
+        scope = rec.source if self.scoped and rec.source.startswith(_SCOPED) else ""
+        return msgspec.structs.replace(req, route=rec.route, scope=scope)
 
     def judged(
         self,
