@@ -18,8 +18,10 @@ from sentient_core.core import Core
 from sentient_core.errors import ArgumentError
 from sentient_core.events import EventBus, JudgeEvent, QueryEvent, RecipeEvent, read_events
 from sentient_core.learning.learner import LearnerConfig
+from sentient_core.learning.offline import CorpusAnswerer
 from sentient_core.learning.recipe_use import RecipeUse
 from sentient_core.learning.session import LearnerSettings, build_learner
+from sentient_core.liveview import render
 from sentient_core.metamemory.base import IllegalTransitionError
 from sentient_core.recipes import RECIPES, TRANSITIONS, RecipeBook, kind_of, layer_counts
 from sentient_core.store import check_integrity
@@ -163,6 +165,8 @@ def test_the_recipe_is_tried_first_and_a_failed_reuse_makes_it_advisory(tmp_path
         assert tried.route == "wider" and tried.id == "s-2" and tried.question == Q2
         ev = [e for e in seen if isinstance(e, RecipeEvent)]
         assert (ev[-1].action, ev[-1].recipe, ev[-1].request) == ("tried", 0, "s-2")
+        assert "recipe 0: tried [confirmed]" in (render(ev[-1]) or "")
+        assert tried.scope == "local:/corpus/curl.changelog.txt"  # from the recipe's source
         assert use.book.get(0).trials == 1 and use.book.get(0).support == 0  # type: ignore[union-attr]
         # Other requests pass as they are: a read, a question of another kind.
         read = ChaperoneRequest(id="s-3", type="read_local", path="x.txt")
@@ -275,3 +279,17 @@ def test_end_to_end_a_learner_reuses_what_it_learned(tmp_path):
     assert _cli(tmp_path / "new", "import", str(dump)).returncode == 0
     again = json.loads(_cli(tmp_path / "new", "recipes", "--json").stdout)
     assert msgspec.json.encode(again) == msgspec.json.encode(rows)
+
+
+def test_a_scoped_answer_comes_from_the_recipes_source_only(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("Quokkas live on Rottnest Island, off Western Australia.\n")
+    (corpus / "b.txt").write_text("Quokkas also live on Bald Island, in scrub and woodland.\n")
+    answerer = CorpusAnswerer([corpus], include_python_docs=False)
+    q = "Where do quokkas live?"
+    assert len({s.id for s in answerer.answer(q, k=3, min_score=0.0).sources}) == 2
+    scope = next(s.id for s in answerer.sources if s.ref.endswith("b.txt"))
+    scoped = answerer.answer(q, k=3, min_score=0.0, scope=scope)
+    assert scoped.passages and {s.id for s in scoped.sources} == {scope}
+    assert "Bald Island" in scoped.text and "Rottnest" not in scoped.text
