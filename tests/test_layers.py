@@ -37,6 +37,7 @@ RANKS: dict[str, int] = {
     "sentient_core.retrieval_eval": 6,
     "sentient_core.metamemory": 6,
     "sentient_core.autonomy": 7,
+    "sentient_core.recipes": 7,  # recipes key on meta-memory's domains; learning tries them
     "sentient_core.recall": 7,  # the rankings: memory's and the learned scorer's
     "sentient_core.core": 8,  # the façade over memory, meta-memory, ingest and recall
     "sentient_core.learning": 9,

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import lmdb
 import msgspec
 import pytest
 
@@ -23,8 +24,8 @@ from sentient_core.learning.recipe_use import RecipeUse
 from sentient_core.learning.session import LearnerSettings, build_learner
 from sentient_core.liveview import render
 from sentient_core.metamemory.base import IllegalTransitionError
-from sentient_core.recipes import RECIPES, TRANSITIONS, RecipeBook, kind_of, layer_counts
-from sentient_core.store import check_integrity
+from sentient_core.recipes import RECIPES, TRANSITIONS, RecipeBook, find, kind_of, layer_counts
+from sentient_core.store import Store, check_integrity
 from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage, Source, Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -293,3 +294,21 @@ def test_a_scoped_answer_comes_from_the_recipes_source_only(tmp_path):
     scoped = answerer.answer(q, k=3, min_score=0.0, scope=scope)
     assert scoped.passages and {s.id for s in scoped.sources} == {scope}
     assert "Bald Island" in scoped.text and "Rottnest" not in scoped.text
+
+
+def test_a_store_from_before_recipes_reads_as_having_none(tmp_path):
+    data = tmp_path / "old"
+    with Core(data, durable=False):
+        pass
+    env = lmdb.open(str(data), max_dbs=64)
+    with env.begin(write=True) as txn:
+        txn.drop(env.open_db(b"recipes", txn=txn), delete=True)
+    env.close()
+    with Store.open(data, readonly=True) as store, store.read() as txn:
+        assert not store.has_db("recipes")
+        assert layer_counts(txn) == dict.fromkeys(("draft", "confirmed", "advisory", "retired"), 0)
+        assert find(txn, "k", "d") is None
+        assert check_integrity(store).ok
+    out = _cli(data, "recipes", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout) == []
+    assert _cli(data, "recipe", "show", "0").returncode == 2

@@ -27,10 +27,10 @@ def _procedure(r: Any) -> str:
 
 
 def _cmd_recipes(args: argparse.Namespace) -> int:
-    from sentient_core.recipes import RECIPES
+    from sentient_core.recipes import records
 
     with open_store(args, readonly=True) as store, store.read() as txn:
-        rows = [r for r in RECIPES.iter(txn) if args.state is None or r.state == args.state]
+        rows = [r for r in records(txn) if args.state is None or r.state == args.state]
     if args.json:
         print(_dump(rows))
         return 0
@@ -48,7 +48,7 @@ def _cmd_recipe_show(args: argparse.Namespace) -> int:
     from sentient_core.recipes import RECIPES
 
     with open_store(args, readonly=True) as store, store.read() as txn:
-        r = RECIPES.get(txn, args.id)
+        r = RECIPES.get(txn, args.id) if store.has_db(RECIPES.db) else None
     if r is None:
         print(f"error: no recipe {args.id}", file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ from sentient_core.recipes.records import (
     RecipeTransition,
     find,
     layer_counts,
+    records,
 )
 
 __all__ = [
@@ -37,4 +38,5 @@ __all__ = [
     "find",
     "kind_of",
     "layer_counts",
+    "records",
 ]

@@ -39,6 +39,7 @@ from sentient_core.recipes.records import (
     RecipeTransition,
     find,
     put,
+    records,
 )
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ class RecipeBook:
     def records(self, *, state: str | None = None) -> list[RecipeRecord]:
         """Every recipe (in ``state`` if given), by id."""
         with self._store.read() as txn:
-            return [r for r in RECIPES.iter(txn) if state is None or r.state == state]
+            return [r for r in records(txn) if state is None or r.state == state]
 
     # -- judged outcomes ---------------------------------------------------------------------
 

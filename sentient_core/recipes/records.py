@@ -60,6 +60,7 @@ __all__ = [
     "find",
     "layer_counts",
     "put",
+    "records",
 ]
 
 RecipeState = Literal["draft", "confirmed", "advisory", "retired"]
@@ -203,8 +204,16 @@ def put(txn: Txn, record: RecipeRecord) -> None:
         txn.put(RECIPES.db, digest_key(_INDEX, record.kind, record.domain), u64_key(record.id))
 
 
+def records(txn: Txn) -> list[RecipeRecord]:
+    """Every recipe, by id; none in a store from before recipes (opened read-only, it has
+    no ``recipes`` sub-database: see :data:`~sentient_core.store.env.ADDED_LATER`)."""
+    return list(RECIPES.iter(txn)) if txn.store.has_db(RECIPES.db) else []
+
+
 def find(txn: Txn, kind: str, domain: str) -> RecipeRecord | None:
     """The recipe standing for (kind, domain) — not retired — or None."""
+    if not txn.store.has_db(RECIPES.db):
+        return None
     raw = txn.get(RECIPES.db, digest_key(_INDEX, kind, domain))
     if raw is None:
         return None
@@ -217,6 +226,6 @@ def find(txn: Txn, kind: str, domain: str) -> RecipeRecord | None:
 def layer_counts(txn: Txn) -> dict[str, int]:
     """Recipes per state (every state present, 0 when none), for the ``layers`` view."""
     out = dict.fromkeys(RECIPE_STATES, 0)
-    for r in RECIPES.iter(txn):
+    for r in records(txn):
         out[r.state] += 1
     return out
