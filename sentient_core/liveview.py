@@ -24,6 +24,7 @@ from sentient_core.events import (
     ModelWaitEvent,
     QueryEvent,
     QuestionEvent,
+    RecipeEvent,
     ReflectEvent,
     RefusalEvent,
     SessionEvent,
@@ -91,6 +92,9 @@ def _body(e: Event | LegacyEvent) -> str | None:
         case CommitmentEvent(question=q, route=route, reason=reason):
             did = f"tries {route}" if route else "gives up"
             return f"commitment: {did} for {_clip(q, 60)} — {_clip(reason, 60)}"
+        case RecipeEvent(recipe=rid, action=action, before=before, after=after):
+            moved = f" ({before} → {after})" if before != after else f" [{after}]"
+            return f"recipe {rid}: {action}{moved} — {_clip(e.question_kind, 50)} in {e.domain}"
         case BudgetEvent(cap=cap, reason=reason):
             return f"budget: {cap} — {_clip(reason, 80)}"
         case ReflectEvent():

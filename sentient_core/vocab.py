@@ -122,6 +122,9 @@ class ChaperoneRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
     :mod:`sentient_core.learning.commitment`): ``wider``/``deeper`` (2×/4× the
     passages), ``relax`` (half the minimum score, 2× the passages), ``corpus``
     (the offline answerer, not the model); "" asks as usual."""
+    scope: str = ""
+    """A source id (``local:/…/curl.changelog.txt``) the offline answer is limited to: a
+    recipe's source (:mod:`sentient_core.learning.recipe_use`); "" any source."""
 
 
 class Source(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

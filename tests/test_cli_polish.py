@@ -60,7 +60,7 @@ def _one_error_line(err: str) -> str:
 def test_help_groups_every_command_by_task_each_with_an_example():
     out = _cli("--help", check=True).stdout
     commands = set(subcommands(build_parser()))
-    assert len(commands) == 26
+    assert len(commands) == 28
     grouped = [name for _, names in GROUPS for name in names]
     assert sorted(grouped) == sorted(commands)  # each in exactly one group, none left over
     positions = [out.index(f"\n{title}:\n") for title, _ in GROUPS]

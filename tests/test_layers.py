@@ -37,9 +37,10 @@ RANKS: dict[str, int] = {
     "sentient_core.retrieval_eval": 6,
     "sentient_core.metamemory": 6,
     "sentient_core.autonomy": 7,
+    "sentient_core.recipes": 7,  # recipes key on meta-memory's domains; learning tries them
     "sentient_core.recall": 7,  # the rankings: memory's and the learned scorer's
-    "sentient_core.core": 8,
-    "sentient_core.layers": 8,  # semantic notes: condensed from memory, checked by metamemory  # the façade over memory, meta-memory, ingest and recall
+    "sentient_core.core": 8,  # the façade over memory, meta-memory, ingest and recall
+    "sentient_core.layers": 8,  # semantic notes: condensed from memory, checked by metamemory
     "sentient_core.learning": 9,
     "sentient_core.liveview": 10,
     "sentient_core.config": 10,

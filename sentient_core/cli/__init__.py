@@ -15,6 +15,7 @@ evaluate_cmds  evaluate
 store_cmds     check, backup, export, import
 meta_cmds      feedback, sources, debts, wisdom, scorer, status (learning from error)
 layer_cmds     layers, notes (memory's layers, semantic notes)
+recipe_cmds    recipes, recipe show (the procedural layer)
 common         exit codes, argument types, opening stores, Ctrl-C, the kernels' warm-up
 
 ``sentient --help`` lists the commands by task (:data:`GROUPS`), each with an
@@ -43,6 +44,7 @@ from sentient_core.cli import (
     learn_cmds,
     memory_cmds,
     meta_cmds,
+    recipe_cmds,
     server_cmds,
     store_cmds,
 )
@@ -68,6 +70,7 @@ _MODULES = (
     evaluate_cmds,
     meta_cmds,
     layer_cmds,
+    recipe_cmds,
 )
 
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -77,7 +80,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "learning from error (what meta-memory recorded)",
         ("status", "feedback", "sources", "debts", "wisdom", "scorer"),
     ),
-    ("knowledge that climbs (memory's layers)", ("layers", "notes")),
+    ("knowledge that climbs (memory's layers)", ("layers", "notes", "recipes", "recipe")),
     ("serving (HTTP API, web panel, remote control)", ("serve", "learner")),
     ("store (integrity, copies, moving data)", ("check", "backup", "export", "import")),
     ("evaluation & performance", ("evaluate", "quality", "profile", "bench", "warmup")),
@@ -100,6 +103,8 @@ EXAMPLES: dict[str, str] = {
     "scorer": "sentient scorer",
     "layers": "sentient layers --json",
     "notes": "sentient notes --all",
+    "recipes": "sentient recipes --state confirmed",
+    "recipe": "sentient recipe show 3",
     "serve": "sentient serve --port 8765 --open",
     "learner": "sentient learner pause",
     "check": "sentient check --json",

@@ -73,6 +73,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         if not args.json:
             print(line, file=sys.stderr, flush=True)
 
+    if args.second_pass:
+        return _cmd_second_pass(args, progress)
     try:
         report = evaluate(
             args.qa,
@@ -89,6 +91,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             judge=_judge_settings(args),
             commit_routes=args.commit_routes,
             condense=args.condense,
+            recipes=args.recipes,
         )
     except ArgumentError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -97,6 +100,44 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         print(json.dumps(msgspec.to_builtins(report), indent=2, ensure_ascii=False))
     else:
         print(format_report(report))
+    return 0
+
+
+def _cmd_second_pass(args: argparse.Namespace, progress) -> int:
+    import tempfile
+    from pathlib import Path
+
+    from sentient_core.errors import ArgumentError
+    from sentient_core.evaluation.qa import load_qa, sample
+    from sentient_core.evaluation.second_pass import format_second_pass, run_second_pass
+
+    if args.qa is None:
+        print("error: --second-pass needs QA.json with --corpus DIR", file=sys.stderr)
+        return 2
+    try:
+        if not Path(args.corpus).is_dir():
+            raise ArgumentError(f"corpus must be a directory, got {args.corpus!r}")
+        items = sample(load_qa(args.qa), args.sample, args.seed)
+        with tempfile.TemporaryDirectory(prefix="sentient-second-pass-") as tmp:
+            report = run_second_pass(
+                items,
+                args.corpus,
+                args.k,
+                Path(tmp),
+                iterations_per_question=args.iterations_per_question,
+                commit_routes=args.commit_routes,
+                metamemory=not args.no_metamemory,
+                judge=_judge_settings(args),
+                progress=progress,
+                qa_file=args.qa,
+            )
+    except ArgumentError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(msgspec.to_builtins(report), indent=2, ensure_ascii=False))
+    else:
+        print(format_second_pass(report))
     return 0
 
 
@@ -183,6 +224,18 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="ingest and learn modes: condense the store into semantic notes at the end and"
         " report recall with notes in place (answer@k, characters per answered question)",
+    )
+    ev.add_argument(
+        "--recipes",
+        action="store_true",
+        help="learn mode with recipes: tried first on a question of a kind answered before",
+    )
+    ev.add_argument(
+        "--second-pass",
+        action="store_true",
+        help="recipes: learn half of the Q/A set (recipes on), then the other half (same kinds)"
+        " on two copies of that store, with recipes and without; reports queries per answered"
+        " question and answer@k of both",
     )
     ev.add_argument("--judge-relevant", type=float, help="the judge's relevance gate (0.5)")
     ev.add_argument("--judge-decisive", type=float, help="the judge's decisive margin (0.3)")

@@ -16,8 +16,10 @@ EXIT_PROBLEMS = 1
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    # Imported to register their record tables for the check.
     import sentient_core.layers
-    import sentient_core.metamemory  # noqa: F401  (registers its record tables for the check)
+    import sentient_core.metamemory
+    import sentient_core.recipes  # noqa: F401
     from sentient_core.store import check_integrity
 
     with open_store(args, readonly=True) as store:
@@ -36,8 +38,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_backup(args: argparse.Namespace) -> int:
+    # Imported to register their record tables for the check.
     import sentient_core.layers
-    import sentient_core.metamemory  # noqa: F401  (registers its record tables for the check)
+    import sentient_core.metamemory
+    import sentient_core.recipes  # noqa: F401
     from sentient_core.store import Store, check_integrity
 
     with open_store(args, readonly=True) as store:

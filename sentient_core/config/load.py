@@ -127,6 +127,7 @@ class Effective(msgspec.Struct, frozen=True, kw_only=True):
                 reflect_every=lr.reflect_every,
                 commit_routes=lr.commit_routes,
                 condense=lr.condense,
+                recipes=lr.recipes,
                 session=session,
             ),
             llm=llm,

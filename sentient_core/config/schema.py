@@ -70,6 +70,9 @@ class LearnerSection(_Section, frozen=True):
     condense : bool
         Condense agreeing episodes from independent sources into semantic notes after
         each reflection (default on).
+    recipes : bool
+        Recipes: try the one standing for a question's kind and domain first, and learn
+        them from judged successes (see docs/recipes.md).
     """
 
     interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
@@ -78,6 +81,7 @@ class LearnerSection(_Section, frozen=True):
     reflect_every: Annotated[int, msgspec.Meta(ge=0, le=MAX_SESSION_ITERATIONS)] = 10
     commit_routes: Annotated[int, msgspec.Meta(ge=0, le=4)] = 0
     condense: bool = True
+    recipes: bool = False
 
 
 class ChaperoneSection(_Section, frozen=True):

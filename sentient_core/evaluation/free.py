@@ -91,10 +91,15 @@ def learner_settings(
     metamemory: bool = True,
     judge: JudgeSettings | None = None,
     commit_routes: int = 0,
+    recipes: bool = False,
 ) -> LearnerSettings:
     return LearnerSettings(
         learner=LearnerConfig(
-            interval_s=0, max_iterations=n, session=session, commit_routes=commit_routes
+            interval_s=0,
+            max_iterations=n,
+            session=session,
+            commit_routes=commit_routes,
+            recipes=recipes,
         ),
         caps=lifted_caps(),
         corpus_dirs=corpus_dirs,

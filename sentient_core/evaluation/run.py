@@ -303,11 +303,17 @@ def run_learn(
     judge: JudgeSettings | None = None,
     commit_routes: int = 0,
     condense: bool = False,
+    recipes: bool = False,
+    session: str = "evaluate-learn",
+    after_event: int = -1,
 ) -> ModeReport:
     """Learn mode (see the module docstring); ``metamemory`` False is the ablation,
     ``judge`` the judge's settings (a shadow judge's agreement is reported),
     ``commit_routes`` the task-commitment drive's routes per question (0: off),
-    ``condense``: condense what was learned once at the end and measure recall with notes."""
+    ``condense``: condense what was learned once at the end and measure recall with notes,
+    ``recipes`` whether recipes are tried first and learned. On a store that already
+    holds a run (a second pass, :mod:`.second_pass`), ``session`` names this run's
+    sessions apart and only the audit-log events after ``after_event`` are counted."""
     if not 1 <= iterations_per_question <= MAX_SESSION_ITERATIONS:
         raise ArgumentError(
             f"iterations_per_question must be in [1, {MAX_SESSION_ITERATIONS}],"
@@ -333,13 +339,14 @@ def run_learn(
                     learner = build_learner(
                         core,
                         learner_settings(
-                            f"evaluate-learn-{sessions}",
+                            f"{session}-{sessions}",
                             corpus_dirs,
                             False,
                             MAX_SESSION_ITERATIONS,
                             metamemory=metamemory,
                             judge=judge,
                             commit_routes=commit_routes,
+                            recipes=recipes,
                         ),
                     )
                     learner.events.subscribe(watch)
@@ -367,7 +374,7 @@ def run_learn(
                 if not stopped:
                     learner.run(0)
                 learner.close()
-        events = [e for _, e in read_events(core.store)]
+        events = [e for _, e in read_events(core.store, after_event)]
         audit = audit_run(core.store, events)
         ranked = [_rank(recall.texts(it.q, k), it.answers) for it in items]
         condensed = measure_condensation(core.memory, items, k, recall.hits) if condense else None
@@ -439,6 +446,7 @@ def evaluate(
     judge: JudgeSettings | None = None,
     commit_routes: int = 0,
     condense: bool = False,
+    recipes: bool = False,
 ) -> EvaluationReport:
     """Run the requested modes (each on a fresh temporary store) and the optional free run.
 
@@ -472,6 +480,8 @@ def evaluate(
     condense : bool
         Ingest and learn modes: condense the store once at the end and report recall
         with semantic notes in place against plain recall (:mod:`.condensed`).
+    recipes : bool
+        Learn mode with recipes (:mod:`sentient_core.recipes`).
 
     Raises
     ------
@@ -532,6 +542,7 @@ def evaluate(
                 judge=judge,
                 commit_routes=commit_routes,
                 condense=condense,
+                recipes=recipes,
             )
             modes.insert(1 if mode == "both" else 0, learn)
         if free_run:

@@ -34,6 +34,7 @@ __all__ = [
     "ModelWaitEvent",
     "QueryEvent",
     "QuestionEvent",
+    "RecipeEvent",
     "ReflectEvent",
     "RefusalEvent",
     "SessionEvent",
@@ -271,6 +272,23 @@ class CommitmentEvent(_Base, frozen=True, tag="commitment"):
     reason: str
 
 
+class RecipeEvent(_Base, frozen=True, tag="recipe"):
+    """A recipe (:mod:`sentient_core.recipes`) was born, tried first on a request, judged on
+    that reuse, or changed state: ``action`` is ``born``, ``tried``, ``verified``,
+    ``failed``, ``inconclusive``, ``rewritten`` or ``retired``; ``before``/``after`` are its
+    states (equal when none changed); ``request`` the request id it is about;
+    ``question_kind`` and ``domain`` the recipe's key."""
+
+    recipe: int
+    action: str
+    request: str = ""
+    question_kind: str = ""
+    domain: str = ""
+    before: str = ""
+    after: str = ""
+    reason: str = ""
+
+
 class BudgetEvent(_Base, frozen=True, tag="budget"):
     """The budget refused a tick or an initiative."""
 
@@ -360,6 +378,7 @@ Event = (
     | JudgeEvent
     | ShadowJudgeEvent
     | CommitmentEvent
+    | RecipeEvent
     | BudgetEvent
     | LearnEvent
     | ReflectEvent

@@ -9,7 +9,9 @@ status API and the panel show it). What each layer counts:
     Notes (:mod:`.notes`); every note was promoted once through the condensation
     gate, so *promotions* are all notes; *retirements* are retired notes.
 ``procedural``
-    Recipes, when the store has them (by state).
+    Recipes (:mod:`sentient_core.recipes`) by state; *promotions* are births (always
+    confirmed, of a judged success) and drafts re-verified, *demotions* moves to advisory
+    or back to draft (a rewrite), *retirements* retired recipes.
 ``guards``
     The scorer's vetoes (:mod:`sentient_core.metamemory.factors`): traces they keep
     out of recall (``status``: retired; ``invalid``: no text).
@@ -51,6 +53,7 @@ class LayerRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
 def layer_counts(store: Store) -> tuple[LayerRow, ...]:
     """Every layer's :class:`LayerRow`, bottom up, from one read snapshot."""
     from sentient_core.metamemory.wisdom import WISDOM
+    from sentient_core.recipes.records import records as recipe_records
 
     with store.read() as txn:
         total = retired = empty = 0
@@ -60,6 +63,7 @@ def layer_counts(store: Store) -> tuple[LayerRow, ...]:
             empty += not rec.text
         notes = list(NOTES.iter(txn)) if store.has_db("layers") else []
         wisdom = list(WISDOM.iter(txn))
+        recipes = list(recipe_records(txn))
     note_states = Counter(n.state for n in notes)
     wisdom_states = Counter(w.state for w in wisdom)
     steps = Counter(step.target for w in wisdom for step in w.history)
@@ -74,6 +78,20 @@ def layer_counts(store: Store) -> tuple[LayerRow, ...]:
             states=dict(sorted(note_states.items())),
         ),
     ]
+    recipe_states = Counter(r.state for r in recipes)
+    moves = Counter((t.source, t.target) for r in recipes for t in r.history)
+    rows.append(
+        LayerRow(
+            layer="procedural",
+            records=len(recipes),
+            live=recipe_states.get("confirmed", 0) + recipe_states.get("draft", 0),
+            # Born confirmed of a judged success, or a draft re-verified on reuse.
+            promotions=moves.get(("none", "confirmed"), 0) + moves.get(("draft", "confirmed"), 0),
+            demotions=sum(n for (_, t), n in moves.items() if t in ("advisory", "draft")),
+            retirements=recipe_states.get("retired", 0),
+            states=dict(sorted(recipe_states.items())),
+        )
+    )
     rows += [
         LayerRow(
             layer="guards",
@@ -95,16 +113,20 @@ def layer_counts(store: Store) -> tuple[LayerRow, ...]:
 
 def layer_summary(store: Store, live_traces: int) -> dict[str, int]:
     """Live records per layer without reading every trace (the status API polls it):
-    ``live_traces`` comes from memory's mirror; notes and wisdom are few and read here."""
+    ``live_traces`` comes from memory's mirror; notes, recipes and wisdom are few and read here."""
     from sentient_core.metamemory.wisdom import WISDOM
+    from sentient_core.recipes.records import records as recipe_records
 
     with store.read() as txn:
         notes = Counter(n.state for n in NOTES.iter(txn)) if store.has_db("layers") else Counter()
         wisdom = Counter(w.state for w in WISDOM.iter(txn))
+        recipes = Counter(r.state for r in recipe_records(txn))
     return {
         "episodic": live_traces,
         "semantic": notes.get("semantic", 0),
         "semantic retired": notes.get("retired", 0),
+        "procedural": recipes.get("confirmed", 0) + recipes.get("draft", 0),
+        "procedural advisory": recipes.get("advisory", 0),
         "meta (wisdom)": sum(v for k, v in wisdom.items() if k != "demoted"),
         "meta demoted": wisdom.get("demoted", 0),
     }

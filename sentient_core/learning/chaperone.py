@@ -488,7 +488,7 @@ class Chaperone:
         if not trusted:
             self._count("distrusted")
         k, min_score = asked_as(req.route, self.answer_k, self.min_score)
-        if self.llm is not None and trusted and not req.route:
+        if self.llm is not None and trusted and not (req.route or req.scope):
             llm = self.llm
             reply, llm_error = self._ask_llm(req, emit, lambda: llm.ask(question, context=req.text))
             if reply is not None:
@@ -507,7 +507,7 @@ class Chaperone:
                 if llm_error
                 else "no LLM and no offline answerer configured"
             )
-        answer = self.answerer.answer(question, k=k, min_score=min_score)
+        answer = self.answerer.answer(question, k=k, min_score=min_score, scope=req.scope)
         self._count("offline_answers")
         fallback = "offline" if llm_error else ""
         if fallback:

@@ -117,6 +117,7 @@ class Learner:
         self.chaperone, self.budget, self.judge = gate.chaperone, gate.budget, gate.judge
         self.drive, self.pursuit = drives.drive, drives.pursuit
         self.curiosity = drives.curiosity or Curiosity(self.observer, self.memory)
+        self.recipes = drives.recipe_use()  # tried first on a question
         self.events = events = runtime.events
         self.clock, self.sleep = runtime.clock, runtime.sleep
         self.answers = AnswerIntegration(
@@ -258,7 +259,7 @@ class Learner:
                 # The disk is full (or the map cannot grow): nothing of the failed
                 # write was committed. Say so and stop cleanly; retrying cannot help.
                 self.stats.stopped_by = (
-                    "store:full" if isinstance(err, StoreFullError) else "store:io"
+                    f"store:{'full' if isinstance(err, StoreFullError) else 'io'}"
                 )
                 self.stats.error = str(err)
                 self._emit.emit(ErrorEvent, where="store", error=str(err))
@@ -305,19 +306,13 @@ class Learner:
     def ask(self, question: str) -> None:
         """Hand an explicit user question to curiosity; an event says what became of it.
 
-        New: ``queued``. Answered before (by the chaperone or by memory):
-        ``answered``, it is not asked again. Failed before: ``waiting``, it
-        returns once its back-off is over and memory or the sources changed.
-        """
+        New: ``queued``. Answered before (by the chaperone or by memory): ``answered``, it is
+        not asked again. Failed before: ``waiting``, it returns once its back-off is over and
+        memory or the sources changed."""
         rec = self.curiosity.ask(question, origin="user")
         status = "queued" if rec.status == "asked" else rec.status
-        self._emit.emit(
-            QuestionEvent,
-            question=rec.question,
-            status=status,
-            reason=rec.reason,
-            trace_id=rec.answered_by,
-        )
+        q, why, trace = rec.question, rec.reason, rec.answered_by
+        self._emit.emit(QuestionEvent, question=q, status=status, reason=why, trace_id=trace)
 
     def step(self) -> IterationReport:
         """One iteration of the loop (see the module docstring)."""
@@ -385,7 +380,7 @@ class Learner:
             self.curiosity.mark_asked(g.question)
             if g.type == "question":
                 emit.emit(QuestionEvent, question=g.question, status="asked")
-        requests.extend(self.query.from_gap(g) for g in [*pursued, *proposals])
+        requests.extend(self.recipes.first(map(self.query.from_gap, [*pursued, *proposals]), emit))
         if not requests and (signal.skip or not gaps):
             self.stats.skipped += 1
             self.stats.iterations += 1
@@ -528,6 +523,7 @@ class Learner:
                     self.meta.question_failing(req.question, rec.failures)
         if self.meta is not None:
             self._meta_observe(req, response, verdict, done, prediction, emit)
+        self.recipes.judged(req, response, verdict, emit)  # a reuse's verdict, or a birth
         self._learn(req, response, verdict.outcome, emit)
         self.commitment.consider(req, verdict, self.curiosity.book, emit)
         return waited

@@ -40,6 +40,9 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     condense : bool
         After each reflection, condense agreeing episodes from independent sources into
         semantic notes (:mod:`sentient_core.layers`).
+    recipes : bool
+        Try the recipe standing for a question's (kind, domain) first, and turn judged
+        successes into recipes (:mod:`sentient_core.recipes`).
     """
 
     interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
@@ -50,6 +53,7 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     session: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] = "session"
     commit_routes: Annotated[int, msgspec.Meta(ge=0, le=4)] = 0
     condense: bool = True
+    recipes: bool = False
 
     def __post_init__(self) -> None:
         # msgspec checks the bounds when decoding (a config file); check the ones

@@ -452,8 +452,11 @@ class CorpusAnswerer:
             self._refresh_s = time.perf_counter() - t0
             return len(fresh)
 
-    def answer(self, question: str, k: int = 3, min_score: float = 0.12) -> OfflineAnswer:
-        """Up to ``k`` passages most relevant to ``question`` scoring at least ``min_score``.
+    def answer(
+        self, question: str, k: int = 3, min_score: float = 0.12, scope: str = ""
+    ) -> OfflineAnswer:
+        """Up to ``k`` passages most relevant to ``question`` scoring at least ``min_score``
+        (``scope``: only passages of the source with that id, a recipe's).
 
         Passages repeated verbatim (the same text in two places) are given once.
         A passage sharing no content word with the question is never returned.
@@ -468,16 +471,16 @@ class CorpusAnswerer:
         code = None
         if self.rank == "hybrid":
             code = self._encoder.encode_batch([question])[0]
-        rows, scores, rel, _ = _rank(
-            index, terms, weights, min(n, k * _CANDIDATE_FACTOR), self.rank, code
-        )
+        # Scoped, every passage is ranked: the source's best may lie below the global pool.
+        pool = n if scope else min(n, k * _CANDIDATE_FACTOR)
+        rows, scores, rel, _ = _rank(index, terms, weights, pool, self.rank, code)
         candidates: list[tuple[int, float]] = []
         seen: set[str] = set()
         for i, s, r in zip(rows.tolist(), scores.tolist(), rel.tolist(), strict=True):
             if s < min_score or (not self.rerank and len(candidates) > k):
                 break  # scores are sorted best first
             text = index.passages[i]
-            if text in seen or r <= 0.0:
+            if text in seen or r <= 0.0 or (scope and index.sources[i].id != scope):
                 continue
             seen.add(text)
             candidates.append((i, float(s)))
@@ -498,7 +501,7 @@ class CorpusAnswerer:
         margin = None
         if keys:
             margin = keys[0] - (keys[k] if len(keys) > k else 0.0)
-        if subject:
+        if subject and not scope:  # an overview may bring in another source's opening
             ov = overview(index, subject, candidates, keys, k, min_score, self._named(subject))
             candidates, margin, trim, openings = ov.candidates, ov.margin, ov.trim, ov.openings
             joins = ov.joins

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from sentient_core.layers import Condenser
     from sentient_core.learning.chaperone import Chaperone
     from sentient_core.learning.curiosity import Curiosity
+    from sentient_core.learning.recipe_use import RecipeUse
     from sentient_core.memory import HolographicMemory
     from sentient_core.observer import Observer
 
@@ -77,11 +78,21 @@ class Drives:
         Default: ``Curiosity(observer, memory)`` of the learner's knowledge.
     pursuit : Pursuit, optional
         Focus goals; None: none.
+    recipes : RecipeUse, optional
+        The recipe tried first on a question (:mod:`~sentient_core.learning.recipe_use`);
+        None: recipes off.
     """
 
     drive: CuriosityDrive
     curiosity: Curiosity | None = None
     pursuit: Pursuit | None = None
+    recipes: RecipeUse | None = None
+
+    def recipe_use(self) -> RecipeUse:
+        """:attr:`recipes`, or a hook that does nothing when they are off."""
+        from sentient_core.learning.recipe_use import RecipeUse
+
+        return self.recipes or RecipeUse.off()
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from sentient_core.learning.llm import LLMClient, LLMConfig
 from sentient_core.learning.offline import CorpusAnswerer
 from sentient_core.learning.parts import Drives, Gate, Knowledge, Runtime
 from sentient_core.learning.questions import QuestionBook
+from sentient_core.learning.recipe_use import RecipeUse
 from sentient_core.learning.safety import SafetyFilter, SafetyPolicy
 from sentient_core.relevance import relevance
 
@@ -251,6 +252,8 @@ def build_learner(
         supported=chaperone.supported,
         debts=meta.gaps if meta is not None else tuple,
     )
+    # Recipes read the chaperone's term statistics for a question's domain, as meta-memory does.
+    recipes = RecipeUse.on(core.store, chaperone.term_stats) if s.learner.recipes else None
     return Learner(
         Knowledge(
             core.memory,
@@ -261,7 +264,7 @@ def build_learner(
             else None,
         ),
         Gate(chaperone, budget, judge),
-        Drives(CuriosityDrive(), curiosity, Pursuit(core.store, clock=clock)),
+        Drives(CuriosityDrive(), curiosity, Pursuit(core.store, clock=clock), recipes),
         Runtime(events, clock, sleep),
         config=s.learner,
         metamemory=meta,

@@ -103,10 +103,11 @@ DB_NAMES: tuple[str, ...] = (
     "files",
     "terms",
     "layers",
+    "recipes",
 )
 """Named sub-databases every store has (SPEC §2)."""
 
-ADDED_LATER: frozenset[str] = frozenset({"content", "files", "terms", "layers"})
+ADDED_LATER: frozenset[str] = frozenset({"content", "files", "terms", "layers", "recipes"})
 """Sub-databases added after schema version 1 was released: a read-only open of
 an older store works without them (readers then see them as absent)."""
 

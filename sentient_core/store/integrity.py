@@ -49,7 +49,15 @@ __all__ = ["IntegrityReport", "check_integrity"]
 MAX_LISTED = 50
 """Problems listed in full; beyond this only a count is added."""
 
-TABLE_DBS: tuple[str, ...] = ("scorer", "surprise", "debts", "wisdom", "sources", "layers")
+TABLE_DBS: tuple[str, ...] = (
+    "scorer",
+    "surprise",
+    "debts",
+    "wisdom",
+    "sources",
+    "layers",
+    "recipes",
+)
 """Sub-databases whose records are read only through the tables the meta-memory
 registers: one holding records while no table of it is registered is a problem
 (the check would otherwise pass without having read them)."""
@@ -305,5 +313,6 @@ def _check_tables(txn: Txn, ids: set[int], problems: _Problems) -> None:
         if name not in owned and txn.store.has_db(name) and txn.entries(name):
             problems.add(
                 f"{name}: {txn.entries(name)} record(s) and no record table registered to read"
-                " them (import sentient_core.metamemory and sentient_core.layers before checking)"
+                " them (import sentient_core.metamemory, sentient_core.layers and"
+                " sentient_core.recipes before checking)"
             )

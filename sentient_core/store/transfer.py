@@ -4,7 +4,7 @@ The export carries everything needed to rebuild what the store knows: a header
 line, every trace (retired ones too, so ids stay the same) with its code row,
 every link, and the meta-memory records of :data:`CARRIED` (the question book,
 focus goals, memory and observer state, budget, and the scorer, surprise, debt,
-wisdom and source records) as raw record bytes. One JSON object per line,
+wisdom, source and recipe records) as raw record bytes. One JSON object per line,
 tagged by ``kind``::
 
     {"kind": "header", "format": "sentient-core-export", "version": 1, "code_dim": 256, …}
@@ -47,6 +47,7 @@ CARRIED: tuple[str, ...] = (
     "budget",
     "files",
     "layers",
+    "recipes",
 )
 """Sub-databases exported record by record (besides traces, codes and links)."""
 
