@@ -53,12 +53,59 @@ def _cmd_scenario(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_moved_source(args: argparse.Namespace) -> int:
+    import tempfile
+    from pathlib import Path
+
+    from sentient_core.errors import ArgumentError
+    from sentient_core.evaluation.moved_source import format_moved_source, run_moved_source
+    from sentient_core.evaluation.qa import load_qa, sample
+
+    data = Path(__file__).resolve().parents[2] / "bench" / "data" / "debian"
+    qa = args.qa or str(data / "qa.json")
+    corpus = args.corpus or str(data / "corpus")
+    if not Path(qa).is_file() or not Path(corpus).is_dir():
+        print(
+            "error: the moved-source scenario needs QA.json and --corpus DIR (from a checkout"
+            " they default to bench/data/debian)",
+            file=sys.stderr,
+        )
+        return 2
+
+    def progress(line: str) -> None:
+        if not args.json:
+            print(line, file=sys.stderr, flush=True)
+
+    try:
+        items = sample(load_qa(qa), args.sample, args.seed)
+        with tempfile.TemporaryDirectory(prefix="sentient-moved-") as tmp:
+            report = run_moved_source(
+                items,
+                corpus,
+                args.k,
+                Path(tmp),
+                iterations_per_question=args.iterations_per_question,
+                progress=progress,
+                qa_file=qa,
+            )
+    except ArgumentError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(msgspec.to_builtins(report), indent=2, ensure_ascii=False))
+    else:
+        print(format_moved_source(report))
+    return 0
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from sentient_core.errors import ArgumentError
     from sentient_core.evaluation import evaluate, format_report
 
     if args.scenario == "lying-source":
         return _cmd_scenario(args)
+    if args.scenario == "moved-source":
+        return _cmd_moved_source(args)
 
     if args.qa is None and not args.free_run:
         print("error: give QA.json with --corpus DIR, or --free-run N (or both)", file=sys.stderr)
@@ -241,10 +288,12 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     ev.add_argument("--judge-decisive", type=float, help="the judge's decisive margin (0.3)")
     ev.add_argument(
         "--scenario",
-        choices=("lying-source",),
+        choices=("lying-source", "moved-source"),
         default=None,
-        help="lying-source: a loopback model lies about one domain; meta-memory on vs off"
-        " (QA.json and --corpus default to bench/data/debian in a checkout)",
+        help="lying-source: a loopback model lies about one domain; meta-memory on vs off."
+        " moved-source: the files recipes rely on move between passes; recipes demoted,"
+        " repaired, re-verified (QA.json and --corpus default to bench/data/debian in a"
+        " checkout)",
     )
     ev.add_argument(
         "--lying-file",

@@ -128,6 +128,8 @@ class Effective(msgspec.Struct, frozen=True, kw_only=True):
                 commit_routes=lr.commit_routes,
                 condense=lr.condense,
                 recipes=lr.recipes,
+                skill_repair=lr.skill_repair,
+                repair_budget=lr.repair_budget,
                 session=session,
             ),
             llm=llm,

@@ -73,6 +73,10 @@ class LearnerSection(_Section, frozen=True):
     recipes : bool
         Recipes: try the one standing for a question's kind and domain first, and learn
         them from judged successes (see docs/recipes.md).
+    skill_repair : bool
+        With recipes on: rewrite advisory recipes diagnosed from their failed runs.
+    repair_budget : int
+        Recipe rewrites per repair pass.
     """
 
     interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
@@ -82,6 +86,8 @@ class LearnerSection(_Section, frozen=True):
     commit_routes: Annotated[int, msgspec.Meta(ge=0, le=4)] = 0
     condense: bool = True
     recipes: bool = False
+    skill_repair: bool = True
+    repair_budget: Annotated[int, msgspec.Meta(ge=0, le=100)] = 3
 
 
 class ChaperoneSection(_Section, frozen=True):

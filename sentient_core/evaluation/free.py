@@ -92,6 +92,7 @@ def learner_settings(
     judge: JudgeSettings | None = None,
     commit_routes: int = 0,
     recipes: bool = False,
+    repair: bool = True,
 ) -> LearnerSettings:
     return LearnerSettings(
         learner=LearnerConfig(
@@ -100,6 +101,7 @@ def learner_settings(
             session=session,
             commit_routes=commit_routes,
             recipes=recipes,
+            skill_repair=repair,
         ),
         caps=lifted_caps(),
         corpus_dirs=corpus_dirs,

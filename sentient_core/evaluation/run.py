@@ -306,6 +306,7 @@ def run_learn(
     recipes: bool = False,
     session: str = "evaluate-learn",
     after_event: int = -1,
+    repair: bool = True,
 ) -> ModeReport:
     """Learn mode (see the module docstring); ``metamemory`` False is the ablation,
     ``judge`` the judge's settings (a shadow judge's agreement is reported),
@@ -313,7 +314,8 @@ def run_learn(
     ``condense``: condense what was learned once at the end and measure recall with notes,
     ``recipes`` whether recipes are tried first and learned. On a store that already
     holds a run (a second pass, :mod:`.second_pass`), ``session`` names this run's
-    sessions apart and only the audit-log events after ``after_event`` are counted."""
+    sessions apart and only the audit-log events after ``after_event`` are counted;
+    ``repair`` False keeps the skill-repair driver out (a scenario runs it itself)."""
     if not 1 <= iterations_per_question <= MAX_SESSION_ITERATIONS:
         raise ArgumentError(
             f"iterations_per_question must be in [1, {MAX_SESSION_ITERATIONS}],"
@@ -347,6 +349,7 @@ def run_learn(
                             judge=judge,
                             commit_routes=commit_routes,
                             recipes=recipes,
+                            repair=repair,
                         ),
                     )
                     learner.events.subscribe(watch)

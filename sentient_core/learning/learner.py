@@ -56,6 +56,7 @@ from sentient_core.learning.loop_config import (
 from sentient_core.learning.parts import Drives, Gate, Knowledge, Runtime
 from sentient_core.learning.query import QueryFormulator
 from sentient_core.learning.reflect import reflect
+from sentient_core.learning.repair import repair_step
 from sentient_core.store import StoreFullError, StoreIOError
 from sentient_core.vocab import (
     ChaperoneRequest,
@@ -117,7 +118,7 @@ class Learner:
         self.chaperone, self.budget, self.judge = gate.chaperone, gate.budget, gate.judge
         self.drive, self.pursuit = drives.drive, drives.pursuit
         self.curiosity = drives.curiosity or Curiosity(self.observer, self.memory)
-        self.recipes = drives.recipe_use()  # tried first on a question
+        self.recipes, self.repair = drives.recipe_use(), drives.repair  # tried first; mended
         self.events = events = runtime.events
         self.clock, self.sleep = runtime.clock, runtime.sleep
         self.answers = AnswerIntegration(
@@ -588,3 +589,4 @@ class Learner:
             followups=r.followups,
         )
         condense_step(self.condenser, self.stats, emit)
+        repair_step(self.repair, self.stats, emit)

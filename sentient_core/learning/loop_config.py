@@ -43,6 +43,11 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recipes : bool
         Try the recipe standing for a question's (kind, domain) first, and turn judged
         successes into recipes (:mod:`sentient_core.recipes`).
+    skill_repair : bool
+        With recipes on: after each reflection, diagnose advisory recipes from their failed
+        runs and rewrite them (:mod:`sentient_core.learning.repair`).
+    repair_budget : int
+        Recipe rewrites per repair pass (the driver's own budget line).
     """
 
     interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
@@ -54,6 +59,8 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     commit_routes: Annotated[int, msgspec.Meta(ge=0, le=4)] = 0
     condense: bool = True
     recipes: bool = False
+    skill_repair: bool = True
+    repair_budget: Annotated[int, msgspec.Meta(ge=0, le=100)] = 3
 
     def __post_init__(self) -> None:
         # msgspec checks the bounds when decoding (a config file); check the ones

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from sentient_core.learning.chaperone import Chaperone
     from sentient_core.learning.curiosity import Curiosity
     from sentient_core.learning.recipe_use import RecipeUse
+    from sentient_core.learning.repair import RepairDriver
     from sentient_core.memory import HolographicMemory
     from sentient_core.observer import Observer
 
@@ -81,12 +82,16 @@ class Drives:
     recipes : RecipeUse, optional
         The recipe tried first on a question (:mod:`~sentient_core.learning.recipe_use`);
         None: recipes off.
+    repair : RepairDriver, optional
+        Rewrites advisory recipes from their failed runs after each reflection
+        (:mod:`~sentient_core.learning.repair`); None: off.
     """
 
     drive: CuriosityDrive
     curiosity: Curiosity | None = None
     pursuit: Pursuit | None = None
     recipes: RecipeUse | None = None
+    repair: RepairDriver | None = None
 
     def recipe_use(self) -> RecipeUse:
         """:attr:`recipes`, or a hook that does nothing when they are off."""

@@ -34,8 +34,10 @@ from sentient_core.learning.offline import CorpusAnswerer
 from sentient_core.learning.parts import Drives, Gate, Knowledge, Runtime
 from sentient_core.learning.questions import QuestionBook
 from sentient_core.learning.recipe_use import RecipeUse
+from sentient_core.learning.repair import RepairDriver
 from sentient_core.learning.safety import SafetyFilter, SafetyPolicy
 from sentient_core.relevance import relevance
+from sentient_core.vocab import Source
 
 if TYPE_CHECKING:
     from sentient_core.core import Core
@@ -254,6 +256,19 @@ def build_learner(
     )
     # Recipes read the chaperone's term statistics for a question's domain, as meta-memory does.
     recipes = RecipeUse.on(core.store, chaperone.term_stats) if s.learner.recipes else None
+    repair = (
+        RepairDriver(
+            recipes.book,
+            core.memory,
+            safety,
+            policy.allowed_read_dirs,
+            budget=s.learner.repair_budget,
+            source_of=lambda path: Source("local", path).id,
+            emit=events.emitter(session=s.learner.session),
+        )
+        if recipes is not None and recipes.book is not None and s.learner.skill_repair
+        else None
+    )
     return Learner(
         Knowledge(
             core.memory,
@@ -264,7 +279,7 @@ def build_learner(
             else None,
         ),
         Gate(chaperone, budget, judge),
-        Drives(CuriosityDrive(), curiosity, Pursuit(core.store, clock=clock), recipes),
+        Drives(CuriosityDrive(), curiosity, Pursuit(core.store, clock=clock), recipes, repair),
         Runtime(events, clock, sleep),
         config=s.learner,
         metamemory=meta,
