@@ -10,6 +10,7 @@ from sentient_core.autonomy.funnel import describe, promotion_gates
 from sentient_core.cli import main
 from sentient_core.core import Core
 from sentient_core.events import EventBus, LayerEvent, read_events
+from sentient_core.integrate import Integrator
 from sentient_core.layers import NOTES, Condenser, layer_counts, prefer_notes, supported
 from sentient_core.layers.condense import note_sentences
 from sentient_core.learning.learner import LearnerConfig
@@ -207,3 +208,18 @@ def test_the_learner_condenses_after_reflection_and_counts_the_gate(tmp_path):
             assert len(set(n.sources)) >= 2
             for s in n.sentences:
                 assert core.memory.get(s.trace).text[s.start : s.end] == s.text
+
+
+def test_two_phrases_for_the_same_sentences_make_one_note(tmp_path):
+    # In Python's docs "loop terminates" and "suite terminates" name the same two sentences
+    # of compound.txt and for.txt: one note, not two.
+    with Core(tmp_path / "d", durable=False) as core:
+        Integrator(core.memory, core.observer).ingest(
+            [str(PYDOC / f) for f in ("compound.txt", "for.txt", "while.txt")]
+        )
+        run = Condenser(core.memory).run()
+        with core.store.read() as txn:
+            notes = list(NOTES.iter(txn))
+    spans = [frozenset((s.trace, s.start, s.end) for s in n.sentences) for n in notes]
+    assert run.promoted == len(notes) >= 1 and run.vetoed["duplicate"] >= 1
+    assert len(set(spans)) == len(spans)  # no two notes say the same

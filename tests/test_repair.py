@@ -238,6 +238,8 @@ def test_the_learner_repairs_a_recipe_whose_file_moved_at_its_reflection(tmp_pat
         stats = session("after", items[1:3])
         repaired = [r for r in RecipeBook(core.store).records() if r.revisions]
         assert repaired and stats.promotion["repair"]["passed"] == len(repaired)
+        verified = stats.promotion["recipe verification"]  # the failed reuses, counted
+        assert verified["vetoed"] >= len(repaired) and verified["reached"] >= verified["vetoed"]
         for rec in repaired:
             assert rec.state == "draft" and rec.source.endswith("/moved/python3.11.changelog.txt")
             assert rec.revisions[0].source.endswith("/corpus/python3.11.changelog.txt")

@@ -66,6 +66,7 @@ def measure_condensation(
         candidates=run.candidates,
         vetoed_disagreement=run.vetoed["disagreement"],
         vetoed_few_sentences=run.vetoed["few_sentences"],
+        vetoed_duplicate=run.vetoed["duplicate"],
         answer_at_k=plain_n / n if n else 0.0,
         answer_at_k_notes=notes_n / n if n else 0.0,
         chars_per_answered=before,

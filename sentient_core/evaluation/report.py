@@ -117,7 +117,7 @@ class CondensationReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True
     ----------
     notes : int
         Live notes after the condensation pass.
-    candidates, vetoed_disagreement, vetoed_few_sentences : int
+    candidates, vetoed_disagreement, vetoed_few_sentences, vetoed_duplicate : int
         The pass's condensation gate: subjects named by ≥ 2 sources, and those refused.
     answer_at_k, answer_at_k_notes : float
         answer@k of the plain top k, and of the same top k with notes in place.
@@ -139,6 +139,7 @@ class CondensationReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True
     candidates: int
     vetoed_disagreement: int
     vetoed_few_sentences: int
+    vetoed_duplicate: int
     answer_at_k: float
     answer_at_k_notes: float
     chars_per_answered: float | None

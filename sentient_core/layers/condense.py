@@ -106,7 +106,9 @@ class CondenseReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
         New notes; live notes that gained supporting traces; live notes left as they were.
     vetoed : dict of str to int
         Candidates refused, by reason: ``disagreement`` (two sources conflict),
-        ``few_sentences`` (fewer than ``min_sources`` sources give a sentence naming it).
+        ``few_sentences`` (fewer than ``min_sources`` sources give a sentence naming it),
+        ``duplicate`` (its note would lift exactly the sentences a live note on another
+        subject holds: the same knowledge under another phrase).
     retired : int
         Notes retired (a supporting trace retired or gone, or its traces now disagree).
     debts : tuple of int
@@ -220,12 +222,16 @@ class Condenser:
         def write(txn: Txn) -> list[_Change]:
             # The store re-runs this after growing its map: count from zero each run.
             tally.clear()
-            tally.update(unchanged=0, disagreement=0, few_sentences=0)
+            tally.update(unchanged=0, disagreement=0, few_sentences=0, duplicate=0)
             now = float(self._clock())
+            # What each live note says, sentence spans and all: a subject whose note would
+            # say exactly that again is the same knowledge under another phrase.
+            said = {_spans(n): n.key for n in NOTES.iter(txn) if n.state == "semantic"}
             changes = [
                 c
                 for key in sorted(candidates)
-                if (c := self._condense(txn, key, candidates[key], stats, now, tally)) is not None
+                if (c := self._condense(txn, key, candidates[key], stats, now, tally, said))
+                is not None
             ]
             return changes + self._retire_stale(txn, now)
 
@@ -241,7 +247,7 @@ class Condenser:
             promoted=sum(c.action == "promoted" for c in changes),
             revised=sum(c.action == "revised" for c in changes),
             unchanged=tally["unchanged"],
-            vetoed={k: tally[k] for k in ("disagreement", "few_sentences")},
+            vetoed={k: tally[k] for k in ("disagreement", "few_sentences", "duplicate")},
             retired=len(retired),
             debts=tuple(n.debt for n in retired if n.debt >= 0),
             seconds=time.perf_counter() - t0,
@@ -257,6 +263,7 @@ class Condenser:
         stats: TermStats,
         now: float,
         tally: dict[str, int],
+        said: dict[frozenset[tuple[int, int, int]], tuple[str, ...]],
     ) -> _Change | None:
         """The change on subject ``key``, or None (vetoed or unchanged: ``tally`` says which)."""
         s = self.settings
@@ -285,6 +292,11 @@ class Condenser:
         if live is not None and set(cites) <= set(live.cites):
             tally["unchanged"] += 1
             return None
+        spans = frozenset((x.trace, x.start, x.end) for x in sentences)
+        if said.get(spans, key) != key:
+            tally["duplicate"] += 1
+            return None
+        said[spans] = key
         reason = (
             f"{len(sources)} independent sources name {phrase!r} and no two of them"
             f" disagree about it ({len(cites)} traces)"
@@ -383,6 +395,10 @@ def _conflict(phrase: str, traces: list[TraceRecord], stats: TermStats) -> str:
         if found is not None:
             return f"traces {a.id} and {b.id}: {found.explanation}"
     return ""
+
+
+def _spans(note: NoteRecord) -> frozenset[tuple[int, int, int]]:
+    return frozenset((x.trace, x.start, x.end) for x in note.sentences)
 
 
 def _agreeing(

@@ -524,7 +524,9 @@ class Learner:
                     self.meta.question_failing(req.question, rec.failures)
         if self.meta is not None:
             self._meta_observe(req, response, verdict, done, prediction, emit)
-        self.recipes.judged(req, response, verdict, emit)  # a reuse's verdict, or a birth
+        self.recipes.judged(
+            req, response, verdict, emit, self.stats
+        )  # a reuse's verdict, or a birth
         self._learn(req, response, verdict.outcome, emit)
         self.commitment.consider(req, verdict, self.curiosity.book, emit)
         return waited

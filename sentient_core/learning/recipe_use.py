@@ -24,12 +24,13 @@ import msgspec
 
 from sentient_core.metamemory.domain import domain_of
 from sentient_core.recipes import RecipeBook, kind_of
+from sentient_core.recipes.book import FAILED
 
 if TYPE_CHECKING:
     from sentient_core.events import Emitter
     from sentient_core.relevance import TermStats
     from sentient_core.store.env import Store
-    from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Verdict
+    from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, SessionStats, Verdict
 
 __all__ = ["RecipeUse"]
 
@@ -105,12 +106,22 @@ class RecipeUse:
         response: ChaperoneResponse,
         verdict: Verdict,
         emit: Emitter,
+        stats: SessionStats | None = None,
     ) -> None:
         """The judge's verdict on ``req``: to the recipe tried on it, else — a success on
-        a request asking a question — a recipe's birth."""
+        a request asking a question — a recipe's birth. A reuse's verdict is counted in
+        ``stats.promotion["recipe verification"]`` (reached: judged reuses; passed:
+        verified; vetoed: failed, the recipe turned advisory)."""
         if self.book is None:
             return
         tried = self._tried.pop(req.id, None)
+        if tried is not None and stats is not None:
+            gate = stats.promotion.setdefault(
+                "recipe verification", {"reached": 0, "passed": 0, "vetoed": 0}
+            )
+            gate["reached"] += 1
+            gate["passed"] += verdict.outcome == "success"
+            gate["vetoed"] += verdict.outcome in FAILED
         if tried is not None:
             self.book.judged(tried, req.id, verdict.outcome, verdict.reason[:300], emit)
             return
