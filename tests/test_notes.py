@@ -223,3 +223,73 @@ def test_two_phrases_for_the_same_sentences_make_one_note(tmp_path):
     spans = [frozenset((s.trace, s.start, s.end) for s in n.sentences) for n in notes]
     assert run.promoted == len(notes) >= 1 and run.vetoed["duplicate"] >= 1
     assert len(set(spans)) == len(spans)  # no two notes say the same
+
+
+def _abstract_run(tmp_path, summarize):
+    core = Core(tmp_path / "d", durable=False)
+    _store(core, A, "/docs/a.txt")
+    _store(core, B, "/docs/b.txt")
+    bus = EventBus(core.store)
+    run = Condenser(core.memory, emit=bus.emitter(session="t"), summarize=summarize).run()
+    bus.flush()
+    with core.store.read() as txn:
+        notes = list(NOTES.iter(txn))
+    events = [e for _, e in read_events(core.store) if isinstance(e, LayerEvent)]
+    core.close()
+    return run, notes, events
+
+
+SUPPORTED = "A context manager defines the runtime context of a with statement."
+
+
+def test_a_models_note_is_kept_only_when_every_sentence_is_carried(tmp_path):
+    asked: list[tuple[str, list[str]]] = []
+
+    def good(subject, sentences):
+        asked.append((subject, list(sentences)))
+        return SUPPORTED
+
+    run, notes, _ = _abstract_run(tmp_path / "good", good)
+    assert asked and run.promoted == 1
+    (note,) = notes
+    assert note.mode == "abstractive" and note.text == SUPPORTED
+    assert note.sentences  # the lifted sentences stay as its evidence
+    assert [s.text for s in note.sentences] == asked[0][1]
+
+    made_up = f"{SUPPORTED} It was invented in 1987 by the Zanzibar standards committee."
+    run, notes, events = _abstract_run(tmp_path / "bad", lambda s, x: made_up)
+    assert notes == [] and run.promoted == 0 and run.vetoed["unsupported"] == 1
+    assert any(e.action == "rejected" and "Zanzibar" in e.reason for e in events)
+
+    run, notes, _ = _abstract_run(tmp_path / "none", lambda s, x: None)  # no model answer
+    assert run.promoted == 1 and notes[0].mode == "extractive" and notes[0].summary == ""
+
+
+def test_the_learners_model_writes_the_note_over_http_within_the_budget(tmp_path):
+    from sentient_core.autonomy.budget import Budget, BudgetCaps
+    from sentient_core.learning.abstractive import model_summarizer
+    from sentient_core.learning.llm import LLMClient, LLMConfig
+    from tests.servers.openai import OpenAIServer
+
+    with (
+        OpenAIServer({"runtime context": SUPPORTED}) as srv,
+        Core(tmp_path / "d", durable=False) as core,
+    ):
+        budget = Budget(core.store, BudgetCaps(daily_tokens=10_000, daily_tool_calls=10))
+        _store(core, A, "/docs/a.txt")
+        _store(core, B, "/docs/b.txt")
+        with LLMClient(LLMConfig(base_url=srv.base_url), environ={}) as llm:
+            run = Condenser(core.memory, summarize=model_summarizer(llm, budget)).run()
+        with core.store.read() as txn:
+            (note,) = list(NOTES.iter(txn))
+        assert run.promoted == 1 and note.mode == "abstractive" and note.summary == SUPPORTED
+        assert len(srv.requests) == 1 and "runtime context" in json.dumps(srv.requests[0].body)
+        spent = budget.today()
+        assert spent.tool_calls == 1 and spent.tokens > 0
+        # With the day's calls used up, the model is not asked again.
+        empty = Budget(core.store, BudgetCaps(daily_tokens=10_000, daily_tool_calls=1))
+        _store(core, C, "/docs/c.txt")
+        _store(core, C.replace("Generators", "Generator functions"), "/docs/d.txt")
+        with LLMClient(LLMConfig(base_url=srv.base_url), environ={}) as llm:
+            Condenser(core.memory, summarize=model_summarizer(llm, empty)).run()
+        assert len(srv.requests) == 1

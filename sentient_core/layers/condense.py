@@ -22,9 +22,14 @@ transaction:
    changed file, or retired by credit after contradictions) or gone is retired, and
    a debt opens naming the trace: nothing is deleted.
 
-An abstractive note (a model's summary) is accepted only through
-:func:`supported`: every sentence of it must be carried by one of the source
-passages; otherwise it is rejected and the episodes stay as they are.
+With a ``summarize`` callable (a model: the learner passes one when a chat model
+is configured), a subject that passes the gate and has no live note yet is
+first summarised *outside* the write transaction from its lifted sentences; the
+summary becomes an abstractive note only if :func:`supported` finds every one
+of its sentences carried by a cited trace. Otherwise the note is *rejected*: none
+is written and the episodes stay as they are (a ``rejected`` layer event says
+which sentence no source carries). A summarizer that returns None (the budget
+refused the call, the model failed) leaves the note extractive.
 """
 
 from __future__ import annotations
@@ -109,6 +114,7 @@ class CondenseReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
         ``few_sentences`` (fewer than ``min_sources`` sources give a sentence naming it),
         ``duplicate`` (its note would lift exactly the sentences a live note on another
         subject holds: the same knowledge under another phrase).
+        ``unsupported`` (a model's note with a sentence no cited trace carries: rejected).
     retired : int
         Notes retired (a supporting trace retired or gone, or its traces now disagree).
     debts : tuple of int
@@ -186,6 +192,9 @@ class Condenser:
     emit : Emitter, optional
         Each promotion, revision and retirement is a :class:`~sentient_core.events.LayerEvent`.
     clock : callable
+    summarize : callable, optional
+        ``summarize(subject, sentences)`` → a model's note, or None (see the module
+        docstring); None: every note is extractive.
     """
 
     def __init__(
@@ -195,7 +204,9 @@ class Condenser:
         *,
         emit: Emitter | None = None,
         clock: Callable[[], float] = time.time,
+        summarize: Callable[[str, Sequence[str]], str | None] | None = None,
     ) -> None:
+        self.summarize = summarize
         self.memory = memory
         self.settings = settings or CondenseSettings()
         self._emit = emit
@@ -218,11 +229,12 @@ class Condenser:
             if len(key) >= s.min_words and len({r.source for r, _ in members}) >= s.min_sources
         }
         tally: dict[str, int] = {}
+        drafts, rejected = self._abstracts(candidates, stats)
 
         def write(txn: Txn) -> list[_Change]:
             # The store re-runs this after growing its map: count from zero each run.
             tally.clear()
-            tally.update(unchanged=0, disagreement=0, few_sentences=0, duplicate=0)
+            tally.update(unchanged=0, disagreement=0, few_sentences=0, duplicate=0, unsupported=0)
             now = float(self._clock())
             # What each live note says, sentence spans and all: a subject whose note would
             # say exactly that again is the same knowledge under another phrase.
@@ -230,7 +242,11 @@ class Condenser:
             changes = [
                 c
                 for key in sorted(candidates)
-                if (c := self._condense(txn, key, candidates[key], stats, now, tally, said))
+                if (
+                    c := self._condense(
+                        txn, key, candidates[key], stats, now, tally, said, drafts, rejected
+                    )
+                )
                 is not None
             ]
             return changes + self._retire_stale(txn, now)
@@ -247,7 +263,9 @@ class Condenser:
             promoted=sum(c.action == "promoted" for c in changes),
             revised=sum(c.action == "revised" for c in changes),
             unchanged=tally["unchanged"],
-            vetoed={k: tally[k] for k in ("disagreement", "few_sentences", "duplicate")},
+            vetoed={
+                k: tally[k] for k in ("disagreement", "few_sentences", "duplicate", "unsupported")
+            },
             retired=len(retired),
             debts=tuple(n.debt for n in retired if n.debt >= 0),
             seconds=time.perf_counter() - t0,
@@ -264,9 +282,10 @@ class Condenser:
         now: float,
         tally: dict[str, int],
         said: dict[frozenset[tuple[int, int, int]], tuple[str, ...]],
+        drafts: dict[tuple[str, ...], str],
+        rejected: dict[tuple[str, ...], str],
     ) -> _Change | None:
         """The change on subject ``key``, or None (vetoed or unchanged: ``tally`` says which)."""
-        s = self.settings
         phrase = _surface(members)
         existing = find(txn, key)
         live = existing if existing is not None and existing.state == "semantic" else None
@@ -276,17 +295,10 @@ class Condenser:
             if live is not None:
                 return self._retire(txn, live, f"its sources now disagree: {conflict}", now)
             return None
-        sentences: list[NoteSentence] = []
-        seen: set[int] = set()
-        for r, _ in sorted(members, key=lambda m: m[0].id):
-            if r.id in seen:
-                continue
-            seen.add(r.id)
-            sentences.extend(note_sentences(r, key, s.sentences_per_trace, s.max_sentence_chars))
-        sentences = _agreeing(_distinct(sentences), key, s.min_shared)[:32]
+        sentences = self._sentences(key, members)
         cites = tuple(dict.fromkeys(x.trace for x in sentences))[:64]
         sources = tuple(dict.fromkeys(x.source for x in sentences))[:64]
-        if len(sources) < s.min_sources:
+        if len(sources) < self.settings.min_sources:
             tally["few_sentences"] += 1
             return None
         if live is not None and set(cites) <= set(live.cites):
@@ -297,6 +309,19 @@ class Condenser:
             tally["duplicate"] += 1
             return None
         said[spans] = key
+        if live is None and key in rejected:
+            tally["unsupported"] += 1
+            stub = NoteRecord(
+                id=NOTES.next_id(txn),
+                subject=phrase[:200],
+                key=key,
+                sentences=tuple(sentences),
+                cites=cites,
+                sources=sources,
+                created=now,
+                updated=now,
+            )
+            return _Change("rejected", stub, rejected[key])  # not written
         reason = (
             f"{len(sources)} independent sources name {phrase!r} and no two of them"
             f" disagree about it ({len(cites)} traces)"
@@ -320,12 +345,62 @@ class Condenser:
             cites=cites,
             sources=sources,
             reason=reason,
+            mode="abstractive" if key in drafts else "extractive",
+            summary=drafts.get(key, "")[:4000],
             replaces=existing.id if existing is not None else -1,
             created=now,
             updated=now,
         )
         put(txn, note)
         return _Change("promoted", note, reason)
+
+    def _sentences(
+        self, key: tuple[str, ...], members: list[tuple[TraceRecord, str]]
+    ) -> list[NoteSentence]:
+        """The sentences a note on ``key`` lifts from ``members`` (module docstring, 3)."""
+        s = self.settings
+        out: list[NoteSentence] = []
+        seen: set[int] = set()
+        for r, _ in sorted(members, key=lambda m: m[0].id):
+            if r.id not in seen:
+                seen.add(r.id)
+                out.extend(note_sentences(r, key, s.sentences_per_trace, s.max_sentence_chars))
+        return _agreeing(_distinct(out), key, s.min_shared)[:32]
+
+    def _abstracts(
+        self, candidates: dict[tuple[str, ...], list[tuple[TraceRecord, str]]], stats: TermStats
+    ) -> tuple[dict[tuple[str, ...], str], dict[tuple[str, ...], str]]:
+        """Model summaries of the subjects that would get a new note, asked before the write
+        transaction: (supported summaries, why others were rejected) by subject."""
+        drafts: dict[tuple[str, ...], str] = {}
+        rejected: dict[tuple[str, ...], str] = {}
+        if self.summarize is None:
+            return drafts, rejected
+        with self.memory.datastore.read() as txn:
+            fresh = [
+                k
+                for k in sorted(candidates)
+                if (n := find(txn, k)) is None or n.state != "semantic"
+            ]
+        for key in fresh:
+            members = candidates[key]
+            phrase = _surface(members)
+            sentences = self._sentences(key, members)
+            if len({x.source for x in sentences}) < self.settings.min_sources:
+                continue
+            if _conflict(phrase, [r for r, _ in members], stats):
+                continue
+            summary = self.summarize(phrase, [x.text for x in sentences])
+            if summary is None or not summary.strip():
+                continue  # no model answer: the note stays extractive
+            cited = {x.trace for x in sentences}
+            passages = [r.text for r, _ in members if r.id in cited]
+            missing = supported(summary, passages)
+            if missing:
+                rejected[key] = f"the model's note says what no source carries: {missing[0]!r}"
+            else:
+                drafts[key] = summary.strip()
+        return drafts, rejected
 
     # -- retirement --------------------------------------------------------------------------
 
@@ -368,7 +443,7 @@ class Condenser:
         self._emit.emit(
             LayerEvent,
             layer="semantic",
-            record=f"note:{c.note.id}",
+            record="note:-" if c.action == "rejected" else f"note:{c.note.id}",
             action=c.action,
             subject=c.note.subject,
             reason=c.reason[:2000],

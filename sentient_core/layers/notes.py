@@ -86,6 +86,10 @@ class NoteRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     sources : tuple of str
         Their distinct sources (at least two).
     mode : {"extractive", "abstractive"}
+        Abstractive: a model wrote :attr:`summary` from the sentences, and every sentence
+        of it was found carried by a cited trace (``sentences`` stay as its evidence).
+    summary : str
+        The model's note ("" for an extractive one).
     reason : str
         Why it was promoted (the gate's evidence in words).
     retired_reason : str
@@ -107,6 +111,7 @@ class NoteRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     cites: Annotated[tuple[NonNegInt, ...], msgspec.Meta(min_length=2, max_length=MAX_CITES)]
     sources: Annotated[tuple[str, ...], msgspec.Meta(min_length=2, max_length=MAX_CITES)]
     mode: Literal["extractive", "abstractive"] = "extractive"
+    summary: Text = ""
     reason: Text = ""
     retired_reason: Text = ""
     debt: int = -1
@@ -116,7 +121,9 @@ class NoteRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
 
     @property
     def text(self) -> str:
-        """The note as recall returns it: its sentences, one per line."""
+        """The note as recall returns it: the model's summary, or its sentences one per line."""
+        if self.mode == "abstractive" and self.summary:
+            return self.summary
         return "\n".join(s.text for s in self.sentences)
 
 

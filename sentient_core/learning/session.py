@@ -25,6 +25,7 @@ from sentient_core.autonomy.judge import JudgeSettings
 from sentient_core.events import EventBus
 from sentient_core.integrate import Integrator
 from sentient_core.layers import Condenser
+from sentient_core.learning.abstractive import model_summarizer
 from sentient_core.learning.chaperone import Chaperone
 from sentient_core.learning.curiosity import AnswerCheck, Curiosity, CuriosityConfig
 from sentient_core.learning.fetch import Fetcher
@@ -274,7 +275,14 @@ def build_learner(
             core.memory,
             core.observer,
             integrator,
-            Condenser(core.memory, emit=events.emitter(session=s.learner.session), clock=clock)
+            Condenser(
+                core.memory,
+                emit=events.emitter(session=s.learner.session),
+                clock=clock,
+                # A chat model writes abstractive notes (kept only if every sentence is
+                # carried by a cited trace), each call checked against the budget.
+                summarize=model_summarizer(llm, budget) if llm is not None else None,
+            )
             if s.learner.condense
             else None,
         ),
