@@ -167,3 +167,19 @@ def test_iteration_events_carry_the_state_for_charts(tmp_path, field):
             assert len(value) == 16 and "coherence" in value
         else:
             assert value == core.memory.count
+
+
+def test_an_event_out_of_its_bounds_is_logged_as_an_error_and_the_log_stays_readable(tmp_path):
+    from sentient_core.core import Core
+    from sentient_core.events import ErrorEvent, EventBus, JudgeEvent, read_events
+
+    with Core(tmp_path / "d", durable=False) as core:
+        bus = EventBus(core.store)
+        emit = bus.emitter(session="s")
+        emit.emit(JudgeEvent, id="r1", outcome="success", basis="no-such-basis", reason="x")
+        emit.emit(JudgeEvent, id="r2", outcome="success", basis="deterministic", reason="y")
+        bus.flush()
+        events = [e for _, e in read_events(core.store)]
+    assert isinstance(events[0], ErrorEvent) and events[0].where == "event-log"
+    assert "judge" in events[0].error and "no-such-basis" in events[0].error
+    assert isinstance(events[1], JudgeEvent) and events[1].id == "r2"

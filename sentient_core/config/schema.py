@@ -63,7 +63,8 @@ class LearnerSection(_Section, frozen=True):
     max_iterations : int
         Iterations per session, at most 100 (SPEC); a served session runs to it.
     reflect_every : int
-        Reflect every this many iterations (0: only at the end of a session).
+        Reflect every this many iterations, and at the end of a session (0: never — no
+        follow-ups, condensation or repair either).
     commit_routes : int
         Routes the task-commitment drive tries per user question before it gives up
         (0, the default: off).

@@ -442,11 +442,31 @@ def decode_event(raw: bytes, seq: int = -1) -> Event | LegacyEvent:
 
 def _encode(event: Event) -> bytes:
     """msgpack of an event; strings that cannot be UTF-8 (lone surrogates from a
-    file name or a JSON escape) are stored escaped instead of failing the log."""
+    file name or a JSON escape) are stored escaped instead of failing the log.
+
+    An event built with a value out of its bounds (a Struct is not validated when it is
+    made) would be written and then make its audit-log entry undecodable: it is checked
+    by decoding it back, and stored instead as an ``error`` event that keeps its kind,
+    the reason and its fields as text.
+    """
     try:
-        return _ENC.encode(event)
+        raw = _ENC.encode(event)
     except UnicodeEncodeError:
-        return _ENC.encode(_safe_strings(msgspec.to_builtins(event)))
+        raw = _ENC.encode(_safe_strings(msgspec.to_builtins(event)))
+    try:
+        _DEC.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        shown = _safe_strings(repr(msgspec.to_builtins(event)))[:1500]
+        return _ENC.encode(
+            ErrorEvent(
+                t=event.t,
+                session=event.session,
+                iteration=event.iteration,
+                where="event-log",
+                error=f"invalid {event.kind} event not logged as such ({exc}): {shown}",
+            )
+        )
+    return raw
 
 
 def _safe_strings(value: Any) -> Any:

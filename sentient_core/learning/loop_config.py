@@ -26,7 +26,8 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     max_iterations : int
         Iterations per session, at most :data:`MAX_SESSION_ITERATIONS`.
     reflect_every : int
-        Reflect every this many iterations (0: only at the end of a session).
+        Reflect every this many iterations, and at the end of a session (0: never — no
+        follow-ups, condensation or repair either).
     ticks_per_iteration : int
         Observer ticks run at the start of each iteration.
     initiative_tokens : int
