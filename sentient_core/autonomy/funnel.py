@@ -17,7 +17,15 @@ import msgspec
 
 from sentient_core.vocab import GATES, SessionStats
 
-__all__ = ["MIN_REACHED", "GateCount", "describe", "funnel", "promotion_gates", "silent_gates"]
+__all__ = [
+    "MIN_REACHED",
+    "GateCount",
+    "count_promotion",
+    "describe",
+    "funnel",
+    "promotion_gates",
+    "silent_gates",
+]
 
 MIN_REACHED = 3
 """A gate that stopped every one of at least this many initiatives is reported."""
@@ -61,6 +69,19 @@ def promotion_gates(stats: SessionStats) -> tuple[GateCount, ...]:
         )
         for gate, c in sorted(stats.promotion.items())
     )
+
+
+def count_promotion(
+    stats: SessionStats, gate: str, *, passed: int, vetoed: int, retired: int = 0
+) -> None:
+    """Add one pass of promotion gate ``gate`` to ``stats.promotion`` (reached = passed +
+    vetoed; ``retired``: records it retired on the way)."""
+    c = stats.promotion.setdefault(gate, {"reached": 0, "passed": 0, "vetoed": 0})
+    c["reached"] += passed + vetoed
+    c["passed"] += passed
+    c["vetoed"] += vetoed
+    if retired:
+        c["retired"] = c.get("retired", 0) + retired
 
 
 def silent_gates(stats: SessionStats) -> list[GateCount]:

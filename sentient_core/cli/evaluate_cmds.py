@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
@@ -13,51 +15,23 @@ from sentient_core.cli.common import positive_int
 __all__ = ["register"]
 
 
-def _cmd_scenario(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from sentient_core.errors import ArgumentError
-    from sentient_core.evaluation.lying import format_scenario, run_lying_source
-
-    data = Path(__file__).resolve().parents[2] / "bench" / "data" / "debian"
-    qa = args.qa or str(data / "qa.json")
-    corpus = args.corpus or str(data / "corpus")
-    if not Path(qa).is_file() or not Path(corpus).is_dir():
-        print(
-            "error: the lying-source scenario needs QA.json and --corpus DIR (from a checkout"
-            " they default to bench/data/debian)",
-            file=sys.stderr,
-        )
-        return 2
-
-    def progress(line: str) -> None:
-        if not args.json:
-            print(line, file=sys.stderr, flush=True)
-
-    try:
-        report = run_lying_source(
-            qa,
-            corpus,
-            lying_file=args.lying_file,
-            iterations=args.iterations_per_question,
-            sample_size=args.sample,
-            progress=progress,
-        )
-    except ArgumentError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+def _printed(args: argparse.Namespace, report: Any, text: Callable[[Any], str]) -> int:
+    """Print ``report`` as JSON (``--json``) or as ``text`` gives it; exit code 0."""
     if args.json:
         print(json.dumps(msgspec.to_builtins(report), indent=2, ensure_ascii=False))
     else:
-        print(format_scenario(report))
+        print(text(report))
     return 0
 
 
-def _cmd_moved_source(args: argparse.Namespace) -> int:
+def _cmd_scenario(args: argparse.Namespace) -> int:
+    """``--scenario NAME``: the Q/A set and corpus (bench/data/debian by default in a
+    checkout), progress on stderr, the report as text or JSON."""
     import tempfile
     from pathlib import Path
 
     from sentient_core.errors import ArgumentError
+    from sentient_core.evaluation.lying import format_scenario, run_lying_source
     from sentient_core.evaluation.moved_source import format_moved_source, run_moved_source
     from sentient_core.evaluation.qa import load_qa, sample
 
@@ -66,8 +40,8 @@ def _cmd_moved_source(args: argparse.Namespace) -> int:
     corpus = args.corpus or str(data / "corpus")
     if not Path(qa).is_file() or not Path(corpus).is_dir():
         print(
-            "error: the moved-source scenario needs QA.json and --corpus DIR (from a checkout"
-            " they default to bench/data/debian)",
+            f"error: the {args.scenario} scenario needs QA.json and --corpus DIR (from a"
+            " checkout they default to bench/data/debian)",
             file=sys.stderr,
         )
         return 2
@@ -76,36 +50,43 @@ def _cmd_moved_source(args: argparse.Namespace) -> int:
         if not args.json:
             print(line, file=sys.stderr, flush=True)
 
+    text: Callable[[Any], str]
     try:
-        items = sample(load_qa(qa), args.sample, args.seed)
-        with tempfile.TemporaryDirectory(prefix="sentient-moved-") as tmp:
-            report = run_moved_source(
-                items,
+        if args.scenario == "lying-source":
+            report: Any = run_lying_source(
+                qa,
                 corpus,
-                args.k,
-                Path(tmp),
-                iterations_per_question=args.iterations_per_question,
+                lying_file=args.lying_file,
+                iterations=args.iterations_per_question,
+                sample_size=args.sample,
                 progress=progress,
-                qa_file=qa,
             )
+            text = format_scenario
+        else:
+            items = sample(load_qa(qa), args.sample, args.seed)
+            with tempfile.TemporaryDirectory(prefix="sentient-moved-") as tmp:
+                report = run_moved_source(
+                    items,
+                    corpus,
+                    args.k,
+                    Path(tmp),
+                    iterations_per_question=args.iterations_per_question,
+                    progress=progress,
+                    qa_file=qa,
+                )
+            text = format_moved_source
     except ArgumentError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps(msgspec.to_builtins(report), indent=2, ensure_ascii=False))
-    else:
-        print(format_moved_source(report))
-    return 0
+    return _printed(args, report, text)
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from sentient_core.errors import ArgumentError
     from sentient_core.evaluation import evaluate, format_report
 
-    if args.scenario == "lying-source":
+    if args.scenario is not None:
         return _cmd_scenario(args)
-    if args.scenario == "moved-source":
-        return _cmd_moved_source(args)
 
     if args.qa is None and not args.free_run:
         print("error: give QA.json with --corpus DIR, or --free-run N (or both)", file=sys.stderr)
@@ -143,11 +124,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     except ArgumentError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps(msgspec.to_builtins(report), indent=2, ensure_ascii=False))
-    else:
-        print(format_report(report))
-    return 0
+    return _printed(args, report, format_report)
 
 
 def _cmd_second_pass(args: argparse.Namespace, progress) -> int:
@@ -181,11 +158,7 @@ def _cmd_second_pass(args: argparse.Namespace, progress) -> int:
     except ArgumentError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps(msgspec.to_builtins(report), indent=2, ensure_ascii=False))
-    else:
-        print(format_second_pass(report))
-    return 0
+    return _printed(args, report, format_second_pass)
 
 
 def _judge_settings(args: argparse.Namespace):

@@ -309,19 +309,6 @@ class Condenser:
             tally["duplicate"] += 1
             return None
         said[spans] = key
-        if live is None and key in rejected:
-            tally["unsupported"] += 1
-            stub = NoteRecord(
-                id=NOTES.next_id(txn),
-                subject=phrase[:200],
-                key=key,
-                sentences=tuple(sentences),
-                cites=cites,
-                sources=sources,
-                created=now,
-                updated=now,
-            )
-            return _Change("rejected", stub, rejected[key])  # not written
         reason = (
             f"{len(sources)} independent sources name {phrase!r} and no two of them"
             f" disagree about it ({len(cites)} traces)"
@@ -351,6 +338,9 @@ class Condenser:
             created=now,
             updated=now,
         )
+        if key in rejected:  # a model's note no source carries: none is written
+            tally["unsupported"] += 1
+            return _Change("rejected", note, rejected[key])
         put(txn, note)
         return _Change("promoted", note, reason)
 

@@ -44,8 +44,8 @@ from sentient_core.events import (
     SkipEvent,
 )
 from sentient_core.learning.commitment import TaskCommitment
-from sentient_core.learning.condensing import condense_step
 from sentient_core.learning.curiosity import Curiosity
+from sentient_core.learning.housekeeping import condense_step, repair_step
 from sentient_core.learning.integration import AnswerIntegration, Integrated
 from sentient_core.learning.llm import tokens_since, usage_of
 from sentient_core.learning.loop_config import (
@@ -56,7 +56,6 @@ from sentient_core.learning.loop_config import (
 from sentient_core.learning.parts import Drives, Gate, Knowledge, Runtime
 from sentient_core.learning.query import QueryFormulator
 from sentient_core.learning.reflect import reflect
-from sentient_core.learning.repair import repair_step
 from sentient_core.store import StoreFullError, StoreIOError
 from sentient_core.vocab import (
     ChaperoneRequest,

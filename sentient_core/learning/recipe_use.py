@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from sentient_core.autonomy.funnel import count_promotion
 from sentient_core.metamemory.domain import domain_of
 from sentient_core.recipes import RecipeBook, kind_of
 from sentient_core.recipes.book import FAILED
@@ -110,18 +111,14 @@ class RecipeUse:
     ) -> None:
         """The judge's verdict on ``req``: to the recipe tried on it, else — a success on
         a request asking a question — a recipe's birth. A reuse's verdict is counted in
-        ``stats.promotion["recipe verification"]`` (reached: judged reuses; passed:
-        verified; vetoed: failed, the recipe turned advisory)."""
+        ``stats.promotion["recipe verification"]`` (passed: verified; vetoed: failed, the
+        recipe turned advisory; a reuse judged neither is not counted)."""
         if self.book is None:
             return
         tried = self._tried.pop(req.id, None)
-        if tried is not None and stats is not None:
-            gate = stats.promotion.setdefault(
-                "recipe verification", {"reached": 0, "passed": 0, "vetoed": 0}
-            )
-            gate["reached"] += 1
-            gate["passed"] += verdict.outcome == "success"
-            gate["vetoed"] += verdict.outcome in FAILED
+        if tried is not None and stats is not None and verdict.outcome != "not_applicable":
+            failed = verdict.outcome in FAILED
+            count_promotion(stats, "recipe verification", passed=not failed, vetoed=failed)
         if tried is not None:
             self.book.judged(tried, req.id, verdict.outcome, verdict.reason[:300], emit)
             return

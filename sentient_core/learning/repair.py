@@ -58,9 +58,8 @@ if TYPE_CHECKING:
     from sentient_core.learning.safety import SafetyFilter
     from sentient_core.memory import HolographicMemory
     from sentient_core.recipes import RecipeBook, RecipeRecord
-    from sentient_core.vocab import SessionStats
 
-__all__ = ["REPAIR_LIMIT", "Diagnosis", "RepairDriver", "RepairReport", "repair_step"]
+__all__ = ["REPAIR_LIMIT", "Diagnosis", "RepairDriver", "RepairReport"]
 
 REPAIR_LIMIT = 3
 """Rewrites a recipe gets; advisory again after this many, it is retired."""
@@ -346,26 +345,3 @@ class RepairDriver:
             action=action,
             reason=f"{detail}{failed}"[:2000],
         )
-
-
-def repair_step(driver: RepairDriver | None, stats: SessionStats, emit: Emitter) -> None:
-    """One repair pass, counted in ``stats.promotion["repair"]`` (reached: advisory recipes
-    diagnosed; passed: rewritten; vetoed: inconclusive or needing access); a store error
-    is an event, not raised."""
-    if driver is None:
-        return
-    from sentient_core.events import ErrorEvent
-
-    try:
-        run = driver.run()
-    except SentientError as err:
-        emit.emit(ErrorEvent, where="repair", error=f"{type(err).__name__}: {err}")
-        return
-    diagnosed = run.rewritten + run.needs_access + run.inconclusive
-    if not diagnosed and not run.retired:
-        return
-    c = stats.promotion.setdefault("repair", {"reached": 0, "passed": 0, "vetoed": 0})
-    c["reached"] += diagnosed
-    c["passed"] += run.rewritten
-    c["vetoed"] += run.needs_access + run.inconclusive
-    c["retired"] = c.get("retired", 0) + run.retired
