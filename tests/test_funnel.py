@@ -92,3 +92,17 @@ def test_a_gate_that_stops_everything_says_so(tmp_path, capsys):
     assert gates["relevance"]["passed"] == 0 and gates["relevance"]["vetoed"] >= MIN_REACHED
     assert main(["status", "--data-dir", str(data)]) == 0
     assert "last session warning: the relevance gate stopped all" in capsys.readouterr().out
+
+
+def test_promotion_gates_that_found_nothing_say_nothing():
+    from sentient_core.autonomy.funnel import count_promotion
+
+    stats = SessionStats(gates={"learned": 2})
+    count_promotion(stats, "condensation", passed=0, vetoed=0)
+    count_promotion(stats, "repair", passed=1, vetoed=2, retired=1)
+    lines = describe(stats)
+    assert lines == [
+        "funnel: 2 initiative(s) → learned 2",
+        "promotion: repair 3 candidate(s), 1 went up, 2 refused",
+    ]
+    assert stats.promotion["repair"] == {"reached": 3, "passed": 1, "vetoed": 2, "retired": 1}

@@ -106,6 +106,7 @@ def describe(stats: SessionStats) -> list[str]:
     lines += [
         f"promotion: {g.gate} {g.reached} candidate(s), {g.passed} went up, {g.vetoed} refused"
         for g in promotion_gates(stats)
+        if g.reached  # a pass that found nothing to promote says nothing
     ]
     lines += [
         f"warning: the {g.gate} gate stopped all {g.reached}"
