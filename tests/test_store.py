@@ -785,3 +785,25 @@ def test_a_new_store_is_created_beside_the_data_dir_files_and_nothing_else(tmp_p
     (other / "notes.txt").write_text("mine")
     with pytest.raises(NotAStoreError, match=r"not empty \(1 entries: notes.txt\)"):
         Store.open(other, code_dim=8)
+
+
+def test_a_data_dir_holding_only_incoming_files_is_where_the_first_run_starts(tmp_path, capsys):
+    # The README's "put your files in incoming/" before any store exists: learn, ingest and
+    # serve open the directory as a new store and the learner answers from those files.
+    from sentient_core.cli import main
+
+    data = tmp_path / "data"
+    (data / "incoming").mkdir(parents=True)
+    src = Path(__file__).resolve().parents[1] / "bench" / "data" / "debian" / "corpus"
+    (data / "incoming" / "curl.changelog.txt").write_text((src / "curl.changelog.txt").read_text())
+    args = ["--data-dir", str(data)]
+    assert main(["learn", "--iterations", "2", "--interval", "0", *args]) == 0
+    assert main(["recall", "curl security fix", "-k", "1", "--json", *args]) == 0
+    out = capsys.readouterr().out
+    assert "incoming/curl.changelog.txt" in out
+    assert (data / "incoming" / "curl.changelog.txt").is_file()  # the user's file is left
+    # A folder of another name is still "not a data directory".
+    other = tmp_path / "other"
+    (other / "mine").mkdir(parents=True)
+    with pytest.raises(NotAStoreError, match=r"1 entries: mine"):
+        Store.open(other, code_dim=8)

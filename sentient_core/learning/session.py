@@ -38,6 +38,7 @@ from sentient_core.learning.recipe_use import RecipeUse
 from sentient_core.learning.repair import RepairDriver
 from sentient_core.learning.safety import SafetyFilter, SafetyPolicy
 from sentient_core.relevance import relevance
+from sentient_core.store.env import INCOMING_DIR
 from sentient_core.vocab import Source
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ def _answer_check(threshold: float, chaperone: Chaperone, meta) -> AnswerCheck:
 
 def incoming_dir(data_dir: str | os.PathLike[str]) -> Path:
     """The incoming dir of a data directory (created if missing)."""
-    path = Path(data_dir) / "incoming"
+    path = Path(data_dir) / INCOMING_DIR
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -81,6 +81,7 @@ __all__ = [
     "DB_NAMES",
     "DEFAULT_MAP_SIZE",
     "DEFAULT_MAX_MAP_SIZE",
+    "INCOMING_DIR",
     "META_KEY",
     "Store",
     "Txn",
@@ -124,9 +125,15 @@ DEFAULT_MAX_MAP_SIZE = 1 << 40
 # Files LMDB itself may leave in a directory before the first commit.
 _LMDB_FILES = frozenset({"data.mdb", "lock.mdb"})
 
-DATA_DIR_FILES = frozenset({"sentient.toml", "control.lock", "control.sock", "server.token"})
-"""Files of the data directory besides the store's own: a new store may be created
-beside them (a user writes ``sentient.toml`` before the first run)."""
+INCOMING_DIR = "incoming"
+"""The folder of a data directory the learner reads a user's own sources from."""
+
+DATA_DIR_FILES = frozenset(
+    {"sentient.toml", "control.lock", "control.sock", "server.token", INCOMING_DIR}
+)
+"""Entries of the data directory besides the store's own: a new store may be created
+beside them (a user writes ``sentient.toml``, or drops files into ``incoming/``, before
+the first run)."""
 
 
 def _check_new_layout(path: Path, code_dim: object, block_rows: object) -> None:
