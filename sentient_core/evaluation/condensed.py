@@ -12,14 +12,57 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from sentient_core.evaluation.qa import QAItem, first_answer
-from sentient_core.evaluation.report import CondensationReport
 from sentient_core.layers import Condenser, prefer_notes
 
 if TYPE_CHECKING:
     from sentient_core.memory import Hit, HolographicMemory
 
-__all__ = ["measure_condensation"]
+__all__ = ["CondensationReport", "measure_condensation"]
+
+
+class CondensationReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Recall with semantic notes against recall without, on the same store (``--condense``).
+
+    Attributes
+    ----------
+    notes : int
+        Live notes after the condensation pass.
+    candidates, vetoed_disagreement, vetoed_few_sentences, vetoed_duplicate : int
+        The pass's condensation gate: subjects named by ≥ 2 sources, and those refused.
+    answer_at_k, answer_at_k_notes : float
+        answer@k of the plain top k, and of the same top k with notes in place.
+    chars_per_answered, chars_per_answered_notes : float or None
+        Characters recall returned per answered question, each over its own answered set.
+    chars_change : float or None
+        ``chars_per_answered_notes / chars_per_answered - 1`` (negative: fewer characters).
+    replaced : int
+        Hits a note stood in for, over all questions.
+    note_answers : int
+        Answered questions whose answer is found in a note.
+    lost, gained : tuple of str
+        Questions answered without notes but not with them, and the reverse.
+    seconds : float
+        The condensation pass.
+    """
+
+    notes: int
+    candidates: int
+    vetoed_disagreement: int
+    vetoed_few_sentences: int
+    vetoed_duplicate: int
+    answer_at_k: float
+    answer_at_k_notes: float
+    chars_per_answered: float | None
+    chars_per_answered_notes: float | None
+    chars_change: float | None
+    replaced: int
+    note_answers: int
+    lost: tuple[str, ...] = ()
+    gained: tuple[str, ...] = ()
+    seconds: float = 0.0
 
 
 def measure_condensation(

@@ -58,8 +58,9 @@ from collections.abc import Sequence
 
 import msgspec
 
+from sentient_core.evaluation.condensed import CondensationReport
+
 __all__ = [
-    "CondensationReport",
     "EvaluationReport",
     "FreeRunReport",
     "JudgeReport",
@@ -108,48 +109,6 @@ class Spread(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tr
             f"{self.min:.2f} / {self.q1:.2f} / {self.median:.2f} / {self.q3:.2f} / {self.max:.2f}"
             f" (n {self.n})"
         )
-
-
-class CondensationReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """Recall with semantic notes against recall without, on the same store (``--condense``).
-
-    Attributes
-    ----------
-    notes : int
-        Live notes after the condensation pass.
-    candidates, vetoed_disagreement, vetoed_few_sentences, vetoed_duplicate : int
-        The pass's condensation gate: subjects named by ≥ 2 sources, and those refused.
-    answer_at_k, answer_at_k_notes : float
-        answer@k of the plain top k, and of the same top k with notes in place.
-    chars_per_answered, chars_per_answered_notes : float or None
-        Characters recall returned per answered question, each over its own answered set.
-    chars_change : float or None
-        ``chars_per_answered_notes / chars_per_answered - 1`` (negative: fewer characters).
-    replaced : int
-        Hits a note stood in for, over all questions.
-    note_answers : int
-        Answered questions whose answer is found in a note.
-    lost, gained : tuple of str
-        Questions answered without notes but not with them, and the reverse.
-    seconds : float
-        The condensation pass.
-    """
-
-    notes: int
-    candidates: int
-    vetoed_disagreement: int
-    vetoed_few_sentences: int
-    vetoed_duplicate: int
-    answer_at_k: float
-    answer_at_k_notes: float
-    chars_per_answered: float | None
-    chars_per_answered_notes: float | None
-    chars_change: float | None
-    replaced: int
-    note_answers: int
-    lost: tuple[str, ...] = ()
-    gained: tuple[str, ...] = ()
-    seconds: float = 0.0
 
 
 class ShadowReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

@@ -11,10 +11,9 @@ all (``sentient layers``).
 from sentient_core.layers.condense import Condenser, CondenseReport, CondenseSettings, supported
 from sentient_core.layers.notes import NOTES, NoteRecord, NoteSentence
 from sentient_core.layers.recall import Answer, prefer_notes
-from sentient_core.layers.view import LAYERS, LayerRow, layer_counts, layer_summary
+from sentient_core.layers.view import LayerRow, layer_counts, layer_summary
 
 __all__ = [
-    "LAYERS",
     "NOTES",
     "Answer",
     "CondenseReport",

@@ -51,7 +51,15 @@ from sentient_core.analysis import (
     stem,
 )
 from sentient_core.keyphrases import key_phrases, question_about
-from sentient_core.layers.notes import NOTES, NoteRecord, NoteSentence, find, put
+from sentient_core.layers.notes import (
+    MAX_CITES,
+    MAX_SENTENCES,
+    NOTES,
+    NoteRecord,
+    NoteSentence,
+    find,
+    put,
+)
 from sentient_core.metamemory.debts import DebtBook
 from sentient_core.metamemory.disagreement import detect_disagreement
 from sentient_core.metamemory.domain import domain_of
@@ -207,6 +215,7 @@ class Condenser:
         summarize: Callable[[str, Sequence[str]], str | None] | None = None,
     ) -> None:
         self.summarize = summarize
+        self._read: dict[tuple[str, ...], tuple[str, list[NoteSentence]]] = {}
         self.memory = memory
         self.settings = settings or CondenseSettings()
         self._emit = emit
@@ -216,6 +225,7 @@ class Condenser:
     def run(self) -> CondenseReport:
         """One condensation pass (see the module docstring)."""
         t0 = time.perf_counter()
+        self._read = {}
         s = self.settings
         traces = [r for r in self.memory.recent(s.max_traces) if not r.retired and r.text]
         stats = TermStats(r.text for r in traces)
@@ -289,15 +299,14 @@ class Condenser:
         phrase = _surface(members)
         existing = find(txn, key)
         live = existing if existing is not None and existing.state == "semantic" else None
-        conflict = _conflict(phrase, [r for r, _ in members], stats)
+        conflict, sentences = self._reading(key, phrase, members, stats)
         if conflict:
             tally["disagreement"] += 1
             if live is not None:
                 return self._retire(txn, live, f"its sources now disagree: {conflict}", now)
             return None
-        sentences = self._sentences(key, members)
-        cites = tuple(dict.fromkeys(x.trace for x in sentences))[:64]
-        sources = tuple(dict.fromkeys(x.source for x in sentences))[:64]
+        cites = tuple(dict.fromkeys(x.trace for x in sentences))[:MAX_CITES]
+        sources = tuple(dict.fromkeys(x.source for x in sentences))[:MAX_CITES]
         if len(sources) < self.settings.min_sources:
             tally["few_sentences"] += 1
             return None
@@ -344,10 +353,18 @@ class Condenser:
         put(txn, note)
         return _Change("promoted", note, reason)
 
-    def _sentences(
-        self, key: tuple[str, ...], members: list[tuple[TraceRecord, str]]
-    ) -> list[NoteSentence]:
-        """The sentences a note on ``key`` lifts from ``members`` (module docstring, 3)."""
+    def _reading(
+        self,
+        key: tuple[str, ...],
+        phrase: str,
+        members: list[tuple[TraceRecord, str]],
+        stats: TermStats,
+    ) -> tuple[str, list[NoteSentence]]:
+        """The gate's reading of subject ``key``: the first disagreement among ``members``
+        ("" if none) and the sentences a note would lift (module docstring, 2–3). Read once
+        a pass: the model step and the write both use it."""
+        if key in self._read:
+            return self._read[key]
         s = self.settings
         out: list[NoteSentence] = []
         seen: set[int] = set()
@@ -355,7 +372,12 @@ class Condenser:
             if r.id not in seen:
                 seen.add(r.id)
                 out.extend(note_sentences(r, key, s.sentences_per_trace, s.max_sentence_chars))
-        return _agreeing(_distinct(out), key, s.min_shared)[:32]
+        reading = (
+            _conflict(phrase, [r for r, _ in members], stats),
+            _agreeing(_distinct(out), key, s.min_shared)[:MAX_SENTENCES],
+        )
+        self._read[key] = reading
+        return reading
 
     def _abstracts(
         self, candidates: dict[tuple[str, ...], list[tuple[TraceRecord, str]]], stats: TermStats
@@ -375,10 +397,8 @@ class Condenser:
         for key in fresh:
             members = candidates[key]
             phrase = _surface(members)
-            sentences = self._sentences(key, members)
-            if len({x.source for x in sentences}) < self.settings.min_sources:
-                continue
-            if _conflict(phrase, [r for r, _ in members], stats):
+            conflict, sentences = self._reading(key, phrase, members, stats)
+            if conflict or len({x.source for x in sentences}) < self.settings.min_sources:
                 continue
             summary = self.summarize(phrase, [x.text for x in sentences])
             if summary is None or not summary.strip():

@@ -33,9 +33,7 @@ from sentient_core.store import traces as stored
 if TYPE_CHECKING:
     from sentient_core.store.env import Store
 
-__all__ = ["LAYERS", "LayerRow", "layer_counts", "layer_summary"]
-
-LAYERS = ("episodic", "semantic", "procedural", "guards", "meta")
+__all__ = ["LayerRow", "layer_counts", "layer_summary"]
 
 
 class LayerRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

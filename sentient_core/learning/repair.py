@@ -152,11 +152,13 @@ class RepairDriver:
         self.budget = budget
         self._source_of = source_of or (lambda path: f"local:{path}")
         self._emit = emit
+        self._texts: dict[str, str | None] = {}
 
     # -- one pass ------------------------------------------------------------------------------
 
     def run(self) -> RepairReport:
         """Diagnose and, where allowed, rewrite or retire the advisory recipes."""
+        self._texts = {}
         advisory = self.book.records(state="advisory")
         events = [e for _, e in read_events(self.memory.datastore)] if advisory else []
         out: list[Diagnosis] = []
@@ -300,16 +302,20 @@ class RepairDriver:
         return ""
 
     def _read(self, path: str) -> str | None:
-        """The text of ``path`` through the confined opener; None if refused or unreadable."""
-        try:
-            with self.safety.open_local(path) as f:
-                return f.read(MAX_FILE_BYTES).decode("utf-8", "replace")
-        except (Refusal, SentientError, OSError):
-            return None
+        """The text of ``path`` through the confined opener (whitespace-normalised); None if
+        refused or unreadable. Read once a pass: every advisory recipe searches the same dirs."""
+        if path not in self._texts:
+            try:
+                with self.safety.open_local(path) as f:
+                    text: str | None = _normal(f.read(MAX_FILE_BYTES).decode("utf-8", "replace"))
+            except (Refusal, SentientError, OSError):
+                text = None
+            self._texts[path] = text
+        return self._texts[path]
 
     def _holds(self, path: str, excerpt: str) -> bool:
         text = self._read(path)
-        return text is not None and excerpt in _normal(text)
+        return text is not None and excerpt in text
 
     def _search(self, excerpt: str, *, exclude: str) -> tuple[list[str], list[str]]:
         """Files of the allowed dirs holding ``excerpt`` (each opened through the safety
@@ -330,7 +336,7 @@ class RepairDriver:
             if text is None:
                 if Path(path).name == name:
                     refused.append(f"{path} (refused by the safety filter)")
-            elif excerpt in _normal(text):
+            elif excerpt in text:
                 found.append(path)
         return found, refused
 
