@@ -16,6 +16,7 @@ import numpy as np
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.memory import HolographicMemory
 from sentient_core.memory import terms as memory_terms
+from sentient_core.misses import MissLog
 from sentient_core.observer import Observer
 from sentient_core.recall import DEFAULT_RANK, MemoryRanking, Ranking, ScoredRanking, recall
 from sentient_core.store import Store, content, default_data_dir
@@ -68,6 +69,7 @@ class Core:
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
         self.readonly = readonly
+        self._misses: MissLog | None = None
         self.store = Store.open(
             self.data_dir,
             code_dim=CODE_DIM,
@@ -230,6 +232,16 @@ class Core:
         list of Hit
         """
         return recall(self.ranking(rank), query, k, threshold=threshold, touch=touch)
+
+    @property
+    def misses(self) -> MissLog:
+        """The recall misses recorded in this store (:class:`~sentient_core.misses.MissLog`):
+        ``core.misses.note(query, core.recall(query), "me")`` records a recall that found
+        nothing relevant, as ``cli.py recall`` and ``GET /recall`` do (needs a writable
+        core); a subject missed again makes the learner curious about it."""
+        if self._misses is None:
+            self._misses = MissLog(self.store)
+        return self._misses
 
     def save(self) -> None:
         """Persist the observer state (one write transaction)."""

@@ -29,6 +29,7 @@ from sentient_core.learning.learner import LearnerConfig
 from sentient_core.learning.questions import QuestionBook
 from sentient_core.learning.session import LearnerSettings, build_learner
 from sentient_core.memory import HolographicMemory
+from sentient_core.misses import MissLog
 from sentient_core.observer import Observer
 from sentient_core.vocab import ChaperoneResponse, Source
 
@@ -77,7 +78,10 @@ def cases(scale: float) -> list[Case]:
     memory = HolographicMemory(store, encoder=observer.encoder)
     # The parts of a Core that build_learner uses, over the shared bench store.
     core = cast(
-        "Core", SimpleNamespace(data_dir=tmp, store=store, memory=memory, observer=observer)
+        "Core",
+        SimpleNamespace(
+            data_dir=tmp, store=store, memory=memory, observer=observer, misses=MissLog(store)
+        ),
     )
     learner = build_learner(
         core,

@@ -133,8 +133,15 @@ def _cmd_recall(args: argparse.Namespace) -> int:
     with open_core(args, readonly=args.no_touch) as core:
         # The same call as Core.recall and GET /recall (one ranking, one default).
         hits = core.recall(
-            args.query, args.k, rank=args.rank, threshold=args.threshold, touch=not args.no_touch
+            args.query,
+            args.k,
+            rank=args.rank,
+            threshold=args.threshold,
+            touch=not args.no_touch,
         )
+        # A recall that holds nothing relevant makes the learner curious (not with
+        # --no-touch: that opens the store read-only).
+        miss = None if args.no_touch else core.misses.note(args.query, hits, "cli")
     rows = [
         {
             "rank": i + 1,
@@ -153,11 +160,27 @@ def _cmd_recall(args: argparse.Namespace) -> int:
         return 0
     if not rows:
         print("no memory matches (nothing above the threshold)")
-        return 0
     for r in rows:
         print(f"{r['rank']:>3}. {r['score']:.3f}  #{r['id']}  {r['source']}")
         print(f"     {r['snippet']}")
+    if miss is not None:
+        print(
+            f"memory holds nothing relevant: miss {miss.count} on this subject ({_miss_next(miss)})"
+        )
     return 0
+
+
+def _miss_next(miss) -> str:
+    """What a recorded miss leads to, in words."""
+    from sentient_core.misses import REPEATS
+
+    if miss.status == "asked":
+        return f"the learner is asking {miss.question!r}"
+    if miss.status == "answered":
+        return f"the learner answered {miss.question!r} before"
+    if miss.count >= REPEATS:
+        return "the learner will look for it"
+    return f"the learner looks for it after {REPEATS} misses"
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:

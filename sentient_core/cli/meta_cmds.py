@@ -201,12 +201,14 @@ def store_counts(store: Any) -> dict[str, Any]:
 def _cmd_status(args: argparse.Namespace) -> int:
     from sentient_core.autonomy.funnel import describe, funnel, silent_gates
     from sentient_core.events import last_session_end
+    from sentient_core.misses import MissLog
 
     with open_store(args, readonly=True) as store:
         with store.read() as txn:
             c = txn.counters()
         meta = store_counts(store)
         ended = last_session_end(store)
+        misses = MissLog(store).summary()
     stats = ended.stats if ended is not None else None
     last = None
     if ended is not None and stats is not None:
@@ -217,13 +219,24 @@ def _cmd_status(args: argparse.Namespace) -> int:
             "learned": stats.gates.get("learned", 0),
             "silent": [g.gate for g in silent_gates(stats)],
         }
-    out = {"path": str(store.path), "traces": c.trace_count, "metamemory": meta, "funnel": last}
+    out = {
+        "path": str(store.path),
+        "traces": c.trace_count,
+        "metamemory": meta,
+        "misses": misses,
+        "funnel": last,
+    }
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
     print(f"{store.path}: {c.trace_count} traces")
     for stage, counts in meta.items():
         print(f"  {stage:<9} " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    print(
+        f"  misses    {misses['misses']} recall(s) found nothing relevant, on"
+        f" {misses['subjects']} subject(s): {misses['open']} open, {misses['asked']} asked,"
+        f" {misses['answered']} answered"
+    )
     if stats is not None:
         for line in describe(stats):
             print(f"  last session {line}")

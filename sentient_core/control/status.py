@@ -186,6 +186,9 @@ def learner_status(learner, *, mode: Mode, data_dir: str, activity: Activity) ->
         # The layers' verification gates this session, and live records per layer.
         "promotion": {g.gate: f"{g.passed} / {g.reached}" for g in promotion_gates(learner.stats)},
         "layers": layer_summary(learner.memory.datastore, learner.memory.count),
+        # Recalls that found nothing relevant (CLI, API, the learner's own checks), by
+        # what became of their subjects.
+        "misses": curiosity.misses.summary(),
     }
     observer = learner.observer
     return LearnerStatus(

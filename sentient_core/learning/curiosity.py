@@ -4,7 +4,11 @@ Gap sources, in priority order (:data:`sentient_core.vocab.GAP_PRIORITY`):
 
 question        an explicit user question
 memory_miss     a question the core raised itself (a reflection's follow-up),
-                or a recall elsewhere that found nothing (:meth:`Curiosity.note_miss`)
+                or a subject recalls keep missing: a recall (CLI, API, the
+                learner's own check of memory for a queued question) whose hits
+                hold nothing relevant is recorded in the store's miss log
+                (:mod:`sentient_core.misses`); a subject missed ``miss_repeats``
+                times becomes this gap and its question is queued
 debt            an open epistemic debt of meta-memory (``debts``): its
                 discriminating test, priority from the debt formula
 coherence_drop  the observer's coherence fell ``coherence_drop`` below its recent
@@ -38,7 +42,7 @@ zero instead of as silence.
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -48,6 +52,7 @@ import numpy as np
 from sentient_core.keyphrases import key_phrases, near_repeat, question_about, topic_terms
 from sentient_core.learning.query import extract_paths, extract_urls
 from sentient_core.learning.questions import QuestionBook, QuestionRecord
+from sentient_core.misses import REPEATS, MissLog, MissRecord, miss_question
 from sentient_core.relevance import relevance
 from sentient_core.vocab import GAP_PRIORITY, Gap, gap_rank
 from sentient_kernels.smf import AXES
@@ -101,7 +106,7 @@ class CuriosityConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     axis_gaps: int = 2
     axis_cooldown: int = 5
     answer_threshold: float = 0.25
-    miss_threshold: float = 0.25
+    miss_repeats: Annotated[int, msgspec.Meta(ge=1)] = REPEATS
     probe_k: int = 3
     memory_settles: Literal["all", "own", "none"] = "all"
     coherence_drop: float = 0.05
@@ -158,6 +163,8 @@ class Curiosity:
         What the sources can answer (the chaperone's corpus topics).
     debts : callable, optional
         Open epistemic debts as ``debt`` gaps (meta-memory's).
+    misses : MissLog, optional
+        Where recall misses are recorded and read (the store's; default in memory).
     """
 
     def __init__(
@@ -172,6 +179,7 @@ class Curiosity:
         topics: Callable[[], Sequence[CorpusTopic]] = tuple,
         debts: Callable[[], Sequence[Gap]] = tuple,
         supported: Callable[[str], bool] = lambda question: True,
+        misses: MissLog | None = None,
     ) -> None:
         self.observer = observer
         self.memory = memory
@@ -183,7 +191,9 @@ class Curiosity:
         self.debts = debts
         self.supported = supported
         self._unsupported: set[str] = set()
-        self._misses: deque[tuple[str, float]] = deque(maxlen=self.config.max_questions)
+        self.misses = misses if misses is not None else MissLog()
+        # Queued questions whose memory check was recorded (once each per process).
+        self._checked: set[str] = set()
         self._axis_asked: dict[int, int] = {}
         # Topics asked this session, by whether they were the user's (see _answerable).
         self._topics_asked: Counter[bool] = Counter()
@@ -202,10 +212,18 @@ class Curiosity:
         rec, _ = self.book.register(question, origin=origin, gap_type=gap_type)
         return rec
 
-    def note_miss(self, query: str, best_score: float) -> None:
-        """Record a recall elsewhere that found nothing above the threshold."""
-        if best_score < self.config.miss_threshold:
-            self._misses.append((" ".join(query.split()), float(best_score)))
+    def note_miss(
+        self, query: str, hits: Sequence[Hit], origin: str = "library"
+    ) -> MissRecord | None:
+        """Check a recall made elsewhere: record a miss when no hit is relevant
+        (the same check as ``answers``); returns the subject's record, or None."""
+        return self.misses.note(
+            query,
+            hits,
+            origin,
+            check=self.answers,
+            threshold=self.config.answer_threshold,
+        )
 
     def folded(self, question: str) -> bool:
         """Whether ``question`` asks about the subject of a question the book holds
@@ -285,17 +303,24 @@ class Curiosity:
         # recalling that trace does not answer it.
         # "Please learn URL" / "read notes.md" asks for that source itself: text
         # recalled from elsewhere does not answer it (the fetch is idempotent).
-        probed = [
-            r
-            for r in queued
-            if self._settles(r)
-            and r.gap_type != "coherence_drop"
-            and not _names_a_source(r.question)
+        askable = [
+            r for r in queued if r.gap_type != "coherence_drop" and not _names_a_source(r.question)
         ]
+        # Memory is checked for the questions it may settle, and once for every other
+        # new one: a check that finds nothing relevant is a recorded miss.
+        probed = [r for r in askable if self._settles(r) or r.key not in self._checked]
         found = dict(zip((r.key for r in probed), self._probe(probed), strict=True))
+        for rec in probed:
+            if rec.key not in self._checked:
+                self._checked.add(rec.key)
+                best = found[rec.key][1]
+                if best < self.config.answer_threshold and self.memory.count > 0:
+                    self.misses.record(rec.question, best, "learner")
         gaps, answered = [], []
         for rec in queued:
             trace_id, relevance = found.get(rec.key, (-1, 0.0))
+            if not self._settles(rec):
+                trace_id = -1
             if trace_id >= 0 and relevance >= self.config.answer_threshold:
                 self.book.update(
                     rec.question,
@@ -349,19 +374,30 @@ class Curiosity:
         return mode == "all" or (mode == "own" and rec.origin != "user")
 
     def _miss_gaps(self) -> list[Gap]:
+        """Subjects recalls missed ``miss_repeats`` times: their questions are queued
+        (``memory_miss``); a subject whose question the book answered is closed."""
+        for miss in self.misses.records("asked"):
+            rec = self.book.get(miss.question)
+            if rec is not None and rec.status == "answered":
+                self.misses.mark(miss.subject, "answered")
         out = []
-        while self._misses:
-            q, score = self._misses.popleft()
-            rec, _ = self.book.register(q, origin="recall", gap_type="memory_miss")
+        for miss in self.misses.due(self.config.miss_repeats):
+            question = miss_question(miss.query)
+            rec, _ = self.book.register(question, origin="recall", gap_type="memory_miss")
+            self.misses.mark(
+                miss.subject, "answered" if rec.status == "answered" else "asked", question
+            )
             if rec.status != "queued":
                 continue
+            origins = ", ".join(miss.origins)
             out.append(
                 Gap(
                     type="memory_miss",
-                    topic=_topic_of(q),
+                    topic=_topic_of(question),
                     question=rec.question,
                     priority=GAP_PRIORITY["memory_miss"],
-                    detail=f"best recall {score:.2f} < {self.config.answer_threshold}",
+                    detail=f"recall missed it {miss.count} times ({origins});"
+                    f" best relevance {miss.best:.2f} < {self.config.answer_threshold}",
                 )
             )
         return out

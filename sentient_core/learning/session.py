@@ -255,6 +255,7 @@ def build_learner(
         topics=chaperone.topics,
         supported=chaperone.supported,
         debts=meta.gaps if meta is not None else tuple,
+        misses=core.misses,
     )
     # Recipes read the chaperone's term statistics for a question's domain, as meta-memory does.
     recipes = RecipeUse.on(core.store, chaperone.term_stats) if s.learner.recipes else None

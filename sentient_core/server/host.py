@@ -44,6 +44,7 @@ from sentient_core.server.schemas import (
     QuestionReply,
     RecallExplain,
     RecallHit,
+    RecallMiss,
     RecallReply,
 )
 
@@ -247,11 +248,12 @@ class LearnerHost:
         self, query: str, k: int, explain: bool, threshold: float = 0.0, rank: str = "scored"
     ) -> RecallReply:
         """The ``k`` traces ``cli.py recall`` ranks first for ``query`` (the same
-        :meth:`Core.recall`; ``scored`` uses the learner's meta-memory) — read-only:
-        no use count bumped."""
+        :meth:`Core.recall`; ``scored`` uses the learner's meta-memory) — no use count
+        bumped; a recall holding nothing relevant is recorded as a miss, as the CLI's."""
         from sentient_kernels import smf
 
         hits = self.core.recall(query, k, rank=rank, threshold=threshold)
+        missed = self.core.misses.note(query, hits, "api")
         if explain:
             terms = set(query_words(query).content)
             now = self.core.observer.smf
@@ -282,7 +284,15 @@ class LearnerHost:
                     explain=why,
                 )
             )
-        return RecallReply(query=query, k=k, hits=out)
+        miss = None
+        if missed is not None:
+            miss = RecallMiss(
+                subject=missed.subject,
+                count=missed.count,
+                status=missed.status,
+                question=missed.question,
+            )
+        return RecallReply(query=query, k=k, hits=out, miss=miss)
 
     def logs(self, count: int) -> list[dict]:
         """The chaperone's interaction log, the last ``count`` entries, oldest first."""

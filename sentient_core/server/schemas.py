@@ -29,6 +29,7 @@ __all__ = [
     "QuestionReply",
     "RecallExplain",
     "RecallHit",
+    "RecallMiss",
     "RecallReply",
     "RecallRequest",
     "SessionReply",
@@ -166,12 +167,23 @@ class RecallHit(_Reply, frozen=True):
     explain: RecallExplain | None = None
 
 
+class RecallMiss(_Reply, frozen=True):
+    """A recall whose hits hold nothing relevant, as recorded (:mod:`sentient_core.misses`)."""
+
+    subject: str
+    count: int
+    status: str
+    question: str = ""
+
+
 class RecallReply(_Reply, frozen=True):
-    """``GET /recall``."""
+    """``GET /recall``; ``miss`` when no hit passed the relevance check (the learner
+    looks for a subject missed again)."""
 
     query: str
     k: int
     hits: list[RecallHit]
+    miss: RecallMiss | None = None
 
 
 class IngestReply(_Reply, frozen=True):

@@ -260,6 +260,7 @@ function render(st) {
   g.replaceChildren(table("funnel: passed / reached", st.gates.funnel || {}),
     table("layers: live records", st.gates.layers || {}),
     table("promotion: passed / reached", st.gates.promotion || {}),
+    table("recall misses", st.gates.misses || {}),
     table("chaperone", st.gates.chaperone), table("safety checks fired", st.gates.safety),
     table(`judge outcomes (${st.gates.judge_mode || "live"})`, judge.outcomes),
     ...(judge.shadow ? [table("shadow judge vs live", judge.shadow)] : []),
