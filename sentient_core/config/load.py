@@ -129,6 +129,7 @@ class Effective(msgspec.Struct, frozen=True, kw_only=True):
                 condense=lr.condense,
                 recipes=lr.recipes,
                 skill_repair=lr.skill_repair,
+                use_wisdom=lr.use_wisdom,
                 repair_budget=lr.repair_budget,
                 session=session,
             ),

@@ -78,6 +78,9 @@ class LearnerSection(_Section, frozen=True):
         With recipes on: rewrite advisory recipes diagnosed from their failed runs.
     repair_budget : int
         Recipe rewrites per repair pass.
+    use_wisdom : bool
+        Provisional and trusted wisdom weigh the sources it found wrong: routing,
+        a prior in a new domain, the recall factor (default on; see docs/metamemory.md).
     """
 
     interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
@@ -89,6 +92,7 @@ class LearnerSection(_Section, frozen=True):
     recipes: bool = False
     skill_repair: bool = True
     repair_budget: Annotated[int, msgspec.Meta(ge=0, le=100)] = 3
+    use_wisdom: bool = True
 
 
 class ChaperoneSection(_Section, frozen=True):

@@ -49,6 +49,10 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         runs and rewrite them (:mod:`sentient_core.learning.repair`).
     repair_budget : int
         Recipe rewrites per repair pass (the driver's own budget line).
+    use_wisdom : bool
+        Provisional and trusted wisdom weigh the sources it found wrong (routing, a
+        prior in a new domain, the recall factor; :mod:`sentient_core.metamemory.advice`).
+        False is the ablation.
     """
 
     interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
@@ -62,6 +66,7 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recipes: bool = False
     skill_repair: bool = True
     repair_budget: Annotated[int, msgspec.Meta(ge=0, le=100)] = 3
+    use_wisdom: bool = True
 
     def __post_init__(self) -> None:
         # msgspec checks the bounds when decoding (a config file); check the ones

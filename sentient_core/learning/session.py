@@ -215,6 +215,7 @@ def build_learner(
         from sentient_core.metamemory.loop import LoopMeta
 
         mm = MetaMemory(core.memory, emit=events.emitter(session=s.learner.session), clock=clock)
+        mm.advisor.enabled = s.learner.use_wisdom
         if hasattr(core, "use_meta"):
             core.use_meta(mm)  # the core's scored recall (CLI, server) ranks with the learner's
         meta = LoopMeta(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from sentient_core.metamemory.advice import WisdomAdvisor
 from sentient_core.metamemory.base import CreditConflictError
 from sentient_core.metamemory.credit import CreditBook, CreditResult, signals_of
 from sentient_core.metamemory.debts import DebtBook, DebtRecord
@@ -89,6 +90,8 @@ class MetaMemory:
         self.debts = DebtBook(store, emit=emit, clock=clock)
         self.wisdom = WisdomBook(store, emit=emit, clock=clock)
         self.scorer = ScorerModel.load(store, emit=emit)
+        self.advisor = WisdomAdvisor(store, self.sources, self.wisdom, self.advance, emit=emit)
+        """Wisdom's advice on source weights (routing, priors, the recall factor)."""
 
     def observe(self, event: SurpriseEvent) -> Observation:
         """Record ``event`` and apply it everywhere, in one write transaction.

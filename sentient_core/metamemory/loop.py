@@ -45,7 +45,10 @@ The learner calls it at three points of one initiative; everything else is here.
       its first evidence (confidence :data:`CORROBORATION`). Open debts are
       curiosity's ``debt`` gaps; when the learner runs a debt's test (a read's
       content is a check, not integrated as new traces), the content is evidence for the hypothesis whose value it supports
-      (confidence :data:`TEST_EVIDENCE`), or a failed attempt.
+      (confidence :data:`TEST_EVIDENCE`), or a failed attempt. A new conflict on a
+      question whose debt is resolved, naming another value than the resolution,
+      reopens it and demotes the wisdom citing it
+      (:mod:`~sentient_core.metamemory.corrections`).
     * **Judged outcomes.** Success/failure counts of the predicted or
       contradicted traces, and a scorer outcome (the trace's factors, the label)
       per judged prediction; every :data:`SCORER_BATCH` outcomes one scorer
@@ -67,7 +70,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from sentient_core.metamemory.debts import DebtEvidence, DebtRecord, DiscriminatingTest
+from sentient_core.metamemory.corrections import (
+    CORROBORATION,
+    FAILING,
+    TEST_EVIDENCE,
+    debt_attempt,
+    open_or_reopen,
+)
+from sentient_core.metamemory.debts import DebtRecord, DiscriminatingTest
 from sentient_core.metamemory.disagreement import detect_disagreement, from_disagreement
 from sentient_core.metamemory.domain import domain_of
 from sentient_core.metamemory.factors import context_for, factor_matrix
@@ -96,24 +106,11 @@ __all__ = [
 PassageStore = Callable[["ChaperoneRequest", "Passage", bool], Sequence[int]]
 """``(request, passage, grounded) -> ids of its (new or known) traces``, from the learner."""
 
-CORROBORATION = 0.4
-"""Evidence confidence of the grounded passage that revealed a conflict."""
-
-TEST_EVIDENCE = 0.4
-"""Evidence confidence of a discriminating test's content that supports one hypothesis
-(with the corroboration: 0.8 ≥ 0.70, the debt resolves)."""
-
 MAX_ATTEMPTS = 3
 """Failed attempts of a debt's test before the debt is deferred."""
 
-FAILING = "failing question: "
-"""Pattern prefix of the debt a repeatedly failing question opens."""
-
 FAILING_AFTER = 2
 """Failed verdicts on one question that open a debt about it."""
-
-FAILING_SUCCESS = 0.8
-"""Evidence confidence of a success verdict on a failing question's debt (it resolves)."""
 
 SCORER_BATCH = 8
 """Judged outcomes per scorer training batch."""
@@ -201,8 +198,9 @@ class LoopMeta:
         return domain_of(question, focus, stats)
 
     def weight(self, question: str, source: str) -> float:
-        """The weight of ``source`` in the domain of ``question``."""
-        return self.meta.sources.weight(self.domain(question), source)
+        """The weight of ``source`` in the domain of ``question``, with wisdom's advice
+        applied (:class:`~sentient_core.metamemory.advice.WisdomAdvisor`: a use)."""
+        return self.meta.advisor.weight(self.domain(question), source)
 
     # -- for curiosity ------------------------------------------------------------------------
 
@@ -225,7 +223,11 @@ class LoopMeta:
     # -- before the chaperone ----------------------------------------------------------------
 
     def predict(self, req: ChaperoneRequest) -> Prediction | None:
-        """Memory's answer to a question request, if one passes the relevance check."""
+        """Memory's answer to a question request, if one passes the relevance check.
+
+        Called before the chaperone is asked: wisdom used from now on is credited with
+        this request's judged outcome (:meth:`observe`)."""
+        self.meta.advisor.begin(req.id)
         q = req.question.strip()
         if req.type != "question" or not q:
             return None
@@ -305,8 +307,33 @@ class LoopMeta:
         store: PassageStore | None = None,
     ) -> None:
         """Feed one judged initiative to meta-memory; ``store`` integrates a correction."""
+        try:
+            self._observe(
+                req,
+                response,
+                verdict,
+                stored=stored,
+                prediction=prediction,
+                relevance_of_best=relevance_of_best,
+                store=store,
+            )
+        finally:
+            # Wisdom that influenced the request: credit from its judged outcome only.
+            self.meta.advisor.settle(req.id, verdict.outcome)
+
+    def _observe(
+        self,
+        req: ChaperoneRequest,
+        response: ChaperoneResponse,
+        verdict: Any,
+        *,
+        stored: Sequence[tuple[Passage, Sequence[int]]],
+        prediction: Prediction | None,
+        relevance_of_best: float | None,
+        store: PassageStore | None = None,
+    ) -> None:
         if req.gap_type == "debt":
-            self._debt_attempt(req, response, verdict)
+            debt_attempt(self.meta, req, response, verdict, now=float(self.clock()))
         if req.type != "question" or not req.question.strip() or not response.ok:
             self._flush_scorer()
             return
@@ -462,93 +489,17 @@ class LoopMeta:
             cause=cause,
         )
         seen = self.meta.observe(event)
-        if passage.source.kind == "local":
-            test = DiscriminatingTest(
-                kind="read_local", question=q[:1000], path=passage.source.ref[:4096]
-            )
-        else:
-            test = DiscriminatingTest(kind="question", question=q[:1000])
-        debt = self.meta.debts.open(
-            pattern=q[:1000],
-            hypotheses=(found.expected, found.actual),
+        open_or_reopen(
+            self.meta,
+            question=q,
+            found=found,
             domain=domain,
-            fragility=found.magnitude,
-            test=test,
-            source_memory=wrong_trace,
+            passage=passage,
+            wrong_trace=wrong_trace,
+            right_trace=right_trace,
             surprise_id=seen.event.id,
+            now=float(self.clock()),
         )
-        self.meta.debts.attach(
-            debt.id,
-            DebtEvidence(
-                source=passage.source.id,
-                confidence=CORROBORATION,
-                supports=1,
-                note=found.explanation[:4000],
-                trace=right_trace,
-                surprise_id=seen.event.id,
-                time=float(self.clock()),
-            ),
-        )
-
-    def _debt_attempt(
-        self, req: ChaperoneRequest, response: ChaperoneResponse, verdict: Any
-    ) -> None:
-        """A debt's discriminating test ran: its content is evidence, or a failed attempt.
-
-        For a failing question's debt the evidence is the judge's verdict: a success
-        supports "the sources hold an answer" at :data:`FAILING_SUCCESS`."""
-        debt = self._debt_of(req)
-        if debt is None:
-            return
-        content = response.content if response.ok else ""
-        if debt.pattern.startswith(FAILING):
-            supports = 1 if verdict.outcome == "success" else None
-        else:
-            supports = self._supported(debt, content) if content.strip() else None
-        if supports is None:
-            self.meta.debts.fail_attempt(debt.id)
-            return
-        source = response.sources[0].id if response.sources else "local:" + (req.path or "?")
-        updated = self.meta.debts.attach(
-            debt.id,
-            DebtEvidence(
-                source=source,
-                confidence=FAILING_SUCCESS if debt.pattern.startswith(FAILING) else TEST_EVIDENCE,
-                supports=supports,
-                note=f"the discriminating test ({req.type}) supports {debt.hypotheses[supports]!r}",
-                attempt=True,
-                time=float(self.clock()),
-            ),
-        )
-        if updated.status == "resolved":
-            # The wisdom of this domain may now cite it.
-            for rec in self.meta.wisdom.records(state="candidate"):
-                if rec.domain == updated.domain:
-                    self.meta.advance(rec)
-
-    def _debt_of(self, req: ChaperoneRequest) -> DebtRecord | None:
-        for debt in self.meta.debts.debts(status="open"):
-            t = debt.test
-            if t is None:
-                continue
-            if (req.path and t.path == req.path) or (
-                req.type == "question" and t.question == req.question
-            ):
-                return debt
-        return None
-
-    @staticmethod
-    def _supported(debt: DebtRecord, content: str) -> int | None:
-        """The hypothesis the content supports: its value is in the content and the detector
-        finds no conflict with it next to the question's key terms, while it does find one
-        with every other hypothesis."""
-        q = debt.pattern
-        agree = []
-        for i, value in enumerate(debt.hypotheses):
-            claim = f"{q.rstrip('?')}: {value}."
-            if value in content and detect_disagreement(q, claim, content) is None:
-                agree.append(i)
-        return agree[0] if len(agree) == 1 else None
 
     def question_failing(self, question: str, failures: int) -> DebtRecord | None:
         """A question failed ``failures`` times: from :data:`FAILING_AFTER` on it is a debt

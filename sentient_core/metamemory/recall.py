@@ -174,6 +174,9 @@ class ScoredRecall:
             self._key = key
             self._domain_key = None
         weights = {sw.source: sw.weight for sw in WEIGHTS.iter(txn, domain)}
+        if domain:
+            # Wisdom's advice caps the weights of the sources it found wrong (a use).
+            weights = self.meta.advisor.recall_weights(domain, weights, set(self._src_keys) - {""})
         domain_key = (tuple(sorted(weights.items())), float(w[_SOURCE_COL]))
         if domain_key == self._domain_key:
             return

@@ -127,7 +127,10 @@ class WisdomRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     contradictions : int
         Contradictions this epoch.
     support : int
-        Supporting episodes since the last promotion.
+        Supporting episodes since the last promotion (a judged success of a request
+        its advice influenced counts as one).
+    uses_succeeded, uses_failed : int
+        Judged outcomes of the requests its advice influenced (this epoch).
     cited_debts : tuple of int
         Resolved debts cited at promotion.
     history : tuple of WisdomTransition
@@ -148,6 +151,8 @@ class WisdomRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     total_episodes: NonNegInt = 0
     contradictions: NonNegInt = 0
     support: NonNegInt = 0
+    uses_succeeded: NonNegInt = 0
+    uses_failed: NonNegInt = 0
     cited_debts: Annotated[tuple[NonNegInt, ...], msgspec.Meta(max_length=64)] = ()
     history: Annotated[tuple[WisdomTransition, ...], msgspec.Meta(max_length=MAX_HISTORY)] = ()
     created: UnixTime
@@ -208,6 +213,9 @@ class WisdomRules(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     min_score: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.72
     min_cited: Annotated[int, msgspec.Meta(ge=1)] = 1
     trust_support: Annotated[int, msgspec.Meta(ge=1)] = 2
+    wrong_uses: Annotated[int, msgspec.Meta(ge=1)] = 2
+    """Failed uses (judged failures of requests it influenced) that demote a record when
+    they also outnumber its successful ones."""
 
 
 RULES = WisdomRules()
@@ -259,6 +267,8 @@ class WisdomBook:
                 "recandidacies",
                 "contradictions",
                 "refused",
+                "use_successes",
+                "use_failures",
             )
         )
 
@@ -334,6 +344,8 @@ class WisdomBook:
                 magnitude_sum=0.0,
                 contradictions=0,
                 support=0,
+                uses_succeeded=0,
+                uses_failed=0,
                 cited_debts=(),
             )
         sessions = rec.sessions
@@ -417,6 +429,45 @@ class WisdomBook:
 
         old, new = self._store.write(write)
         self._counts.add("contradictions")
+        self.noted(old, new)
+        return new
+
+    def use_outcome(self, wisdom_id: int, *, success: bool, reason: str) -> WisdomRecord:
+        """The judged outcome of a request this record's advice influenced
+        (:mod:`~sentient_core.metamemory.advice`): a success is support, a failure counts
+        against it, and :attr:`WisdomRules.wrong_uses` failures outnumbering the successes
+        demote it (a contradiction by outcomes). Being read is never credit."""
+
+        def write(txn: Txn) -> tuple[WisdomRecord, WisdomRecord]:
+            old = self._get(txn, wisdom_id)
+            if success:
+                rec = msgspec.structs.replace(
+                    old,
+                    uses_succeeded=old.uses_succeeded + 1,
+                    support=old.support + (old.state in ("provisional", "trusted")),
+                )
+            else:
+                rec = msgspec.structs.replace(old, uses_failed=old.uses_failed + 1)
+                if (
+                    rec.state in ("provisional", "trusted")
+                    and rec.uses_failed >= self.rules.wrong_uses
+                    and rec.uses_failed > rec.uses_succeeded
+                ):
+                    rec = msgspec.structs.replace(rec, contradictions=rec.contradictions + 1)
+                    rec = self._moved(
+                        rec,
+                        "demoted",
+                        f"contradicted by outcomes: {rec.uses_failed} use(s) failed,"
+                        f" {rec.uses_succeeded} succeeded; last: {reason}",
+                        float(self._clock()),
+                    )
+            put(txn, rec)
+            return old, rec
+
+        old, new = self._store.write(write)
+        self._counts.add("use_successes" if success else "use_failures")
+        if new.state == "demoted" and old.state != "demoted":
+            self._counts.add("contradictions")
         self.noted(old, new)
         return new
 
