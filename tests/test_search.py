@@ -110,7 +110,7 @@ def test_searxng_unreachable_and_timeout_are_search_errors():
 def test_provider_from_settings():
     assert provider_from(SearchSettings()) is None
     assert isinstance(provider_from(SearchSettings(provider="local"), ["/nowhere"]), LocalProvider)
-    with pytest.raises(ArgumentError, match="search.url"):
+    with pytest.raises(ArgumentError, match=r"search\.url"):
         provider_from(SearchSettings(provider="searxng"))
     with pytest.raises(ArgumentError, match="http"):
         provider_from(SearchSettings(provider="searxng", url="file:///etc/passwd"))
@@ -288,7 +288,7 @@ def test_learner_answers_a_question_from_a_page_found_on_searxng_and_fetches_not
     with ContentServer(routes) as content:
         port = content.port
         hits = [
-            result(f"https://evil.example/secret0", "Kuramoto", "off the allow-list"),
+            result("https://evil.example/secret0", "Kuramoto", "off the allow-list"),
             result(content.url("/redirect/private-ip"), "Kuramoto", "redirects to 127.0.0.1"),
             result(content.url("/answer.html"), "Kuramoto model", "oscillators synchronise"),
             result(f"https://user:pw@localhost:{port}/secret1"),

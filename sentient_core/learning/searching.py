@@ -90,6 +90,8 @@ class SearchStep:
         self._queued: list[ChaperoneRequest] = []
         self._searched: set[str] = set()
         self._fetched: set[str] = set()
+        # Reads handed to the learner and not judged yet: id -> (budget tick, request).
+        self._issued: dict[str, tuple[int, ChaperoneRequest]] = {}
 
     @property
     def provider(self) -> SearchProvider | None:
@@ -111,6 +113,7 @@ class SearchStep:
         if self.provider is None:
             return
         if req.route == SEARCH_ROUTE:
+            self._issued.pop(req.id, None)
             self._found(req, verdict, done, curiosity, stats, emit)
             return
         if req.type != "question" or routed is not None or verdict.outcome not in _UNANSWERED:
@@ -143,9 +146,18 @@ class SearchStep:
         )
 
     def requests(self, stats: SessionStats, emit: Emitter) -> list[ChaperoneRequest]:
-        """Run the queued searches; the requests reading their best allowed candidates."""
-        out: list[ChaperoneRequest] = []
+        """Run the queued searches; the requests reading their best allowed candidates.
+
+        A search waits for an iteration with room for it and one read (the per-tick
+        initiative cap); reads handed out in an earlier iteration and never judged (the
+        budget ended that iteration first) are handed out again."""
+        tick = self.budget.ticks
+        out = [r for t, r in self._issued.values() if t < tick]
+        self._issued.update({r.id: (tick, r) for r in out})
         while self._queued:
+            left = self.budget.remaining()["per_tick_initiatives"]
+            if left is not None and left < 2:
+                break  # no room for a search and a read in this iteration: a later one
             req = self._queued.pop(0)
             decision = self.budget.check_initiative(0, 1)
             if not decision.allowed:
@@ -153,7 +165,9 @@ class SearchStep:
                 emit.emit(BudgetEvent, allowed=False, cap=decision.cap, reason=decision.reason)
                 self._queued.clear()
                 break
-            out.extend(self._search(req, stats, emit))
+            reads = self._search(req, stats, emit)
+            self._issued.update({r.id: (tick, r) for r in reads})
+            out.extend(reads)
         return out
 
     def _search(
