@@ -106,33 +106,36 @@ def run(iterations: int, pydocs: bool) -> dict:
                 items.append(result(content.url(right), PAGES[right][0], PAGES[right][1][:80]))
             return items
 
-        with SearxngServer(answer) as searx, tempfile.TemporaryDirectory() as tmp:
-            with Core(Path(tmp) / "store") as core:
-                policy = SafetyPolicy(
-                    incoming_dir=str(incoming_dir(core.data_dir)),
-                    allowed_domains=(*DEFAULT_ALLOWED_DOMAINS, "localhost"),
-                    allowed_host_ports=(f"localhost:{port}",),
-                    allow_private_addresses=True,  # the loopback content server
-                    rate_limit_requests=1000,
-                )
-                learner = build_learner(
-                    core,
-                    LearnerSettings(
-                        learner=LearnerConfig(interval_s=0, session="bench-search"),
-                        safety=policy,
-                        caps=BudgetCaps(daily_tool_calls=0, daily_tokens=0),
-                        fetcher=FetcherSettings(ca_bundle=content.ca_path),
-                        include_python_docs=pydocs,
-                        search=SearchSettings(provider="searxng", url=searx.url, fetch=3),
-                    ),
-                    env={},
-                )
-                with learner:
-                    for q in QUESTIONS:
-                        learner.ask(q)
-                    stats = learner.run(iterations)
-                book = {q: learner.curiosity.book.get(q) for q in QUESTIONS}
-                events = [e for _, e in read_events(core.store)]
+        with (
+            SearxngServer(answer) as searx,
+            tempfile.TemporaryDirectory() as tmp,
+            Core(Path(tmp) / "store") as core,
+        ):
+            policy = SafetyPolicy(
+                incoming_dir=str(incoming_dir(core.data_dir)),
+                allowed_domains=(*DEFAULT_ALLOWED_DOMAINS, "localhost"),
+                allowed_host_ports=(f"localhost:{port}",),
+                allow_private_addresses=True,  # the loopback content server
+                rate_limit_requests=1000,
+            )
+            learner = build_learner(
+                core,
+                LearnerSettings(
+                    learner=LearnerConfig(interval_s=0, session="bench-search"),
+                    safety=policy,
+                    caps=BudgetCaps(daily_tool_calls=0, daily_tokens=0),
+                    fetcher=FetcherSettings(ca_bundle=content.ca_path),
+                    include_python_docs=pydocs,
+                    search=SearchSettings(provider="searxng", url=searx.url, fetch=3),
+                ),
+                env={},
+            )
+            with learner:
+                for q in QUESTIONS:
+                    learner.ask(q)
+                stats = learner.run(iterations)
+            book = {q: learner.curiosity.book.get(q) for q in QUESTIONS}
+            events = [e for _, e in read_events(core.store)]
         requested = list(content.requests)
     found = [e for e in events if e.kind == "question" and "found by search" in e.reason]
     return {
