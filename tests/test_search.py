@@ -345,3 +345,33 @@ def test_learner_finds_a_local_file_with_the_offline_provider(tmp_path):
     assert stats.search["answered"] == 1
     assert f"local:{notes / 'kuramoto.md'}" in sources
     assert book is not None and book.status == "answered"
+
+
+def test_reads_cut_off_by_the_budget_are_offered_again_and_a_full_tick_defers_the_search(
+    tmp_path,
+):
+    from sentient_core.learning.curiosity import Curiosity
+    from sentient_core.learning.integration import Integrated
+    from sentient_core.vocab import Verdict
+
+    with Core(tmp_path / "d") as core:
+        caps = BudgetCaps(daily_tool_calls=10, per_tick_initiatives=2)
+        step, _, budget, _ = _step(core, tmp_path, [_web("https://github.com/ok")], caps=caps)
+        emit = EventBus(core.store).emitter()
+        stats = SessionStats()
+        budget.begin_tick()
+        budget.commit(0, 0, "done")  # one of the tick's two slots used: no room to search
+        step._queued.append(ChaperoneRequest(id="q1", type="question", question=QUESTION))
+        assert step.requests(stats, emit) == [] and step.chaperone.searcher.queries == []
+        budget.begin_tick()
+        (read,) = step.requests(stats, emit)  # a new tick: the search runs
+        assert step.chaperone.searcher.queries == [QUESTION]
+        assert step.requests(stats, emit) == []  # not twice in one tick
+        budget.begin_tick()
+        assert step.requests(stats, emit) == [read]  # never judged: offered again
+        curiosity = Curiosity(core.observer, core.memory)
+        verdict = Verdict(outcome="failure", basis="deterministic", reason="x", gate="relevance")
+        step.consider(read, verdict, Integrated(), None, curiosity, stats, emit)
+        budget.begin_tick()
+        assert step.requests(stats, emit) == []
+        assert stats.search["fetched"] == 1 and stats.search["answered"] == 0
