@@ -27,6 +27,7 @@ from sentient_core.events import (
     RecipeEvent,
     ReflectEvent,
     RefusalEvent,
+    SearchEvent,
     SessionEvent,
     ShadowJudgeEvent,
     SkipEvent,
@@ -92,6 +93,13 @@ def _body(e: Event | LegacyEvent) -> str | None:
         case CommitmentEvent(question=q, route=route, reason=reason):
             did = f"tries {route}" if route else "gives up"
             return f"commitment: {did} for {_clip(q, 60)} — {_clip(reason, 60)}"
+        case SearchEvent(provider=provider, results=n, allowed=allowed, fetching=f, error=err):
+            if err:
+                return f"search ({provider}): failed — {_clip(err, 70)}"
+            cut = ", ".join(f"{c} {k}" for c, k in sorted(e.filtered.items()))
+            return f"search ({provider}): {n} found, {allowed} allowed, reading {f}" + (
+                f"; filtered: {cut}" if cut else ""
+            )
         case RecipeEvent(recipe=rid, action=action, before=before, after=after):
             moved = f" ({before} → {after})" if before != after else f" [{after}]"
             return f"recipe {rid}: {action}{moved} — {_clip(e.question_kind, 50)} in {e.domain}"

@@ -409,3 +409,8 @@ class SessionStats(msgspec.Struct, forbid_unknown_fields=True):
     promotion: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
     """The layers' verification gates this session: gate (``condensation``) → ``reached``,
     ``passed``, ``vetoed`` (candidates that reached it, went up, were refused)."""
+    search: dict[str, int] = msgspec.field(default_factory=dict)
+    """The search step this session (:mod:`sentient_core.learning.searching`):
+    ``searches`` run, candidate ``results``, ``allowed`` and ``filtered`` by the safety
+    filter, ``fetched`` (found sources read), ``answered`` (a question the judge called
+    answered from a found source), ``errors`` (failed searches)."""

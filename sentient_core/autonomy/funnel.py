@@ -108,6 +108,13 @@ def describe(stats: SessionStats) -> list[str]:
         for g in promotion_gates(stats)
         if g.reached  # a pass that found nothing to promote says nothing
     ]
+    found = stats.search
+    if found.get("searches"):
+        lines.append(
+            f"search: {found['searches']} search(es), {found.get('results', 0)} candidate(s),"
+            f" {found.get('allowed', 0)} allowed, {found.get('filtered', 0)} filtered,"
+            f" {found.get('fetched', 0)} read, {found.get('answered', 0)} question(s) answered"
+        )
     lines += [
         f"warning: the {g.gate} gate stopped all {g.reached}"
         f" {'candidate' if g.gate in stats.promotion else 'initiative'}(s) that reached it"

@@ -34,13 +34,13 @@ __all__ = ["CONFIG_NAME", "ENV_VARS", "Effective", "load", "log_unsafe"]
 CONFIG_NAME = "sentient.toml"
 """The config file's name inside a data directory."""
 
-SECTIONS = ("learner", "chaperone", "safety", "budget", "server", "judge")
+SECTIONS = ("learner", "chaperone", "safety", "budget", "server", "judge", "search")
 
 
 def _env_vars() -> dict[str, str]:
     """``section.key`` → environment variable, for every key that has one."""
     out: dict[str, str] = {}
-    for section in ("learner", "chaperone", "server", "judge"):
+    for section in ("learner", "chaperone", "server", "judge", "search"):
         cls = type(getattr(Settings(), section))
         for key in cls.__struct_fields__:
             if key in ("corpus_dirs", "allowed_hosts"):
@@ -140,6 +140,7 @@ class Effective(msgspec.Struct, frozen=True, kw_only=True):
             include_python_docs=ch.include_python_docs,
             user_share=ch.user_share,
             judge=s.judge,
+            search=s.search,
         )
 
 

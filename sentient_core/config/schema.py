@@ -16,6 +16,7 @@ from sentient_core.errors import ArgumentError
 from sentient_core.ingest import MAX_WHOLE_FILE_BYTES
 from sentient_core.learning.learner import MAX_SESSION_ITERATIONS
 from sentient_core.learning.safety import DEFAULT_ALLOWED_DOMAINS
+from sentient_core.search.types import SearchSettings
 
 __all__ = [
     "BudgetSection",
@@ -217,7 +218,8 @@ class ServerSection(_Section, frozen=True):
 
 class Settings(_Section, frozen=True):
     """A whole ``sentient.toml``: every section, each optional (``[judge]``:
-    :class:`~sentient_core.autonomy.judge.JudgeSettings`)."""
+    :class:`~sentient_core.autonomy.judge.JudgeSettings`; ``[search]``:
+    :class:`~sentient_core.search.types.SearchSettings`)."""
 
     learner: LearnerSection = LearnerSection()
     chaperone: ChaperoneSection = ChaperoneSection()
@@ -225,6 +227,7 @@ class Settings(_Section, frozen=True):
     budget: BudgetSection = BudgetSection()
     server: ServerSection = ServerSection()
     judge: JudgeSettings = JudgeSettings()
+    search: SearchSettings = SearchSettings()
 
 
 def _under_default(domain: str) -> bool:

@@ -37,6 +37,7 @@ __all__ = [
     "RecipeEvent",
     "ReflectEvent",
     "RefusalEvent",
+    "SearchEvent",
     "SessionEvent",
     "ShadowJudgeEvent",
     "SkipEvent",
@@ -272,6 +273,26 @@ class CommitmentEvent(_Base, frozen=True, tag="commitment"):
     reason: str
 
 
+class SearchEvent(_Base, frozen=True, tag="search"):
+    """The learner searched for a new source for ``question``
+    (:mod:`sentient_core.learning.searching`): the ``provider``'s candidates
+    (``results``; ``dropped``: malformed entries of its answer), how many the safety
+    filter allowed, why the others were filtered (``filtered``: check → count; each
+    one is also a ``refusal`` event), and how many of the allowed ones go to be
+    fetched (``fetching``). ``error``: the search failed (nothing was fetched)."""
+
+    id: str
+    question: str
+    query: str
+    provider: str
+    results: int = 0
+    dropped: int = 0
+    allowed: int = 0
+    filtered: dict[str, int] = msgspec.field(default_factory=dict)
+    fetching: int = 0
+    error: str = ""
+
+
 class RecipeEvent(_Base, frozen=True, tag="recipe"):
     """A recipe (:mod:`sentient_core.recipes`) was born, tried first on a request, judged on
     that reuse, or changed state: ``action`` is ``born``, ``tried``, ``verified``,
@@ -378,6 +399,7 @@ Event = (
     | JudgeEvent
     | ShadowJudgeEvent
     | CommitmentEvent
+    | SearchEvent
     | RecipeEvent
     | BudgetEvent
     | LearnEvent

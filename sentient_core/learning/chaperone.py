@@ -41,14 +41,14 @@ Request types
     the summary's in ``sources``.
 
 A safety refusal comes back as ``refused=True`` with the check's name and the
-reason; a fetch/read failure as ``ok=False`` with ``error``.
+reason; a fetch/read failure as ``ok=False`` with ``error``. :attr:`Chaperone.searcher`
+is the search provider (:mod:`sentient_core.search`) the learner's search step asks.
 
-Logging: every request, response, refusal and error goes to an interaction log
-(the last ``log_size`` entries, :meth:`Chaperone.interactions`;
-:mod:`~sentient_core.learning.interactions`) and, when an
-:class:`~sentient_core.events.Emitter` (or an :class:`~sentient_core.events.EventBus`) is given, to events
-``chaperone.request``, ``chaperone.response``, ``refusal`` and ``error`` (the
-bus persists them to the audit log on its next flush).
+Logging: every request, response, refusal and error goes to an interaction log (the last
+``log_size`` entries, :meth:`Chaperone.interactions`; :mod:`~sentient_core.learning.interactions`)
+and, when an :class:`~sentient_core.events.Emitter` (or an :class:`~sentient_core.events.EventBus`)
+is given, to events ``chaperone.request``, ``chaperone.response``, ``refusal`` and ``error``
+(the bus persists them to the audit log on its next flush).
 """
 
 from __future__ import annotations
@@ -94,6 +94,7 @@ from sentient_core.learning.offline import CorpusAnswerer, summarize_extractive
 from sentient_core.learning.safety import Refusal, SafetyFilter
 from sentient_core.learning.subjects import heading_subject, overview_subject, subject_of, title_of
 from sentient_core.relevance import TermStats
+from sentient_core.search.types import SearchProvider
 from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage, Source, model_ref
 
 __all__ = ["OFFLINE_SUMMARY_REF", "Chaperone", "CorpusTopic", "Interaction", "extract_data"]
@@ -123,11 +124,6 @@ class CorpusTopic(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     context: str
     user: bool = False
     named: bool = False
-
-
-def _sources(items: tuple[Source, ...] | list[Source]) -> tuple[Source, ...]:
-    """Unique sources in first-seen order."""
-    return tuple(dict.fromkeys(items))
 
 
 class Chaperone:
@@ -215,6 +211,7 @@ class Chaperone:
         )
         # Meta-memory's source weights: ``(question, source id) -> weight`` (None: off).
         self.source_weight: Callable[[str, str], float] | None = None
+        self.searcher: SearchProvider | None = None  # where new sources are found (None: off)
         self._by_type: dict[str, int] = {}
 
     # ------------------------------------------------------------------ introspection
@@ -539,7 +536,7 @@ class Chaperone:
         return {
             "ok": True,
             "content": content,
-            "sources": _sources(answer.sources),
+            "sources": tuple(dict.fromkeys(answer.sources)),  # unique, first seen first
             "passages": passages,
             "grounded": True,
             "margin": getattr(answer, "margin", None),

@@ -17,7 +17,13 @@ import msgspec
 
 from sentient_core.events import Emitter, EventBus, IntegrateEvent
 from sentient_core.integrate.summary import IngestSummary
-from sentient_core.learning.passages import passages_of, select
+from sentient_core.learning.passages import (
+    SEARCH_ROUTE,
+    asked,
+    found_passages,
+    passages_of,
+    select,
+)
 from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage
 
 if TYPE_CHECKING:
@@ -108,11 +114,15 @@ class AnswerIntegration:
         self, req: ChaperoneRequest, response: ChaperoneResponse, emit: Emitter
     ) -> Integrated:
         """Store each relevant passage under its own source; memory's copies are not stored."""
-        question = req.question if req.type == "question" else ""
+        question = asked(req)  # a found source is read for its question (searching)
+        found = req.route == SEARCH_ROUTE
+        stats = self.chaperone.term_stats() if question else None
+        if found and stats is not None and not stats.documents:
+            stats = None  # an empty corpus gives every term idf 0: a found file's weigh 1
         selection = select(
             question,
-            passages_of(req, response),
-            stats=self.chaperone.term_stats() if question else None,
+            found_passages(response) if found else passages_of(req, response),
+            stats=stats,
             threshold=self.judge.relevant,
         )
         done = Integrated(relevance=selection.relevance)

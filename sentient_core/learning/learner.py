@@ -6,7 +6,7 @@ One iteration::
     → for each initiative: budget.check_initiative → query → chaperone
       → ingest + integrate (grounded or answered content becomes learned traces)
       → judge → budget.commit → learn-from-outcome → a user's unanswered question's
-      next route, in the same iteration (task commitment) → every ``reflect_every``
+      next route, or a search for a new source, in the same iteration → every ``reflect_every``
       iterations (and at a session's end): reflect → follow-ups to curiosity → condense
       agreeing episodes into semantic notes (:mod:`sentient_core.layers`)
 
@@ -115,6 +115,7 @@ class Learner:
         self.memory, self.observer = knowledge.memory, knowledge.observer
         self.integrator, self.condenser = knowledge.integrator, knowledge.condenser
         self.chaperone, self.budget, self.judge = gate.chaperone, gate.budget, gate.judge
+        self.search = gate.search_step()  # new sources for what the usual route did not answer
         self.drive, self.pursuit = drives.drive, drives.pursuit
         self.curiosity = drives.curiosity or Curiosity(self.observer, self.memory)
         self.recipes, self.repair = drives.recipe_use(), drives.repair  # tried first; mended
@@ -207,7 +208,7 @@ class Learner:
     def close(self) -> None:
         """Stop the loop and close the chaperone's network clients."""
         self.stop()
-        for name in ("fetcher", "llm"):
+        for name in ("fetcher", "llm", "searcher"):
             part = getattr(self.chaperone, name, None)
             close = getattr(part, "close", None)
             if close is not None:
@@ -404,7 +405,7 @@ class Learner:
                     report.stopped_by = f"budget:{decision.cap}"
                 break
             waited += self._initiative(req, report, emit)
-            requests.extend(self.commitment.routes())  # a user's question's next route
+            requests.extend([*self.commitment.routes(), *self.search.requests(self.stats, emit)])
         self.stats.iterations += 1
         if self.config.reflect_every and it % self.config.reflect_every == 0:
             self._reflect(emit)
@@ -523,11 +524,10 @@ class Learner:
                     self.meta.question_failing(req.question, rec.failures)
         if self.meta is not None:
             self._meta_observe(req, response, verdict, done, prediction, emit)
-        self.recipes.judged(
-            req, response, verdict, emit, self.stats
-        )  # a reuse's verdict, or a birth
+        self.recipes.judged(req, response, verdict, emit, self.stats)  # a reuse, or a birth
         self._learn(req, response, verdict.outcome, emit)
-        self.commitment.consider(req, verdict, self.curiosity.book, emit)
+        routed = self.commitment.consider(req, verdict, self.curiosity.book, emit)
+        self.search.consider(req, verdict, done, routed, self.curiosity, self.stats, emit)
         return waited
 
     def _meta_contradicts(self, question: str, trace_id: int, emit: Emitter) -> bool:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from sentient_core.learning.curiosity import Curiosity
     from sentient_core.learning.recipe_use import RecipeUse
     from sentient_core.learning.repair import RepairDriver
+    from sentient_core.learning.searching import SearchStep
     from sentient_core.memory import HolographicMemory
     from sentient_core.observer import Observer
 
@@ -60,11 +61,22 @@ class Gate:
         The only path to the network and the file system.
     budget : Budget
     judge : Judge
+    search : SearchStep, optional
+        Finds new sources for unanswered questions through the chaperone's search
+        provider (:mod:`~sentient_core.learning.searching`); None: built with the
+        default ``fetch`` (it does nothing while the chaperone has no ``searcher``).
     """
 
     chaperone: Chaperone
     budget: Budget
     judge: Judge
+    search: SearchStep | None = None
+
+    def search_step(self) -> SearchStep:
+        """:attr:`search`, or one over the chaperone and the budget."""
+        from sentient_core.learning.searching import SearchStep
+
+        return self.search or SearchStep(self.chaperone, self.budget)
 
 
 @dataclass(frozen=True, slots=True)

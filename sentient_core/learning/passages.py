@@ -10,7 +10,8 @@ question, and the one holding the answer is often not the one that repeats its
 words most (on pydoc's Q/A set, ``__class_getitem__`` is in a passage at
 relevance 0.44 beside one at 0.66). An answer whose best passage falls short
 stores nothing. An answer to no question (a requested fetch or read, a
-summary) is kept whole. Storing irrelevant text is what made most of the old
+summary) is kept whole; a source found by search is read for its question
+(:data:`SEARCH_ROUTE`, :func:`asked`), cut into passages (:func:`found_passages`). Storing irrelevant text is what made most of the old
 loop's "successes" noise.
 """
 
@@ -20,10 +21,19 @@ from collections.abc import Sequence
 
 import msgspec
 
+from sentient_core.learning.splitting import passage_headings, passage_spans
 from sentient_core.relevance import TermStats, relevance
 from sentient_core.vocab import ChaperoneRequest, ChaperoneResponse, Passage, Source
 
-__all__ = ["LESSER_SHARE", "Selection", "passages_of", "select"]
+__all__ = [
+    "LESSER_SHARE",
+    "SEARCH_ROUTE",
+    "Selection",
+    "asked",
+    "found_passages",
+    "passages_of",
+    "select",
+]
 
 LESSER_SHARE = 0.5
 """A relevant answer's lesser passages are kept from this share of the threshold up.
@@ -74,3 +84,30 @@ def select(
     if best < threshold:
         return Selection((), best)
     return Selection(tuple(p for r, _, p in scored if r >= LESSER_SHARE * threshold), best)
+
+
+SEARCH_ROUTE = "search"
+"""The ``route`` of a request reading a source found by search."""
+
+
+def asked(req: ChaperoneRequest) -> str:
+    """The question the content of ``req`` must answer to be stored ("" for none): a
+    question's, or a found source's (a plain fetch or read is kept whole)."""
+    return req.question if req.type == "question" or req.route == SEARCH_ROUTE else ""
+
+
+def found_passages(response: ChaperoneResponse) -> tuple[Passage, ...]:
+    """The text of a found source as passages (exact slices, under their headings), so
+    the relevance check scores the passage that answers, not the whole page."""
+    out = []
+    for p in response.passages:
+        spans = passage_spans(p.text)
+        heads = passage_headings(p.text, spans)
+        base = max(p.start, 0)
+        for (a, b), head in zip(spans, heads, strict=True):
+            out.append(
+                Passage(
+                    text=p.text[a:b], source=p.source, start=base + a, end=base + b, heading=head
+                )
+            )
+    return tuple(out)

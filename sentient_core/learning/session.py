@@ -37,7 +37,9 @@ from sentient_core.learning.questions import QuestionBook
 from sentient_core.learning.recipe_use import RecipeUse
 from sentient_core.learning.repair import RepairDriver
 from sentient_core.learning.safety import SafetyFilter, SafetyPolicy
+from sentient_core.learning.searching import SearchStep
 from sentient_core.relevance import relevance
+from sentient_core.search import SearchSettings, provider_from
 from sentient_core.store.env import INCOMING_DIR
 from sentient_core.vocab import Source
 
@@ -107,6 +109,8 @@ class LearnerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     judge : JudgeSettings
         The judge's thresholds, model use and mode (``live``, or ``shadow``: logged
         beside the default judge, driving nothing).
+    search : SearchSettings
+        Where the learner looks for new sources (``provider = "none"``: nowhere).
     """
 
     learner: LearnerConfig = LearnerConfig()
@@ -119,6 +123,7 @@ class LearnerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     user_share: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.85
     metamemory: bool = True
     judge: JudgeSettings = JudgeSettings()
+    search: SearchSettings = SearchSettings()
 
 
 def _answer_check(threshold: float, chaperone: Chaperone, meta) -> AnswerCheck:
@@ -196,6 +201,14 @@ def build_learner(
         safety, fetcher, llm=llm, answerer=answerer, events=events, clock=clock, breaker=breaker
     )
     budget = Budget(core.store, s.caps or BudgetCaps.from_env(env), clock=clock, env=env)
+    # The search provider is the chaperone's, as its fetcher and model are; the local one
+    # searches exactly the directories local reads may come from.
+    chaperone.searcher = provider_from(
+        s.search,
+        policy.allowed_read_dirs,
+        allow_hardlinks=policy.allow_hardlinks,
+        user_agent=f.user_agent,
+    )
     # One commit per passage (however long: a fetched page is at most 10 MiB):
     # AnswerIntegration prepares it whole and commits its traces with their
     # integrate event in one memory.write; near-duplicates of what memory holds
@@ -289,7 +302,7 @@ def build_learner(
             if s.learner.condense
             else None,
         ),
-        Gate(chaperone, budget, judge),
+        Gate(chaperone, budget, judge, SearchStep(chaperone, budget, fetch=s.search.fetch)),
         Drives(CuriosityDrive(), curiosity, Pursuit(core.store, clock=clock), recipes, repair),
         Runtime(events, clock, sleep),
         config=s.learner,
