@@ -176,9 +176,19 @@ class QuestionClosing:
             if rec.origin == "user" and rec.closed == "not_found":
                 self._reopen(emit, rec, "the sources changed since it was not found")
 
+    def summary(self) -> dict[str, int]:
+        """The user's questions in the book by how their latest asking ended (``open``:
+        not ended yet)."""
+        out = {"open": 0, "answered": 0, "already_known": 0, "not_found": 0}
+        for rec in self.book.records():
+            if rec.origin == "user":
+                out[rec.closed or "open"] += 1
+        return out
+
     # -- helpers ------------------------------------------------------------------------------
 
     def _why_not_found(self, rec: QuestionRecord, verdict: Verdict) -> str:
+        """Why the asking stopped: the routes, the back-off, what re-opens it."""
         key = " ".join(rec.question.casefold().split())
         routes = (
             self.commitment.why.get(key, f"no route for the {verdict.gate} gate")
@@ -187,9 +197,8 @@ class QuestionClosing:
         )
         wait = max(0, rec.retry_after - self.book.step)
         return (
-            f"{verdict.outcome} at the {verdict.gate or '?'} gate; {routes}; the sources"
-            f" answer the same again, so it waits (back-off {wait} step(s), failure"
-            f" {rec.failures}) and re-opens when the sources change"
+            f"{routes}; the sources would answer the same again, so it waits (back-off"
+            f" {wait} step(s), failure {rec.failures}) and re-opens when the sources change"
         )
 
     def _reopen(self, emit: Emitter, rec: QuestionRecord, why: str) -> None:

@@ -28,7 +28,7 @@ from sentient_core.vocab import ChaperoneRequest, Gap
 if TYPE_CHECKING:
     from sentient_core.autonomy.criteria import Check
 
-__all__ = ["GoalLoop", "check_goal"]
+__all__ = ["GoalLoop", "check_goal", "goal_rows", "user_questions"]
 
 
 def check_goal(goal: FocusGoal, book: QuestionBook) -> Check:
@@ -39,6 +39,42 @@ def check_goal(goal: FocusGoal, book: QuestionBook) -> Check:
         return rec.answered_by if rec is not None and rec.status == "answered" else None
 
     return evaluate(goal.criteria, goal.questions, goal.progress_count, answered_by)
+
+
+def goal_rows(goals: list[FocusGoal], book: QuestionBook) -> list[dict]:
+    """Each goal as JSON-ready data (``focus list --json``, ``GET /focus``), with its
+    criteria checked against the question book (``check``: held and missing clauses) and
+    the state of each of its questions."""
+    import msgspec
+
+    rows = []
+    for g in goals:
+        check = check_goal(g, book)
+        row = msgspec.to_builtins(g)
+        row["check"] = {"held": list(check.held), "missing": list(check.missing)}
+        row["questions_state"] = [
+            {"question": q, "status": rec.status if (rec := book.get(q)) else "not asked yet"}
+            for q in g.questions
+        ]
+        rows.append(row)
+    return rows
+
+
+def user_questions(book: QuestionBook) -> list[dict]:
+    """The user's questions, oldest first, with how their latest asking ended (``closed``:
+    "" while open), the attempts and the reason (``GET /questions``)."""
+    return [
+        {
+            "question": r.question,
+            "status": r.status,
+            "closed": r.closed,
+            "trace_id": r.answered_by,
+            "tried": list(r.tried),
+            "reason": r.reason,
+        }
+        for r in book.records()
+        if r.origin == "user"
+    ]
 
 
 class GoalLoop:
