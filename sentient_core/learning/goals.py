@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from sentient_core.autonomy.criteria import evaluate, topic_words
 from sentient_core.autonomy.drives import FocusGoal, Pursuit, normalise_topic
 from sentient_core.events import Emitter, FocusEvent
@@ -116,22 +118,17 @@ class GoalLoop:
                     )
 
     def propose(self) -> list[Gap]:
-        """The pursuit drive's initiatives; a stalled goal with unanswered questions is
-        asked its first unanswered one instead of "is it resolved?"."""
+        """The pursuit drive's initiatives; a stalled goal with a question that failed
+        before (waiting) is asked that question again instead of "is it resolved?" or
+        "what is known?" (once per stall: the pursuit drive's 7-day rule)."""
         if self.pursuit is None:
             return []
         out = []
         for gap in self.pursuit.propose():
             goal = self.pursuit.find(gap.topic)
-            left = [] if goal is None else [q for q in goal.questions if self._open(q)]
-            if gap.detail == "check_resolution" and left:
-                gap = Gap(
-                    type="focus",
-                    topic=gap.topic,
-                    question=left[0],
-                    priority=gap.priority,
-                    detail="check_resolution",
-                )
+            left = [] if goal is None else [q for q in goal.questions if self._waiting(q)]
+            if left:
+                gap = msgspec.structs.replace(gap, question=left[0])
             out.append(gap)
         return out
 
@@ -164,9 +161,9 @@ class GoalLoop:
             )
             self.sync()  # its questions still waiting are dropped now
 
-    def _open(self, question: str) -> bool:
+    def _waiting(self, question: str) -> bool:
         rec = self.book.get(question)
-        return rec is None or rec.status != "answered"
+        return rec is not None and rec.status == "waiting"
 
 
 _PENDING = ("queued", "waiting")
