@@ -14,6 +14,7 @@ from sentient_core.events import (
     CuriosityEvent,
     ErrorEvent,
     Event,
+    FocusEvent,
     IntegrateEvent,
     IterationEvent,
     JudgeEvent,
@@ -23,6 +24,7 @@ from sentient_core.events import (
     MetaMemoryEvent,
     ModelWaitEvent,
     QueryEvent,
+    QuestionClosedEvent,
     QuestionEvent,
     RecipeEvent,
     ReflectEvent,
@@ -53,6 +55,18 @@ def _body(e: Event | LegacyEvent) -> str | None:
             why = f" ({_clip(reason, 70)})" if reason else ""
             who = "" if origin == "user" else f"{origin} "
             return f"{who}question {status}: {_clip(q, 80)}{why}"
+        case QuestionClosedEvent(question=q, outcome=outcome, trace_id=tid, reason=reason):
+            if outcome == "not_found":
+                tried = f" after {e.attempts} attempt(s): {'; '.join(e.tried)}" if e.tried else ""
+                return f"question NOT FOUND: {_clip(q, 70)}{tried} — {_clip(reason, 160)}"
+            what = "answered" if outcome == "answered" else "already known"
+            src = f" from {_clip(e.source, 50)}" if e.source else ""
+            return f"question {what} (trace {tid}{src}): {_clip(q, 70)} — {_clip(e.passage, 80)}"
+        case FocusEvent(goal=gid, topic=topic, action=action, held=held, reason=reason):
+            why = "; ".join(held) or reason
+            return f"focus goal {gid} {action}: {_clip(topic, 60)}" + (
+                f" — {_clip(why, 120)}" if why else ""
+            )
         case CuriosityEvent(gaps=gaps, intensity=intensity):
             if not gaps:
                 return f"curiosity: no gaps (intensity {intensity:.2f})"

@@ -412,7 +412,7 @@ def test_two_pursuits_on_one_store_share_goals(store):
 
 def test_newer_record_version_is_refused(store):
     store.write(
-        lambda txn: txn.put(STATE_DB, FOCUS_KEY, msgspec.msgpack.encode({"v": 2, "goals": []}))
+        lambda txn: txn.put(STATE_DB, FOCUS_KEY, msgspec.msgpack.encode({"v": 3, "goals": []}))
     )
     with pytest.raises(SchemaVersionError):
         Pursuit(store, Clock()).goals()

@@ -145,8 +145,9 @@ def test_failed_uses_outnumbering_successes_demote_the_record(mm):
     # outnumbers the success and demotes; a demoted record is not used (nothing settles).
     assert states == ["trusted", "trusted", "demoted", "demoted"]
     demoted = mm.wisdom.get(rec.id)
-    assert "contradicted by outcomes: 2 use(s) failed, 1 succeeded" in demoted.history[-1].reason
+    assert "contradicted by outcomes: 2 of its last 3 use(s) failed" in demoted.history[-1].reason
     assert demoted.uses_failed == 2 and demoted.uses_succeeded == 1
+    assert demoted.recent_uses == "sff"
     # a demoted record advises nothing: the model weighs 1 again where it had no weight
     advisor.begin("q9")
     assert advisor.weight("tiff", LLM) == 1.0

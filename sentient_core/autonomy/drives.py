@@ -20,6 +20,12 @@ without progress (measured from its last progress or its last proposal,
 whichever is later). Otherwise a goal the learner cannot advance would be
 proposed on every tick.
 
+A goal may carry resolution criteria (:mod:`sentient_core.autonomy.criteria`: a
+question set and a condition); the learner checks them after every judged outcome
+(:mod:`sentient_core.learning.goals`) and calls :meth:`Pursuit.resolve` when they hold.
+The user ends a goal with :meth:`Pursuit.resolve` (``focus done``) or :meth:`Pursuit.close`
+(``focus close``). A goal that is not open proposes nothing.
+
 Errors: ``ValueError`` for an empty or over-long topic or too many goals,
 ``KeyError`` for an unknown goal id.
 """
@@ -33,6 +39,7 @@ from typing import Annotated, Literal, TypeVar
 
 import msgspec
 
+from sentient_core.autonomy.criteria import MAX_GOAL_QUESTIONS, Criteria, parse_condition
 from sentient_core.errors import ArgumentError, NotFoundError
 from sentient_core.store import RecordCodec, Store
 from sentient_core.vocab import GAP_PRIORITY, Gap, gap_rank
@@ -72,6 +79,9 @@ every gap curiosity finds on its own."""
 UnixTime = Annotated[float, msgspec.Meta(ge=0.0, le=1e11)]
 NonNeg = Annotated[int, msgspec.Meta(ge=0)]
 Topic = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOPIC_CHARS)]
+GoalQuestion = Annotated[str, msgspec.Meta(min_length=1, max_length=1000)]
+Line = Annotated[str, msgspec.Meta(max_length=300)]
+GoalStatus = Literal["open", "resolved", "closed"]
 
 
 def normalise_topic(topic: str) -> str:
@@ -168,36 +178,61 @@ class FocusGoal(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
         Unix time it was added (or re-opened).
     last_progress : float or None
         Unix time of the last recorded progress; None if never.
-    status : {"open", "resolved"}
+    status : {"open", "resolved", "closed"}
+        ``resolved``: its criteria held, or the user said it is done; ``closed``: the
+        user gave it up.
     progress_count : int
-        Times progress was recorded.
+        Times progress was recorded (judged successes on its topic).
     last_proposed : float or None
         Unix time :meth:`Pursuit.propose` last proposed an initiative for it.
     resolved_at : float or None
-        Unix time it was resolved (None while open).
+        Unix time it was resolved or closed (None while open).
+    questions : tuple of str
+        Its question set (resolution criteria; :mod:`~sentient_core.autonomy.criteria`).
+    condition : str
+        Its condition, canonical ("" : none; with questions that means
+        ``questions answered``).
+    ended_by : {"", "criteria", "done", "close"}
+        What ended it: its criteria held (the loop), ``focus done`` or ``focus close``.
+    held : tuple of str
+        The criteria that held when it was resolved, with their figures.
+    reason : str
+        Why it ended, in words.
     """
 
     id: str
     topic: Topic
     created: UnixTime
     last_progress: UnixTime | None = None
-    status: Literal["open", "resolved"] = "open"
+    status: GoalStatus = "open"
     progress_count: NonNeg = 0
     last_proposed: UnixTime | None = None
     resolved_at: UnixTime | None = None
+    questions: Annotated[tuple[GoalQuestion, ...], msgspec.Meta(max_length=MAX_GOAL_QUESTIONS)] = ()
+    condition: Annotated[str, msgspec.Meta(max_length=200)] = ""
+    ended_by: Literal["", "criteria", "done", "close"] = ""
+    held: Annotated[tuple[Line, ...], msgspec.Meta(max_length=8)] = ()
+    reason: Line = ""
+
+    @property
+    def criteria(self) -> Criteria:
+        """Its parsed resolution criteria (empty: only the user ends it)."""
+        return parse_condition(self.condition, questions=len(self.questions))
 
 
 class FocusGoals(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """The persisted record under ``state/focus/goals``."""
+    """The persisted record under ``state/focus/goals`` (v2 added the criteria fields
+    of :class:`FocusGoal`, all with defaults: a v1 record reads as goals without
+    criteria and is written back as v2)."""
 
-    v: int = 1
+    v: int = 2
     next_id: Annotated[int, msgspec.Meta(ge=1)] = 1
     goals: Annotated[list[FocusGoal], msgspec.Meta(max_length=MAX_GOALS)] = msgspec.field(
         default_factory=list
     )
 
 
-FOCUS_GOALS = RecordCodec(FocusGoals, 1, "focus goals record")
+FOCUS_GOALS = RecordCodec(FocusGoals, 2, "focus goals record", reads=(1,))
 
 
 class Pursuit:
@@ -290,45 +325,74 @@ class Pursuit:
                 return goal
         return None
 
-    def add(self, topic: str) -> FocusGoal:
+    def add(self, topic: str, *, questions: Sequence[str] = (), condition: str = "") -> FocusGoal:
         """Declare a focus goal; an existing one with the same normalised topic is returned.
 
-        Adding the topic of a resolved goal re-opens it (same id, progress
+        ``questions`` and ``condition`` are its resolution criteria
+        (:mod:`~sentient_core.autonomy.criteria`). Declaring an existing goal again adds
+        the new questions to its set and replaces its condition when one is given.
+        Adding the topic of a resolved or closed goal re-opens it (same id, progress
         kept, ``created`` reset): the user declared it again.
 
         Raises
         ------
         ValueError
-            Blank or longer than :data:`MAX_TOPIC_CHARS` topic, or
-            :data:`MAX_GOALS` goals already kept.
+            Blank or longer than :data:`MAX_TOPIC_CHARS` topic, :data:`MAX_GOALS` goals
+            already kept, too many questions, or a condition outside the language.
         """
         shown = " ".join(str(topic).split())
         if not shown:
             raise ArgumentError("a focus goal needs a topic")
         if len(shown) > MAX_TOPIC_CHARS:
             raise ArgumentError(f"a focus topic is at most {MAX_TOPIC_CHARS} characters")
+        asked = _questions(questions)
         key = normalise_topic(shown)
         now = self._clock()
+
+        def criteria(goal: FocusGoal | None) -> dict:
+            old = goal.questions if goal is not None else ()
+            keys = {normalise_topic(q).rstrip(" ?") for q in old}
+            merged = (*old, *(q for q in asked if normalise_topic(q).rstrip(" ?") not in keys))
+            if len(merged) > MAX_GOAL_QUESTIONS:
+                raise ArgumentError(f"a focus goal holds at most {MAX_GOAL_QUESTIONS} questions")
+            text = condition if condition.strip() or goal is None else goal.condition
+            return {
+                "questions": merged,
+                "condition": parse_condition(text, questions=len(merged)).text(),
+            }
 
         def fn(old: FocusGoals) -> tuple[FocusGoals, FocusGoal]:
             for i, goal in enumerate(old.goals):
                 if normalise_topic(goal.topic) != key:
                     continue
                 if goal.status == "open":
+                    new = msgspec.structs.replace(goal, **criteria(goal))
+                else:
+                    new = msgspec.structs.replace(
+                        goal,
+                        status="open",
+                        created=now,
+                        resolved_at=None,
+                        last_proposed=None,
+                        ended_by="",
+                        held=(),
+                        reason="",
+                        **criteria(goal),
+                    )
+                if new == goal:
                     return old, goal
-                reopened = msgspec.structs.replace(
-                    goal, status="open", created=now, resolved_at=None, last_proposed=None
-                )
                 goals = list(old.goals)
-                goals[i] = reopened
-                return msgspec.structs.replace(old, goals=goals), reopened
+                goals[i] = new
+                return msgspec.structs.replace(old, goals=goals), new
             if len(old.goals) >= MAX_GOALS:
                 raise ArgumentError(
                     f"{MAX_GOALS} focus goals are kept already; resolve or remove one first"
                 )
-            goal = FocusGoal(id=f"g{old.next_id}", topic=shown, created=now)
-            new = msgspec.structs.replace(old, next_id=old.next_id + 1, goals=[*old.goals, goal])
-            return new, goal
+            added = FocusGoal(id=f"g{old.next_id}", topic=shown, created=now, **criteria(None))
+            record = msgspec.structs.replace(
+                old, next_id=old.next_id + 1, goals=[*old.goals, added]
+            )
+            return record, added
 
         return self._update(fn)
 
@@ -359,21 +423,49 @@ class Pursuit:
             ),
         )
 
-    def resolve(self, goal_id: str) -> FocusGoal:
+    def resolve(
+        self, goal_id: str, *, held: Sequence[str] = (), by: str = "done", reason: str = ""
+    ) -> FocusGoal:
         """Mark a goal resolved (it proposes nothing more until re-added).
+
+        ``by``: ``criteria`` (the loop: ``held`` names the criteria that held) or
+        ``done`` (the user said so). An already resolved goal is returned unchanged.
 
         Raises
         ------
         KeyError
             No such goal.
         """
+        return self._end(goal_id, "resolved", by, held, reason)
+
+    def close(self, goal_id: str, *, reason: str = "") -> FocusGoal:
+        """Give a goal up without resolving it (``focus close``): it proposes nothing more.
+
+        Raises
+        ------
+        KeyError
+            No such goal.
+        """
+        return self._end(goal_id, "closed", "close", (), reason)
+
+    def _end(
+        self, goal_id: str, status: GoalStatus, by: str, held: Sequence[str], reason: str
+    ) -> FocusGoal:
         now = self._clock()
+        lines = tuple(" ".join(h.split())[:300] for h in held)[:8]
         return self._change(
             goal_id,
             lambda g: (
                 g
-                if g.status == "resolved"
-                else msgspec.structs.replace(g, status="resolved", resolved_at=now)
+                if g.status != "open"
+                else msgspec.structs.replace(
+                    g,
+                    status=status,
+                    resolved_at=now,
+                    ended_by=by,
+                    held=lines,
+                    reason=" ".join(reason.split())[:300],
+                )
             ),
         )
 
@@ -462,3 +554,15 @@ class Pursuit:
         return sorted(
             (g for g in goals if self.due(g, now)), key=lambda g: (g.created, int(g.id[1:]))
         )
+
+
+def _questions(questions: Sequence[str]) -> tuple[str, ...]:
+    """A goal's questions, whitespace collapsed, blank ones refused."""
+    out = tuple(" ".join(str(q).split()) for q in questions)
+    if any(not q for q in out):
+        raise ArgumentError("a focus question must not be blank")
+    if any(len(q) > 1000 for q in out):
+        raise ArgumentError("a focus question is at most 1000 characters")
+    if len(out) > MAX_GOAL_QUESTIONS:
+        raise ArgumentError(f"a focus goal holds at most {MAX_GOAL_QUESTIONS} questions")
+    return out

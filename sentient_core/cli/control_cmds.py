@@ -35,6 +35,14 @@ def _print_status(status: dict) -> None:
         f" {status['observer']['coherence']:.3f}; budget today {spend['tokens']} tokens,"
         f" {spend['tool_calls']} tool call(s)"
     )
+    asked = status.get("user_questions") or {}
+    if any(asked.values()):
+        print(
+            "  your questions: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in asked.items())
+        )
+    goals = status.get("focus") or {}
+    if any(goals.values()):
+        print("  focus goals: " + ", ".join(f"{k} {v}" for k, v in goals.items()))
     if act["line"]:
         print(f"  now: {act['line']}")
 

@@ -138,6 +138,8 @@ def _cmd_learn(args: argparse.Namespace) -> int:
                 print(line, flush=True)
 
         learner.events.subscribe(show)
+        endings: dict[str, str] = {}  # a user's question -> how it ended (the summary says)
+        learner.events.subscribe(lambda e: _note_ending(e, endings))
         for q in args.ask or ():
             learner.ask(q)
         stats, interrupted = _run_interruptibly(learner, iterations)
@@ -163,6 +165,7 @@ def _cmd_learn(args: argparse.Namespace) -> int:
                     f" judge calls{est}); {lat['n']} repl(ies), latency p50 {lat['p50']:.1f} s,"
                     f" p90 {lat['p90']:.1f} s, max {lat['max']:.1f} s"
                 )
+            _print_endings(args.ask or (), endings)
             spend = learner.budget.today()
             print(
                 f"budget today: {spend.tokens} tokens, {spend.tool_calls} tool call(s); "
@@ -184,6 +187,31 @@ def _cmd_learn(args: argparse.Namespace) -> int:
         )
         return EXIT_RESOURCES
     return EXIT_INTERRUPTED if interrupted else 0
+
+
+def _note_ending(event, endings: dict[str, str]) -> None:
+    """Keep how each user question ended (its closing event; a re-opening clears it)."""
+    from sentient_core.events import QuestionClosedEvent, QuestionEvent
+    from sentient_core.learning.questions import normalise_question
+
+    if isinstance(event, QuestionClosedEvent):
+        how = event.outcome.replace("_", " ")
+        if event.outcome == "not_found":
+            how += f" after {event.attempts} attempt(s): {event.reason}"
+        else:
+            how += f" (trace {event.trace_id}{' from ' + event.source if event.source else ''})"
+        endings[normalise_question(event.question)] = how
+    elif isinstance(event, QuestionEvent) and event.status == "reopened":
+        endings.pop(normalise_question(event.question), None)
+
+
+def _print_endings(asked, endings: dict[str, str]) -> None:
+    """One line per question the user asked with ``--ask``: how it ended, or still open."""
+    from sentient_core.learning.questions import normalise_question
+
+    for q in asked:
+        how = endings.get(normalise_question(q), "still open (not asked yet, or in flight)")
+        print(f"your question {' '.join(q.split())!r}: {how}")
 
 
 def _run_interruptibly(learner, iterations: int):
@@ -305,24 +333,108 @@ def _cmd_budget(args: argparse.Namespace) -> int:
     return 0
 
 
+_FOCUS_VERBS = ("list", "add", "close", "done")
+
+
 def _cmd_focus(args: argparse.Namespace) -> int:
     from sentient_core.autonomy.drives import Pursuit
+    from sentient_core.errors import SentientError
 
+    words = list(args.words or ())
+    verb = words.pop(0) if words and words[0] in _FOCUS_VERBS else ("add" if words else "list")
+    if verb == "list" and words:
+        print(f"error: focus list takes no argument (got {' '.join(words)!r})", file=sys.stderr)
+        return 2
+    if verb in ("add", "close", "done") and len(words) != 1:
+        what = "TOPIC" if verb == "add" else "ID"
+        print(
+            f"error: focus {verb} takes one {what} (quote a topic of several words)",
+            file=sys.stderr,
+        )
+        return 2
+    if verb != "add" and (args.question or args.until):
+        print("error: --question and --until go with a declared topic", file=sys.stderr)
+        return 2
     # Declaring a goal may create the store (before the first `learn`); listing never does.
-    with open_store(args, readonly=args.topic is None, create=args.topic is not None) as store:
+    with open_store(args, readonly=verb == "list", create=verb == "add") as store:
         pursuit = Pursuit(store)
-        if args.topic is not None:
-            goal = pursuit.add(args.topic)
-            print(f"focus goal {goal.id}: {goal.topic}")
+        try:
+            if verb != "list":
+                _focus_change(store, pursuit, verb, words[0], args)
+        except SentientError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
         goals = pursuit.goals()
+        rows = _focus_rows(store, goals)
     if args.json:
-        print(json.dumps([msgspec.to_builtins(g) for g in goals], indent=2))
-    elif args.topic is None:
+        print(json.dumps(rows, indent=2))
+    elif verb == "list":
         if not goals:
             print("no focus goals")
-        for g in goals:
-            print(f"{g.id}  {g.status:<8} progress {g.progress_count}  {g.topic}")
+        for row in rows:
+            _print_goal(row)
     return 0
+
+
+def _focus_change(store, pursuit, verb: str, word: str, args: argparse.Namespace) -> None:
+    """Declare, close or mark done one goal; the change is an event in the audit log."""
+    from sentient_core.errors import NotFoundError
+    from sentient_core.events import EventBus, FocusEvent
+
+    if verb == "add":
+        before = pursuit.find(word)
+        goal = pursuit.add(word, questions=tuple(args.question or ()), condition=args.until or "")
+        action = "declared" if before is None else "reopened" if before.status != "open" else ""
+        criteria = goal.condition or "none: end it with `sentient focus done`"
+        print(f"focus goal {goal.id}: {goal.topic}  (criteria: {criteria})")
+    else:
+        goal = pursuit.find(word) if not word[1:].isdigit() else None
+        goal_id = goal.id if goal is not None else word
+        try:
+            before = pursuit.get(goal_id)
+        except NotFoundError:
+            raise NotFoundError(f"no focus goal {word!r} (see `sentient focus list`)") from None
+        if before.status != "open":
+            print(f"focus goal {before.id} is already {before.status}")
+            return
+        reason = args.reason or ("the user said it is done" if verb == "done" else "closed")
+        if verb == "done":
+            goal = pursuit.resolve(goal_id, by="done", reason=reason)
+            action = "resolved"
+        else:
+            goal = pursuit.close(goal_id, reason=reason)
+            action = "closed"
+        print(f"focus goal {goal.id} {goal.status}: {goal.topic} ({reason})")
+    if action:
+        bus = EventBus(store)
+        bus.emitter(session="cli").emit(
+            FocusEvent, goal=goal.id, topic=goal.topic, action=action, reason=goal.reason
+        )
+        bus.flush()
+
+
+def _focus_rows(store, goals) -> list[dict]:
+    from sentient_core.learning.goals import goal_rows
+    from sentient_core.learning.questions import QuestionBook
+
+    return goal_rows(goals, QuestionBook(store))
+
+
+def _print_goal(row: dict) -> None:
+    print(f"{row['id']}  {row['status']:<8} progress {row['progress_count']}  {row['topic']}")
+    print(f"      criteria: {row['condition'] or 'none (end it with `sentient focus done`)'}")
+    for q in row["questions_state"]:
+        print(f"      question [{q['status']}]: {q['question']}")
+    if row["status"] != "open":
+        ended = {"criteria": "its criteria held", "done": "focus done", "close": "focus close"}
+        print(f"      ended by {ended.get(row['ended_by'], '?')}: {row['reason']}")
+        for line in row["held"]:
+            print(f"      held: {line}")
+    else:
+        for line in row["check"]["held"]:
+            print(f"      holds: {line}")
+        for line in row["check"]["missing"]:
+            print(f"      missing: {line}")
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -402,7 +514,32 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     bud.add_argument("--json", action="store_true", help="print JSON")
     bud.set_defaults(func=_cmd_budget)
 
-    foc = sub.add_parser("focus", parents=[common], help="declare a focus goal (or list them)")
-    foc.add_argument("topic", nargs="?", type=text, help="the topic to pursue; omit to list goals")
+    foc = sub.add_parser(
+        "focus",
+        parents=[common],
+        help="declare a focus goal (with resolution criteria); list|close|done",
+        description="sentient focus TOPIC [--question Q ...] [--until COND] declares a goal"
+        " (`focus add TOPIC` the same); `focus list` (or no argument) lists the goals with"
+        " their criteria; `focus done ID` resolves one, `focus close ID` gives it up (ID or"
+        " the topic). COND: 'questions answered', 'successes >= N', joined by 'and'; with"
+        " questions the default is 'questions answered'. The learner resolves a goal when"
+        " its criteria hold.",
+    )
+    foc.add_argument(
+        "words",
+        nargs="*",
+        type=text,
+        metavar="[list|add|close|done] TOPIC|ID",
+        help="a topic to pursue, or a verb and its goal; omit to list goals",
+    )
+    foc.add_argument(
+        "--question",
+        action="append",
+        type=text,
+        metavar="Q",
+        help="a question the goal is resolved by (repeatable)",
+    )
+    foc.add_argument("--until", metavar="COND", help="the condition that resolves it (see above)")
+    foc.add_argument("--reason", help="why it is closed or done (kept with the goal)")
     foc.add_argument("--json", action="store_true", help="print JSON")
     foc.set_defaults(func=_cmd_focus)

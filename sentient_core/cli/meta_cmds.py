@@ -198,6 +198,21 @@ def store_counts(store: Any) -> dict[str, Any]:
     }
 
 
+def _questions_and_goals(store) -> tuple[dict[str, int], dict[str, int]]:
+    """The user's questions by how they ended, and the focus goals by status."""
+    from sentient_core.autonomy.drives import Pursuit
+    from sentient_core.learning.questions import QuestionBook
+
+    asked = {"open": 0, "answered": 0, "already_known": 0, "not_found": 0}
+    for rec in QuestionBook(store).records():
+        if rec.origin == "user":
+            asked[rec.closed or "open"] += 1
+    goals = {"open": 0, "resolved": 0, "closed": 0}
+    for goal in Pursuit(store).goals():
+        goals[goal.status] += 1
+    return asked, goals
+
+
 def _cmd_status(args: argparse.Namespace) -> int:
     from sentient_core.autonomy.funnel import describe, funnel, silent_gates
     from sentient_core.events import last_session_end
@@ -209,6 +224,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
         meta = store_counts(store)
         ended = last_session_end(store)
         misses = MissLog(store).summary()
+        asked, goals = _questions_and_goals(store)
     stats = ended.stats if ended is not None else None
     last = None
     if ended is not None and stats is not None:
@@ -225,6 +241,8 @@ def _cmd_status(args: argparse.Namespace) -> int:
         "metamemory": meta,
         "misses": misses,
         "funnel": last,
+        "user_questions": asked,
+        "focus": goals,
     }
     if args.json:
         print(json.dumps(out, indent=2))
@@ -237,6 +255,12 @@ def _cmd_status(args: argparse.Namespace) -> int:
         f" {misses['subjects']} subject(s): {misses['open']} open, {misses['asked']} asked,"
         f" {misses['answered']} answered"
     )
+    if any(asked.values()):
+        print(
+            "  your questions: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in asked.items())
+        )
+    if any(goals.values()):
+        print("  focus goals: " + ", ".join(f"{k} {v}" for k, v in goals.items()))
     if stats is not None:
         for line in describe(stats):
             print(f"  last session {line}")

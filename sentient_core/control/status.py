@@ -68,6 +68,11 @@ class LearnerStatus(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
         ``coherence`` and ``smf`` (axis → value).
     questions : dict
         The question book's records by status.
+    user_questions : dict
+        The user's questions by how their latest asking ended (``open``, ``answered``,
+        ``already_known``, ``not_found``; :mod:`sentient_core.learning.closing`).
+    focus : dict
+        Focus goals by status (``open``, ``resolved``, ``closed``).
     meta_memory : dict or None
         With meta-memory on: ``sources``, ``debts`` and ``wisdom``, each a list of
         flat rows (at most :data:`META_ROWS`: the lowest weights, the open debts
@@ -90,6 +95,8 @@ class LearnerStatus(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     observer: dict[str, Any]
     questions: dict[str, int]
     meta_memory: dict[str, list[dict[str, Any]]] | None = None
+    user_questions: dict[str, int] = msgspec.field(default_factory=dict)
+    focus: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 META_ROWS = 50
@@ -207,9 +214,19 @@ def learner_status(learner, *, mode: Mode, data_dir: str, activity: Activity) ->
         memory={"traces": learner.memory.count, "total": learner.memory.total},
         observer={"coherence": observer.coherence, "smf": observer.orientation()},
         questions=book.counts() if book is not None else {},
+        user_questions=learner.closing.summary() if hasattr(learner, "closing") else {},
+        focus=_focus_counts(getattr(learner, "pursuit", None)),
         meta_memory=(
             meta_memory_tables(learner.memory.datastore)
             if getattr(learner, "meta", None) is not None
             else None
         ),
     )
+
+
+def _focus_counts(pursuit) -> dict[str, int]:
+    """Focus goals by status (none without a pursuit drive)."""
+    out = {"open": 0, "resolved": 0, "closed": 0}
+    for goal in pursuit.goals() if pursuit is not None else ():
+        out[goal.status] += 1
+    return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -23,6 +23,7 @@ __all__ = [
     "ErrorEvent",
     "Event",
     "EventLogError",
+    "FocusEvent",
     "GapSummary",
     "IntegrateEvent",
     "IterationEvent",
@@ -33,6 +34,7 @@ __all__ = [
     "MetaMemoryEvent",
     "ModelWaitEvent",
     "QueryEvent",
+    "QuestionClosedEvent",
     "QuestionEvent",
     "RecipeEvent",
     "ReflectEvent",
@@ -108,16 +110,53 @@ class QuestionEvent(_Base, frozen=True, tag="question"):
     to the chaperone), ``answered`` (it was answered before; or, where curiosity
     lets memory settle questions — the learner does not —, memory already
     answers it: ``trace_id`` and ``relevance`` say with what), ``waiting``
-    (it failed before and backs off until memory or the sources change) or
-    ``dropped`` (with the ``reason``).
+    (it failed before and backs off until memory or the sources change),
+    ``dropped`` (with the ``reason``) or ``reopened`` (a user's question closed
+    before is open again: the sources changed, or the user asked it again). How a
+    user's question ended is a :class:`QuestionClosedEvent`.
     """
 
     question: str
-    status: Literal["queued", "asked", "answered", "waiting", "dropped"] = "queued"
+    status: Literal["queued", "asked", "answered", "waiting", "dropped", "reopened"] = "queued"
     reason: str = ""
     trace_id: int = -1
     relevance: float = 0.0
     origin: str = "user"
+
+
+_Line = Annotated[str, msgspec.Meta(max_length=300)]
+
+
+class QuestionClosedEvent(_Base, frozen=True, tag="question.closed"):
+    """How a user's question ended: exactly one per asking (a re-opened question ends again).
+
+    ``outcome``: ``answered`` (the judge called the answer a success: ``trace_id``,
+    ``passage`` and ``source`` say with what), ``already_known`` (memory held the
+    answer: the trace and its passage) or ``not_found`` (every route tried failed:
+    ``tried`` lists each attempt and the gate that stopped it, ``reason`` why it
+    stopped; it re-opens when the sources change). ``attempts``: judged asks.
+    """
+
+    question: str
+    outcome: Literal["answered", "already_known", "not_found"]
+    trace_id: int = -1
+    passage: Annotated[str, msgspec.Meta(max_length=600)] = ""
+    source: _Line = ""
+    tried: Annotated[tuple[_Line, ...], msgspec.Meta(max_length=16)] = ()
+    reason: Annotated[str, msgspec.Meta(max_length=600)] = ""
+    attempts: Annotated[int, msgspec.Meta(ge=0)] = 0
+
+
+class FocusEvent(_Base, frozen=True, tag="focus"):
+    """A focus goal changed: ``declared``, ``resolved`` (its criteria held: ``held``
+    names them with their figures; or the user said ``focus done``), ``closed``
+    (the user gave it up) or ``reopened`` (declared again after it ended)."""
+
+    goal: str
+    topic: str
+    action: Literal["declared", "resolved", "closed", "reopened"]
+    held: tuple[_Line, ...] = ()
+    reason: str = ""
 
 
 class CuriosityEvent(_Base, frozen=True, tag="curiosity"):
@@ -386,6 +425,8 @@ class LayerEvent(_Base, frozen=True, tag="layer"):
 Event = (
     SessionEvent
     | QuestionEvent
+    | QuestionClosedEvent
+    | FocusEvent
     | CuriosityEvent
     | SkipEvent
     | QueryEvent

@@ -72,6 +72,7 @@ class TaskCommitment:
         self._next: list[ChaperoneRequest] = []
         self.routes_taken = 0
         self.gave_up = 0
+        self.why: dict[str, str] = {}  # why it gave up, by question key (the closing says it)
 
     def consider(
         self, req: ChaperoneRequest, verdict: Verdict, book: QuestionBook, emit: Emitter
@@ -94,6 +95,7 @@ class TaskCommitment:
                 if tried
                 else f"no route for the {verdict.gate} gate"
             )
+            self.why[key] = why
             emit.emit(
                 CommitmentEvent, question=req.question, route="", gate=verdict.gate, reason=why
             )
@@ -111,6 +113,12 @@ class TaskCommitment:
         )
         self._next.append(nxt)
         return nxt
+
+    def forget(self, question: str) -> None:
+        """A re-opened question may take every route again."""
+        key = " ".join(question.casefold().split())
+        self._tried.pop(key, None)
+        self.why.pop(key, None)
 
     def routes(self) -> list[ChaperoneRequest]:
         """The route requests queued since the last call (the learner runs them next)."""

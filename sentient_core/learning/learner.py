@@ -2,7 +2,7 @@
 
 One iteration::
 
-    budget.check_tick → observer ticks → curiosity.detect (+ pursuit) → drive (≤ 3)
+    budget.check_tick → observer ticks → curiosity.detect (+ focus goals) → drive (≤ 3)
     → for each initiative: budget.check_initiative → query → chaperone
       → ingest + integrate (grounded or answered content becomes learned traces)
       → judge → budget.commit → learn-from-outcome → a user's unanswered question's
@@ -43,8 +43,10 @@ from sentient_core.events import (
     SessionEvent,
     SkipEvent,
 )
+from sentient_core.learning.closing import QuestionClosing
 from sentient_core.learning.commitment import TaskCommitment
 from sentient_core.learning.curiosity import Curiosity
+from sentient_core.learning.goals import GoalLoop
 from sentient_core.learning.housekeeping import condense_step, repair_step
 from sentient_core.learning.integration import AnswerIntegration, Integrated
 from sentient_core.learning.llm import tokens_since, usage_of
@@ -127,6 +129,11 @@ class Learner:
         self.meta = metamemory
         self.query = QueryFormulator(session=self.config.session)
         self.commitment = TaskCommitment(self.config.commit_routes)
+        # Every user question ends in one closing event; focus goals end when criteria hold.
+        self.closing = QuestionClosing(
+            self.curiosity, self.memory, self.judge, self.commitment, metamemory
+        )
+        self.goals = GoalLoop(self.pursuit, self.curiosity.book)
         self.stats = SessionStats()
         # Events of this session outside any iteration; each step gets its own scope (.at).
         self._emit: Emitter = events.emitter(session=self.config.session)
@@ -305,15 +312,9 @@ class Learner:
         return self.stats
 
     def ask(self, question: str) -> None:
-        """Hand an explicit user question to curiosity; an event says what became of it.
-
-        New: ``queued``. Answered before (by the chaperone or by memory): ``answered``, it is
-        not asked again. Failed before: ``waiting``, it returns once its back-off is over and
-        memory or the sources changed."""
-        rec = self.curiosity.ask(question, origin="user")
-        status = "queued" if rec.status == "asked" else rec.status
-        q, why, trace = rec.question, rec.reason, rec.answered_by
-        self._emit.emit(QuestionEvent, question=q, status=status, reason=why, trace_id=trace)
+        """Hand an explicit user question to curiosity; events say what became of it
+        (:meth:`QuestionClosing.ask <sentient_core.learning.closing.QuestionClosing.ask>`)."""
+        self.closing.ask(question, self._emit)
 
     def step(self) -> IterationReport:
         """One iteration of the loop (see the module docstring)."""
@@ -332,7 +333,9 @@ class Learner:
             self.events.flush()
             return report
         self.observer.tick(self.config.ticks_per_iteration)
+        self.goals.sync()  # open goals' questions in the book; ended goals' dropped
         signal = self.curiosity.detect()
+        self.closing.reopened(emit)
         gaps = list(signal.gaps)
         # A user's question is served first: in an iteration that asks one (or
         # finds memory answering it), requests go to the user's questions only. The loop's own gaps
@@ -345,7 +348,7 @@ class Learner:
             gaps = [g for g in gaps if g.type == "question"]
         # Pursuit is a drive of its own: its (rare) initiatives do not compete
         # with curiosity's cap of 3 proposals per tick.
-        pursued = self.pursuit.propose() if self.pursuit is not None and not user_first else []
+        pursued = self.goals.propose() if not user_first else []
         for g in [*gaps, *pursued]:
             self.stats.gaps[g.type] = self.stats.gaps.get(g.type, 0) + 1
         report.gaps, report.intensity = len(gaps) + len(pursued), signal.intensity
@@ -499,35 +502,17 @@ class Learner:
         self.stats.tokens += tokens
         self.stats.tokens_estimated += estimated
         self.budget.commit(tokens, response.tool_calls, status)
-        if req.type == "question" and req.gap_type != "followup":
-            if verdict.outcome == "success":
-                self.curiosity.record_outcome(req.question, "success", answered_by=done.first_new)
-            elif (
-                done.known
-                and verdict.outcome == "not_applicable"
-                and self.judge.decisive_margin(response.margin)
-            ):
-                # Already known: memory held the answer, the question is settled.
-                self.curiosity.record_outcome(
-                    req.question,
-                    "success",
-                    answered_by=done.known_trace,
-                    reason=f"already known: memory held the answer (trace {done.known_trace})",
-                )
-            else:
-                # What it stored was not claimed: it must not answer this question later.
-                self.curiosity.record_outcome(
-                    req.question, verdict.outcome, unverified=done.new_ids
-                )
-                rec = self.curiosity.book.get(req.question)
-                if self.meta is not None and verdict.outcome == "failure" and rec is not None:
-                    self.meta.question_failing(req.question, rec.failures)
+        self.closing.record(req, response, verdict, done)  # answered, known, or waiting
         if self.meta is not None:
             self._meta_observe(req, response, verdict, done, prediction, emit)
         self.recipes.judged(req, response, verdict, emit, self.stats)  # a reuse, or a birth
         self._learn(req, response, verdict.outcome, emit)
         routed = self.commitment.consider(req, verdict, self.curiosity.book, emit)
-        self.search.consider(req, verdict, done, routed, self.curiosity, self.stats, emit)
+        searching = self.search.consider(
+            req, verdict, done, routed, self.curiosity, self.stats, emit
+        )
+        # A user question ends unless a route or a search is still to come.
+        self.closing.close(req, response, verdict, done, routed, emit, searching=searching)
         return waited
 
     def _meta_contradicts(self, question: str, trace_id: int, emit: Emitter) -> bool:
@@ -563,10 +548,7 @@ class Learner:
         self.query.observe(req, response)
         if outcome == "success":
             self.stats.concepts += 1
-            if self.pursuit is not None and req.gap_type == "focus":
-                for goal in self.pursuit.goals():
-                    if goal.topic == req.topic and goal.status == "open":
-                        self.pursuit.record_progress(goal.id)
+        self.goals.judged(req, outcome, emit)  # focus progress; goals whose criteria hold
         emit.emit(LearnEvent, id=req.id, outcome=outcome, followups=self.query.pending)
 
     def _not_a_followup(self, question: str) -> bool:

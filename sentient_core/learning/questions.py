@@ -13,6 +13,11 @@ Life of a question::
       └──────────────────────────────────┘
     (any) ──drop(reason)──▶ dropped
 
+A *user's* question also records how each asking ended (:attr:`QuestionRecord.closed`,
+set by :mod:`sentient_core.learning.closing`): ``answered``, ``already_known`` or
+``not_found``. A ``not_found`` one is ``waiting`` like any failed question, so the
+sources changing sends it back to the queue (re-opened).
+
 A failed question waits ``min(2^(failures−1), MAX_BACKOFF)`` steps, and then
 returns to the queue only if the sources changed since it failed (their marks
 differ): asking the same sources the same question again would only fail again.
@@ -40,6 +45,7 @@ from sentient_core.store import RecordCodec, Store
 
 __all__ = [
     "MAX_BACKOFF",
+    "MAX_TRIED",
     "MAX_UNVERIFIED",
     "QuestionBook",
     "QuestionRecord",
@@ -59,6 +65,9 @@ MAX_QUESTION_CHARS = 1000
 MAX_UNVERIFIED = 32
 """Unverified traces remembered per question (the latest)."""
 
+MAX_TRIED = 16
+"""Attempts remembered per asking of a user's question."""
+
 QuestionStatus = Literal["queued", "asked", "answered", "waiting", "dropped"]
 NonNeg = Annotated[int, msgspec.Meta(ge=0)]
 
@@ -69,7 +78,8 @@ class QuestionRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     Attributes
     ----------
     v : int
-        Record schema version.
+        Record schema version (2 added ``closed`` and ``tried``; a v1 record reads
+        with them empty).
     question : str
         The text as first asked.
     origin : str
@@ -96,9 +106,14 @@ class QuestionRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
         unverified answer; the last :data:`MAX_UNVERIFIED`): they never count as
         memory answering it, or the question would be "answered" by the very passages
         the judge would not claim.
+    closed : {"", "answered", "already_known", "not_found"}
+        How a user's question's latest asking ended ("" while it is open).
+    tried : tuple of str
+        The judged attempts of its latest asking (route and the gate that stopped
+        it; the last :data:`MAX_TRIED`).
     """
 
-    v: int = 1
+    v: int = 2
     question: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_QUESTION_CHARS)]
     origin: str = "user"
     gap_type: str = "question"
@@ -113,6 +128,8 @@ class QuestionRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     answered_by: int = -1
     reason: str = ""
     unverified: tuple[int, ...] = ()
+    closed: Literal["", "answered", "already_known", "not_found"] = ""
+    tried: Annotated[tuple[str, ...], msgspec.Meta(max_length=MAX_TRIED)] = ()
 
     @property
     def key(self) -> str:
@@ -125,7 +142,7 @@ class _Header(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=T
     next_seq: NonNeg = 0
 
 
-_RECORD = RecordCodec(QuestionRecord, 1, "question record")
+_RECORD = RecordCodec(QuestionRecord, 2, "question record", reads=(1,))
 _HEADER = RecordCodec(_Header, 1, "question book header")
 
 

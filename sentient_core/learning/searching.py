@@ -106,25 +106,27 @@ class SearchStep:
         curiosity: Curiosity,
         stats: SessionStats,
         emit: Emitter,
-    ) -> None:
+    ) -> bool:
         """After the verdict on ``req``: record a found source's answer, or queue a
         search for a question the usual route did not answer (``routed``: the next route
-        the task-commitment drive queued for it, if any)."""
+        the task-commitment drive queued for it, if any). True when a search was queued
+        for it (the question is not at its end yet)."""
         if self.provider is None:
-            return
+            return False
         if req.route == SEARCH_ROUTE:
             self._issued.pop(req.id, None)
             self._found(req, verdict, done, curiosity, stats, emit)
-            return
+            return False
         if req.type != "question" or routed is not None or verdict.outcome not in _UNANSWERED:
-            return
+            return False
         rec = curiosity.book.get(req.question)
         user = rec is not None and rec.origin == "user"
         key = " ".join(req.question.casefold().split())
         if not key or key in self._searched or not (user or req.gap_type == "memory_miss"):
-            return
+            return False
         self._searched.add(key)
         self._queued.append(req)
+        return True
 
     def _found(self, req, verdict, done, curiosity, stats, emit) -> None:
         _bump(stats, "fetched")

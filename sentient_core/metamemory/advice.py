@@ -25,8 +25,9 @@ Credit comes only from outcomes, never from being read: the judged outcome of
 a request a use influenced is the wisdom's support (a success) or evidence
 against it (a failure); :meth:`WisdomBook.use_outcome
 <sentient_core.metamemory.wisdom.WisdomBook.use_outcome>` demotes a record
-whose uses failed :data:`~sentient_core.metamemory.wisdom.WisdomRules.wrong_uses`
-times and more often than they succeeded.
+whose latest uses (:attr:`~sentient_core.metamemory.wisdom.WisdomRules.use_window`)
+failed at least ``wrong_uses`` times and more often than they succeeded: right
+before, wrong now.
 """
 
 from __future__ import annotations

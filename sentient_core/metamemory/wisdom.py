@@ -85,6 +85,7 @@ MAX_EPISODES = 64
 """Episode ids kept per record (the newest; ``episode_count`` counts them all)."""
 MAX_SESSIONS = 32
 MAX_HISTORY = 32
+MAX_USE_WINDOW = 32
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
@@ -131,6 +132,8 @@ class WisdomRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
         its advice influenced counts as one).
     uses_succeeded, uses_failed : int
         Judged outcomes of the requests its advice influenced (this epoch).
+    recent_uses : str
+        The latest of those outcomes, oldest first (``s`` success, ``f`` failure).
     cited_debts : tuple of int
         Resolved debts cited at promotion.
     history : tuple of WisdomTransition
@@ -153,6 +156,7 @@ class WisdomRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     support: NonNegInt = 0
     uses_succeeded: NonNegInt = 0
     uses_failed: NonNegInt = 0
+    recent_uses: Annotated[str, msgspec.Meta(max_length=MAX_USE_WINDOW, pattern="^[sf]*$")] = ""
     cited_debts: Annotated[tuple[NonNegInt, ...], msgspec.Meta(max_length=64)] = ()
     history: Annotated[tuple[WisdomTransition, ...], msgspec.Meta(max_length=MAX_HISTORY)] = ()
     created: UnixTime
@@ -214,8 +218,10 @@ class WisdomRules(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     min_cited: Annotated[int, msgspec.Meta(ge=1)] = 1
     trust_support: Annotated[int, msgspec.Meta(ge=1)] = 2
     wrong_uses: Annotated[int, msgspec.Meta(ge=1)] = 2
-    """Failed uses (judged failures of requests it influenced) that demote a record when
-    they also outnumber its successful ones."""
+    """Failed uses (judged failures of requests it influenced) among the last
+    :attr:`use_window` that demote a record when they also outnumber the successful ones
+    there: wisdom right before and wrong now is wrong now."""
+    use_window: Annotated[int, msgspec.Meta(ge=1, le=MAX_USE_WINDOW)] = 8
 
 
 RULES = WisdomRules()
@@ -346,6 +352,7 @@ class WisdomBook:
                 support=0,
                 uses_succeeded=0,
                 uses_failed=0,
+                recent_uses="",
                 cited_debts=(),
             )
         sessions = rec.sessions
@@ -436,29 +443,35 @@ class WisdomBook:
         """The judged outcome of a request this record's advice influenced
         (:mod:`~sentient_core.metamemory.advice`): a success is support, a failure counts
         against it, and :attr:`WisdomRules.wrong_uses` failures outnumbering the successes
-        demote it (a contradiction by outcomes). Being read is never credit."""
+        among its last :attr:`WisdomRules.use_window` uses demote it (a contradiction by
+        outcomes). Being read is never credit."""
 
         def write(txn: Txn) -> tuple[WisdomRecord, WisdomRecord]:
             old = self._get(txn, wisdom_id)
+            window = (old.recent_uses + ("s" if success else "f"))[-self.rules.use_window :]
             if success:
                 rec = msgspec.structs.replace(
                     old,
                     uses_succeeded=old.uses_succeeded + 1,
+                    recent_uses=window,
                     support=old.support + (old.state in ("provisional", "trusted")),
                 )
             else:
-                rec = msgspec.structs.replace(old, uses_failed=old.uses_failed + 1)
+                rec = msgspec.structs.replace(
+                    old, uses_failed=old.uses_failed + 1, recent_uses=window
+                )
+                failed, succeeded = window.count("f"), window.count("s")
                 if (
                     rec.state in ("provisional", "trusted")
-                    and rec.uses_failed >= self.rules.wrong_uses
-                    and rec.uses_failed > rec.uses_succeeded
+                    and failed >= self.rules.wrong_uses
+                    and failed > succeeded
                 ):
                     rec = msgspec.structs.replace(rec, contradictions=rec.contradictions + 1)
                     rec = self._moved(
                         rec,
                         "demoted",
-                        f"contradicted by outcomes: {rec.uses_failed} use(s) failed,"
-                        f" {rec.uses_succeeded} succeeded; last: {reason}",
+                        f"contradicted by outcomes: {failed} of its last {len(window)} use(s)"
+                        f" failed; last: {reason}",
                         float(self._clock()),
                     )
             put(txn, rec)

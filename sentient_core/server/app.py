@@ -12,7 +12,9 @@ Routes::
     GET  /learning/status     session stats, budget against its caps, gate counters
     GET  /learning/logs?count=N   the chaperone's interaction log
     GET  /learning/stream     SSE: every audit-log event, id = its sequence
-    POST /ask  POST /focus  GET /recall?q=…&k=…&explain=1  POST /ingest?name=FILE
+    POST /ask  GET /questions (the user's questions and how each ended)
+    POST /focus  GET /focus  POST /focus/close|done  (focus goals and their criteria)
+    GET /recall?q=…&k=…&explain=1  POST /ingest?name=FILE
     GET  /health  GET /metrics
 
 Every query string and body is decoded by one typed layer (the msgspec structs
@@ -51,6 +53,7 @@ from sentient_core.server.schemas import (
     AskRequest,
     CommandReply,
     EmptyQuery,
+    FocusEndRequest,
     FocusRequest,
     HealthReply,
     IngestQuery,
@@ -301,9 +304,30 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
         _query(request, EmptyQuery)
         body = await _decode(request, FocusRequest)
         try:
-            return _json(await run_in_threadpool(host.focus, body.topic))
+            return _json(
+                await run_in_threadpool(host.focus, body.topic, body.questions, body.condition)
+            )
         except ValueError as exc:
             raise _HTTPError(400, "focus refused", str(exc)) from None
+
+    async def focus_list(request: Request) -> Response:
+        _query(request, EmptyQuery)
+        return _json(await run_in_threadpool(host.focus_list))
+
+    async def focus_end(request: Request) -> Response:
+        _query(request, EmptyQuery)
+        verb = request.path_params["verb"]
+        if verb not in ("close", "done"):
+            raise _HTTPError(404, "not found", request.url.path)
+        body = await _decode(request, FocusEndRequest)
+        try:
+            return _json(await run_in_threadpool(host.focus_end, verb, body.goal, body.reason))
+        except KeyError as exc:
+            raise _HTTPError(404, "no such focus goal", str(exc)) from None
+
+    async def questions(request: Request) -> Response:
+        _query(request, EmptyQuery)
+        return _json(await run_in_threadpool(host.questions))
 
     async def recall(request: Request) -> Response:
         q = _query(request, RecallRequest)
@@ -397,6 +421,9 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
         Route("/learning/stream", handle(stream), methods=["GET"]),
         Route("/ask", handle(ask), methods=["POST"]),
         Route("/focus", handle(focus), methods=["POST"]),
+        Route("/focus", handle(focus_list), methods=["GET"]),
+        Route("/focus/{verb:str}", handle(focus_end), methods=["POST"]),
+        Route("/questions", handle(questions), methods=["GET"]),
         Route("/recall", handle(recall), methods=["GET"]),
         Route("/ingest", handle(ingest), methods=["POST"]),
         Route("/health", handle(health), methods=["GET"]),

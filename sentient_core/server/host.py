@@ -39,9 +39,11 @@ from sentient_core.relevance import relevance
 from sentient_core.safetext import safe_path_text
 from sentient_core.server.health import Health
 from sentient_core.server.schemas import (
+    FocusListReply,
     FocusReply,
     IngestReply,
     QuestionReply,
+    QuestionsReply,
     RecallExplain,
     RecallHit,
     RecallMiss,
@@ -234,15 +236,63 @@ class LearnerHost:
             status=status,
             reason=record.reason if record is not None else "",
             session=learner.config.session,
+            closed=record.closed if record is not None else "",
         )
 
-    def focus(self, topic: str) -> FocusReply:
-        """Declare a focus goal for the pursuit drive."""
+    def focus(self, topic: str, questions=(), condition: str = "") -> FocusReply:
+        """Declare a focus goal for the pursuit drive, with its resolution criteria."""
+        pursuit = self._pursuit()
+        before = pursuit.find(topic)
+        goal = pursuit.add(topic, questions=tuple(questions), condition=condition)
+        action = "declared" if before is None else "reopened" if before.status != "open" else ""
+        if action:
+            self._focus_event(goal, action)
+        return _focus_reply(goal)
+
+    def focus_list(self) -> FocusListReply:
+        """Every goal with its criteria checked against the learner's question book."""
+        from sentient_core.learning.goals import goal_rows
+
+        return FocusListReply(goals=goal_rows(self._pursuit().goals(), self.learner.curiosity.book))
+
+    def focus_end(self, verb: str, goal: str, reason: str = "") -> FocusReply:
+        """``done`` (resolved by the user) or ``close`` (given up) one goal, by id or topic.
+
+        Raises
+        ------
+        NotFoundError
+            No such goal.
+        """
+        pursuit = self._pursuit()
+        found = pursuit.find(goal)
+        goal_id = found.id if found is not None else goal
+        before = pursuit.get(goal_id)
+        if before.status != "open":
+            return _focus_reply(before)
+        if verb == "done":
+            ended = pursuit.resolve(goal_id, by="done", reason=reason or "the user said it is done")
+        else:
+            ended = pursuit.close(goal_id, reason=reason or "closed")
+        self._focus_event(ended, "resolved" if verb == "done" else "closed")
+        return _focus_reply(ended)
+
+    def questions(self) -> QuestionsReply:
+        """The user's questions and how each one's latest asking ended."""
+        from sentient_core.learning.goals import user_questions
+
+        return QuestionsReply(questions=user_questions(self.learner.curiosity.book))
+
+    def _pursuit(self):
         pursuit = self.learner.pursuit
         if pursuit is None:  # build_learner always gives one
             raise ArgumentError("this learner has no pursuit drive to take focus goals")
-        goal = pursuit.add(topic)
-        return FocusReply(id=goal.id, topic=goal.topic, status=goal.status)
+        return pursuit
+
+    def _focus_event(self, goal, action: str) -> None:
+        from sentient_core.events import FocusEvent
+
+        emit = self.bus.emitter(session=self.learner.config.session)
+        emit.emit(FocusEvent, goal=goal.id, topic=goal.topic, action=action, reason=goal.reason)
 
     def recall(
         self, query: str, k: int, explain: bool, threshold: float = 0.0, rank: str = "scored"
@@ -334,3 +384,14 @@ def _as_array(values):
     import numpy as np
 
     return np.asarray(values, dtype=np.float64)
+
+
+def _focus_reply(goal) -> FocusReply:
+    return FocusReply(
+        id=goal.id,
+        topic=goal.topic,
+        status=goal.status,
+        condition=goal.condition,
+        questions=goal.questions,
+        reason=goal.reason,
+    )

@@ -18,6 +18,8 @@ __all__ = [
     "CommandReply",
     "EmptyQuery",
     "ErrorReply",
+    "FocusEndRequest",
+    "FocusListReply",
     "FocusReply",
     "FocusRequest",
     "HealthReply",
@@ -27,6 +29,7 @@ __all__ = [
     "LogsReply",
     "PageQuery",
     "QuestionReply",
+    "QuestionsReply",
     "RecallExplain",
     "RecallHit",
     "RecallMiss",
@@ -67,9 +70,21 @@ class AskRequest(_Request, frozen=True):
 
 
 class FocusRequest(_Request, frozen=True):
-    """``POST /focus``: a topic the pursuit drive keeps working on."""
+    """``POST /focus``: a topic the pursuit drive keeps working on, and its resolution
+    criteria (:mod:`sentient_core.autonomy.criteria`): questions and a condition."""
 
     topic: _TopicText
+    questions: Annotated[list[_QuestionText], msgspec.Meta(max_length=16)] = msgspec.field(
+        default_factory=list
+    )
+    condition: Annotated[str, msgspec.Meta(max_length=200)] = ""
+
+
+class FocusEndRequest(_Request, frozen=True):
+    """``POST /focus/close`` or ``/focus/done``: the goal (its id or topic) and why."""
+
+    goal: _TopicText
+    reason: Annotated[str, msgspec.Meta(max_length=300)] = ""
 
 
 class RecallRequest(_Request, frozen=True):
@@ -126,20 +141,39 @@ class CommandReply(_Reply, frozen=True):
 
 
 class QuestionReply(_Reply, frozen=True):
-    """What became of an asked question (an event says it on the stream too)."""
+    """What became of an asked question (an event says it on the stream too); ``closed``:
+    how it ended when it already has (``already_known`` for a question answered before),
+    else "" — ``GET /questions`` and the ``question.closed`` event say it later."""
 
     question: str
     status: str
     reason: str = ""
     session: str = ""
+    closed: str = ""
 
 
 class FocusReply(_Reply, frozen=True):
-    """The focus goal declared (an existing goal for the same topic is returned)."""
+    """The focus goal declared, closed or done (declaring an existing goal's topic returns
+    it, with any new questions added)."""
 
     id: str
     topic: str
     status: str
+    condition: str = ""
+    questions: tuple[str, ...] = ()
+    reason: str = ""
+
+
+class FocusListReply(_Reply, frozen=True):
+    """``GET /focus``: every goal, its criteria checked (as ``sentient focus list --json``)."""
+
+    goals: list[dict[str, Any]]
+
+
+class QuestionsReply(_Reply, frozen=True):
+    """``GET /questions``: the user's questions and how each one's latest asking ended."""
+
+    questions: list[dict[str, Any]]
 
 
 class RecallExplain(_Reply, frozen=True):
