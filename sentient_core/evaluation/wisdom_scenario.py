@@ -92,6 +92,24 @@ class WrongReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     reason: str
 
 
+class CorrectionReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The corrected-changelog session: a resolved debt's source changes its value."""
+
+    question: str
+    old_value: str
+    new_value: str
+    debt: int
+    debt_reopened: bool
+    debt_status_after: str
+    debt_verdict_after: str
+    wisdom_cited_it: bool
+    wisdom_after: str
+    wisdom_reason: str
+    answer_at_1_old_before: bool
+    answer_at_1_new_after: bool
+    iterations: int
+
+
 class WisdomScenarioReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     history_questions: int
     wisdom_id: int
@@ -101,7 +119,78 @@ class WisdomScenarioReport(msgspec.Struct, frozen=True, forbid_unknown_fields=Tr
     without_wisdom: ArmReport
     wisdom_after_later: str
     wrong: WrongReport
+    correction: CorrectionReport
     seconds: float
+
+
+def _corrected(value: str) -> str:
+    """A corrected value: the last number raised by 20 (a version no entry has)."""
+    import re
+
+    last = list(re.finditer(r"\d+", value))[-1]
+    return value[: last.start()] + str(int(last.group(0)) + 20) + value[last.end() :]
+
+
+def _correction(
+    tmp: Path,
+    docs: Path,
+    server: LyingServer,
+    item: QAItem,
+    iterations: int,
+) -> CorrectionReport:
+    """On a copy of the history store: the corpus corrects the value of ``item``'s answer
+    (the debt about it was resolved on the old one); the user asks it again."""
+    from sentient_core.metamemory import MetaMemory
+
+    store = tmp / "corrected"
+    shutil.copytree(tmp / "history", store)
+    fixed = tmp / "corpus-corrected"
+    shutil.copytree(docs, fixed)
+    old = item.answers[0].strip("()")
+    new = _corrected(old)
+    path = fixed / HISTORY_FILE
+    text = path.read_text(encoding="utf-8")
+    if text.count(old) != 1:
+        raise ArgumentError(f"the correction needs {old!r} once in {HISTORY_FILE}")
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    fixed_item = QAItem(q=item.q, answers=(new,), source=item.source)
+    with Core(store, durable=False) as core:
+        mm = MetaMemory(core.memory)
+        debt = next(d for d in mm.debts.debts(status="resolved") if d.pattern == item.q)
+        rec = mm.wisdom.find("curl", "answer")
+        before = _answered_at_1(core, [item]) == 1.0
+        settings = _settings(server, fixed, "w5", True)
+        _session(core, settings, [item], iterations)
+        # The reopened debt is a debt gap: the next session runs its test.
+        _session(core, settings, [], 0)
+        learner = build_learner(core, settings)
+        try:
+            steps = 0
+            while steps < 3 * iterations and mm.debts.get(debt.id).status == "open":
+                learner.step()
+                steps += 1
+            learner.run(0)
+        finally:
+            learner.close()
+        after_debt = mm.debts.get(debt.id)
+        after_rec = mm.wisdom.get(rec.id)
+        return CorrectionReport(
+            question=item.q,
+            old_value=old,
+            new_value=new,
+            debt=debt.id,
+            debt_reopened=after_debt.reopened > debt.reopened,
+            debt_status_after=after_debt.status,
+            debt_verdict_after=(
+                after_debt.hypotheses[after_debt.verdict] if after_debt.verdict >= 0 else ""
+            ),
+            wisdom_cited_it=debt.id in rec.cited_debts,
+            wisdom_after=after_rec.state,
+            wisdom_reason=after_rec.history[-1].reason if after_rec.history else "",
+            answer_at_1_old_before=before,
+            answer_at_1_new_after=_answered_at_1(core, [fixed_item]) == 1.0,
+            iterations=steps,
+        )
 
 
 def _replies(items: Sequence[QAItem]) -> dict[str, str]:
@@ -242,6 +331,8 @@ def run_wisdom_scenario(
                     )
                     if use:
                         after_later = _wisdom(core).state
+            progress("wisdom: curl's changelog corrects a resolved answer")
+            correction = _correction(tmp, docs, server, history[0], iterations)
             progress("wisdom: tiff, which only the model knows")
             with Core(tmp / "with", durable=False) as core:
                 states: list[str] = []
@@ -279,6 +370,7 @@ def run_wisdom_scenario(
         without_wisdom=arms[False],
         wisdom_after_later=after_later,
         wrong=wrong_report,
+        correction=correction,
         seconds=round(time.perf_counter() - t0, 3),
     )
 
@@ -303,6 +395,13 @@ def format_wisdom_scenario(r: WisdomScenarioReport) -> str:
         f"  model asked {w.model_asked_before} before, {w.model_asked_after} after;"
         f" answer@1 {w.answer_at_1_before:.3f} before, {w.answer_at_1_after:.3f} after",
         "wisdom transitions: " + "; ".join(r.wisdom_history),
+        f"corrected changelog: {r.correction.question!r} was {r.correction.old_value}, now"
+        f" {r.correction.new_value}; debt {r.correction.debt} (cited by the wisdom:"
+        f" {r.correction.wisdom_cited_it}) reopened: {r.correction.debt_reopened}, then"
+        f" {r.correction.debt_status_after} on {r.correction.debt_verdict_after or '—'};"
+        f" wisdom {r.correction.wisdom_after} ({r.correction.wisdom_reason}); answer@1 old"
+        f" value before {r.correction.answer_at_1_old_before}, new value after"
+        f" {r.correction.answer_at_1_new_after}",
         f"{r.seconds:.1f} s",
     ]
     return "\n".join(lines)

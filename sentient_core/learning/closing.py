@@ -99,6 +99,11 @@ class QuestionClosing:
         if rec.status in ("waiting", "dropped") and rec.origin == "user":
             self._reopen(emit, rec, "asked again by the user")
             return
+        if rec.status == "asked" and rec.closed:
+            # Handed out once and ended (a session stopped before its request ran, or
+            # it closed): asked again, it goes back to the queue.
+            self._reopen(emit, rec, "asked again by the user")
+            return
         status = "queued" if rec.status == "asked" else rec.status
         self._emit_question(emit, rec, status, rec.reason)
 

@@ -383,12 +383,12 @@ class Curiosity:
         out = []
         for miss in self.misses.due(self.config.miss_repeats):
             question = miss_question(miss.query)
-            rec, _ = self.book.register(question, origin="recall", gap_type="memory_miss")
+            rec, new = self.book.register(question, origin="recall", gap_type="memory_miss")
             self.misses.mark(
                 miss.subject, "answered" if rec.status == "answered" else "asked", question
             )
-            if rec.status != "queued":
-                continue
+            if not new or rec.status != "queued":
+                continue  # the book had it (a queued question memory missed): no new gap
             origins = ", ".join(miss.origins)
             out.append(
                 Gap(

@@ -139,9 +139,12 @@ class MetaMemory:
             return self.wisdom.advance(record.id)
         return None
 
-    def reopen_debt(self, debt_id: int, reason: str = "") -> tuple[DebtRecord, list[WisdomRecord]]:
-        """Reopen a debt and demote the wisdom that cited it; returns both."""
-        debt = self.debts.reopen(debt_id, reason)
+    def reopen_debt(
+        self, debt_id: int, reason: str = "", *, hypothesis: str = ""
+    ) -> tuple[DebtRecord, list[WisdomRecord]]:
+        """Reopen a debt (``hypothesis``: a new value joining its hypotheses) and demote
+        the wisdom that cited it; returns both."""
+        debt = self.debts.reopen(debt_id, reason, hypothesis=hypothesis)
         return debt, self.wisdom.debt_reopened(debt_id)
 
     def record_outcome(self, trace_ids: Iterable[int], outcome: str) -> int:

@@ -98,6 +98,7 @@ def open_or_reopen(
             resolved.id,
             f"new evidence from {passage.source.id} (surprise {surprise_id}) gives"
             f" {found.actual!r}; the resolution favoured {favoured!r}",
+            hypothesis=found.actual,
         )
         if found.actual in debt.hypotheses:
             supports = debt.hypotheses.index(found.actual)

@@ -460,8 +460,11 @@ class DebtBook:
         self._counts.add("evidence")
         return self._change(debt_id, add)
 
-    def reopen(self, debt_id: int, reason: str = "") -> DebtRecord:
+    def reopen(self, debt_id: int, reason: str = "", *, hypothesis: str = "") -> DebtRecord:
         """Reopen a resolved or deferred debt; its evidence stops counting (kept as provenance).
+
+        ``hypothesis``: a value the new evidence names that none of the hypotheses is (a
+        corrected changelog's version): it joins them, so evidence can support it.
 
         Raises
         ------
@@ -472,9 +475,13 @@ class DebtBook:
         def reopen(rec: DebtRecord, now: float) -> DebtRecord:
             if rec.status == "open":
                 raise DebtStateError(f"debt {rec.id} is already open")
+            hypotheses = rec.hypotheses
+            if hypothesis and hypothesis not in hypotheses and len(hypotheses) < 16:
+                hypotheses = (*hypotheses, hypothesis[:4000])
             return msgspec.structs.replace(
                 rec,
                 status="open",
+                hypotheses=hypotheses,
                 counted_from=len(rec.evidence),
                 reopened=rec.reopened + (rec.status == "resolved"),
                 resolved_by_attempt=False,
