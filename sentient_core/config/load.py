@@ -130,6 +130,8 @@ class Effective(msgspec.Struct, frozen=True, kw_only=True):
                 recipes=lr.recipes,
                 skill_repair=lr.skill_repair,
                 repair_budget=lr.repair_budget,
+                field_gaps=lr.field_gaps,
+                link_gaps=lr.link_gaps,
                 session=session,
             ),
             llm=llm,

@@ -49,6 +49,11 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         runs and rewrite them (:mod:`sentient_core.learning.repair`).
     repair_budget : int
         Recipe rewrites per repair pass (the driver's own budget line).
+    field_gaps : bool
+        Map an SMF-axis gap onto the topics whose passage loads the axis
+        (:mod:`sentient_core.learning.field_gaps`).
+    link_gaps : bool
+        Raise ``link`` gaps from the link graph (:mod:`sentient_core.learning.link_gaps`).
     """
 
     interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
@@ -62,6 +67,8 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     recipes: bool = False
     skill_repair: bool = True
     repair_budget: Annotated[int, msgspec.Meta(ge=0, le=100)] = 3
+    field_gaps: bool = True
+    link_gaps: bool = True
 
     def __post_init__(self) -> None:
         # msgspec checks the bounds when decoding (a config file); check the ones

@@ -12,7 +12,8 @@ Routes::
     GET  /learning/status     session stats, budget against its caps, gate counters
     GET  /learning/logs?count=N   the chaperone's interaction log
     GET  /learning/stream     SSE: every audit-log event, id = its sequence
-    POST /ask  POST /focus  GET /recall?q=…&k=…&explain=1  POST /ingest?name=FILE
+    POST /ask  POST /focus  GET /recall?q=…&k=…&explain=1&spread=H  POST /ingest?name=FILE
+    GET  /traces/{id}/links   a trace's neighbours in the link graph (reflection writes it)
     GET  /health  GET /metrics
 
 Every query string and body is decoded by one typed layer (the msgspec structs
@@ -307,7 +308,17 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
 
     async def recall(request: Request) -> Response:
         q = _query(request, RecallRequest)
-        return _json(await run_in_threadpool(host.recall, q.q, q.k, q.explain, q.threshold, q.rank))
+        return _json(
+            await run_in_threadpool(host.recall, q.q, q.k, q.explain, q.threshold, q.rank, q.spread)
+        )
+
+    async def trace_links(request: Request) -> Response:
+        _query(request, EmptyQuery)
+        trace_id = request.path_params["trace_id"]
+        reply = await run_in_threadpool(host.links, trace_id)
+        if reply is None:
+            raise _HTTPError(404, "no such trace", str(trace_id))
+        return _json(reply)
 
     async def ingest(request: Request) -> Response:
         q = _query(request, IngestQuery)
@@ -398,6 +409,7 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
         Route("/ask", handle(ask), methods=["POST"]),
         Route("/focus", handle(focus), methods=["POST"]),
         Route("/recall", handle(recall), methods=["GET"]),
+        Route("/traces/{trace_id:int}/links", handle(trace_links), methods=["GET"]),
         Route("/ingest", handle(ingest), methods=["POST"]),
         Route("/health", handle(health), methods=["GET"]),
         Route("/metrics", handle(metrics), methods=["GET"]),
