@@ -61,9 +61,7 @@ def test_a_linked_neighbour_takes_the_last_place_never_the_first(tmp_path):
 
 def test_evaluate_reports_answer_at_k_with_and_without_spreading(tmp_path):
     """Learn mode writes links (its reflections); ingest mode has none to spread along."""
-    report = evaluate(
-        DATA / "qa.json", DATA / "corpus", mode="both", sample_size=12, spread=1
-    )
+    report = evaluate(DATA / "qa.json", DATA / "corpus", mode="both", sample_size=12, spread=1)
     by_mode = {m.mode: m for m in report.modes}
     ingest, learn = by_mode["ingest"].spread, by_mode["learn"].spread
     assert ingest is not None and learn is not None
