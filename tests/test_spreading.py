@@ -72,3 +72,43 @@ def test_evaluate_reports_answer_at_k_with_and_without_spreading(tmp_path):
     assert 0.0 <= learn.answer_at_k_spread <= 1.0
     text = format_report(report)
     assert "answer@5 spread along links" in text and "spread: link pairs in the store" in text
+
+
+def test_cli_recall_spreads_along_links(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    core, ids = _core(tmp_path / "d")
+    with core:
+        plain = core.recall("generator yield lazily", 5, rank="hybrid")
+        outside = next(i for i in ids if i not in {h.record.id for h in plain})
+        core.memory.link(plain[0].record.id, outside, weight=0.9)
+    root = Path(__file__).resolve().parents[1]
+
+    def run(*extra: str) -> list[int]:
+        out = subprocess.run(
+            [
+                sys.executable,
+                str(root / "cli.py"),
+                "recall",
+                "generator yield lazily",
+                "-k",
+                "5",
+                "--rank",
+                "hybrid",
+                "--no-touch",
+                "--json",
+                "--data-dir",
+                str(tmp_path / "d"),
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=root,
+        )
+        return [row["id"] for row in json.loads(out.stdout)]
+
+    assert outside not in run()
+    assert run("--spread", "1")[4] == outside

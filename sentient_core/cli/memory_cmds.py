@@ -133,7 +133,12 @@ def _cmd_recall(args: argparse.Namespace) -> int:
     with open_core(args, readonly=args.no_touch) as core:
         # The same call as Core.recall and GET /recall (one ranking, one default).
         hits = core.recall(
-            args.query, args.k, rank=args.rank, threshold=args.threshold, touch=not args.no_touch
+            args.query,
+            args.k,
+            rank=args.rank,
+            threshold=args.threshold,
+            touch=not args.no_touch,
+            spread=args.spread,
         )
     rows = [
         {
@@ -259,6 +264,15 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         " or cosine of the codes",
     )
     rec.add_argument("--threshold", type=float, default=0.0, help="minimum score")
+    rec.add_argument(
+        "--spread",
+        type=int,
+        default=0,
+        choices=range(4),
+        metavar="HOPS",
+        help="give the last of every five places to the hits' neighbours in the link graph"
+        " reflection writes, HOPS link steps away (0, the default: off)",
+    )
     rec.add_argument(
         "--no-touch",
         action="store_true",
