@@ -211,6 +211,7 @@ class Core:
         rank: str | Ranking = DEFAULT_RANK,
         threshold: float = 0.0,
         touch: bool = False,
+        spread: int = 0,
     ) -> list[Hit]:
         """The ``k`` traces most relevant to ``query``, best first — as ``cli.py recall``
         and ``GET /recall`` rank them.
@@ -226,12 +227,15 @@ class Core:
             Hits scoring below it are dropped.
         touch : bool
             Bump the returned traces' use counts (needs a writable core).
+        spread : int
+            Link hops recall spreads along from its hits (0: none; see
+            :mod:`sentient_core.memory.spreading`).
 
         Returns
         -------
         list of Hit
         """
-        return recall(self.ranking(rank), query, k, threshold=threshold, touch=touch)
+        return recall(self.ranking(rank), query, k, threshold=threshold, touch=touch, spread=spread)
 
     @property
     def misses(self) -> MissLog:

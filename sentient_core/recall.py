@@ -13,7 +13,8 @@ four shipped ones are named:
 ``bm25``    BM25 alone
 ``cosine``  the cosine of the codes (the only rank for a code query)
 
-Pass a name, or your own :class:`Ranking` object.
+Pass a name, or your own :class:`Ranking` object. ``spread`` (link hops, 0 = off)
+merges the hits' linked neighbours in (:mod:`sentient_core.memory.spreading`).
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ def recall(
     *,
     threshold: float = 0.0,
     touch: bool = False,
+    spread: int = 0,
 ) -> list[Hit]:
     """The ``k`` traces ``ranking`` puts first for ``query``, best first.
 
@@ -97,12 +99,23 @@ def recall(
         Hits scoring below it are dropped.
     touch : bool
         Bump the returned traces' use counts (a writable store).
+    spread : int
+        Link hops to spread along from the hits (0: none); needs a ranking with a
+        ``memory`` (the four shipped ones).
 
     Raises
     ------
     ArgumentError
-        An empty or blank text, k < 1.
+        An empty or blank text, k < 1, a bad ``spread``.
     """
     if isinstance(query, str) and not query.strip():
         raise ArgumentError("the query is empty")
-    return ranking.hits(query, k, threshold=threshold, touch=touch)
+    hits = ranking.hits(query, k, threshold=threshold, touch=touch)
+    if not spread:
+        return hits
+    from sentient_core.memory.spreading import spread_hits
+
+    memory = getattr(ranking, "memory", None)
+    if memory is None:
+        raise ArgumentError(f"spread needs a ranking over a memory; {ranking.name!r} has none")
+    return spread_hits(memory, hits, k, spread)

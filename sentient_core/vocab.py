@@ -7,8 +7,10 @@ import them from here, and nothing here imports either package.
 
 Gap types have ONE priority table, :data:`GAP_PRIORITY`, ordered by rank: an
 explicit user question first, then a user-declared focus, then memory misses,
-coherence drops, open epistemic debts and the SMF field-balance heuristic
-(SPEC §4: question > memory_miss > coherence_drop > smf_imbalance). Ties
+coherence drops, open epistemic debts, link gaps (a densely linked subject with
+one unanswered neighbour, :mod:`sentient_core.learning.link_gaps`) and the SMF
+field-balance heuristic (SPEC §4: question > memory_miss > coherence_drop >
+smf_imbalance). Ties
 between equal priorities are broken by that same order (:func:`gap_rank`).
 """
 
@@ -51,7 +53,9 @@ NonNeg = Annotated[int, msgspec.Meta(ge=0)]
 
 # ----------------------------------------------------------------------------- gaps
 
-GapType = Literal["question", "focus", "memory_miss", "coherence_drop", "debt", "smf_imbalance"]
+GapType = Literal[
+    "question", "focus", "memory_miss", "coherence_drop", "debt", "link", "smf_imbalance"
+]
 
 GAP_PRIORITY: dict[str, float] = {
     "question": 0.9,
@@ -59,6 +63,7 @@ GAP_PRIORITY: dict[str, float] = {
     "memory_miss": 0.8,
     "coherence_drop": 0.7,
     "debt": 0.6,
+    "link": 0.55,
     "smf_imbalance": 0.5,
 }
 """Default priority of each gap type, in rank order (the one table of the loop)."""

@@ -91,6 +91,7 @@ def test_spec_type_order_is_kept():
         "smf_imbalance",
         "debt",
         "focus",
+        "link",
     }
 
 
@@ -173,7 +174,7 @@ def test_empty():
     assert CuriosityDrive().propose([]) == []
 
 
-TYPES = ["question", "memory_miss", "coherence_drop", "smf_imbalance", "debt", "focus"]
+TYPES = ["question", "memory_miss", "coherence_drop", "smf_imbalance", "debt", "focus", "link"]
 gap_st = st.builds(
     gap,
     st.sampled_from(TYPES),

@@ -162,3 +162,48 @@ def test_panel_drives_the_learner_live_and_reconnects(tmp_path):
                 again.stop()
     finally:
         browser.quit()
+
+
+def test_panel_recall_shows_a_traces_neighbours(tmp_path):
+    """The Recall section: a query by keyboard, then a hit's neighbours in the link graph
+    (``GET /traces/{id}/links``), the answered one marked."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    browser = Browser()
+    try:
+        with served(tmp_path) as s:
+            memory = s.host.core.memory
+            texts = [
+                "Ocean tides follow the moon; spring tides come when sun and moon align.",
+                "Neap tides come at quarter moons, when sun and moon pull at right angles.",
+                "A storm surge lifts the sea above the predicted tide in onshore winds.",
+            ]
+            ids = [
+                memory.store(t, kind="learned", topic=f"tide {i}").id for i, t in enumerate(texts)
+            ]
+            # What reflection writes between related learned traces.
+            memory.link(ids[0], ids[1], weight=0.9)
+            memory.link(ids[0], ids[2], weight=0.8)
+            book = s.host.learner.curiosity.book
+            book.register("What is known about neap tides?", origin="curiosity", gap_type="link")
+            book.update("What is known about neap tides?", status="answered", answered_by=ids[1])
+
+            d = browser.driver
+            d.get(s.server.login_url())
+            browser.wait(lambda: browser.text("conn") == "live", what="the stream")
+            d.find_element(By.ID, "recall-input").send_keys("spring tides moon", Keys.ENTER)
+            browser.wait(lambda: d.find_elements(By.ID, f"hit-{ids[0]}"), what="the recalled trace")
+            hit = d.find_element(By.ID, f"hit-{ids[0]}")
+            assert "spring tides" in hit.text
+            hit.find_element(By.TAG_NAME, "button").click()
+            browser.wait(lambda: d.find_elements(By.ID, f"links-{ids[0]}"), what="neighbours")
+            items = [li.text for li in d.find_elements(By.CSS_SELECTOR, f"#links-{ids[0]} li")]
+            assert len(items) == 2
+            assert items[0].startswith(f"#{ids[1]} (link 0.90, answered)")
+            assert items[1].startswith(f"#{ids[2]} (link 0.80, not answered)")
+            assert "storm surge" in items[1]
+            assert "2 neighbour(s)" in hit.find_element(By.TAG_NAME, "button").text
+            d.save_screenshot(str(tmp_path / "panel-neighbours.png"))
+    finally:
+        browser.quit()

@@ -24,6 +24,29 @@ def _printed(args: argparse.Namespace, report: Any, text: Callable[[Any], str]) 
     return 0
 
 
+def _cmd_field_gaps(args: argparse.Namespace) -> int:
+    """``--scenario field-gaps``: the offline learner, field gaps on vs off (``--free-run N``
+    iterations per arm, 40 by default; ``--corpus`` adds a folder)."""
+    import tempfile
+    from pathlib import Path
+
+    from sentient_core.errors import ArgumentError
+    from sentient_core.evaluation.field_ab import format_field_gaps, run_field_gaps
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="sentient-field-") as tmp:
+            report = run_field_gaps(
+                args.free_run or 40,
+                Path(tmp),
+                corpus_dirs=(args.corpus,) if args.corpus else (),
+                progress=lambda line: None if args.json else print(line, file=sys.stderr),
+            )
+    except ArgumentError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return _printed(args, report, format_field_gaps)
+
+
 def _cmd_scenario(args: argparse.Namespace) -> int:
     """``--scenario NAME``: the Q/A set and corpus (bench/data/debian by default in a
     checkout), progress on stderr, the report as text or JSON."""
@@ -85,6 +108,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from sentient_core.errors import ArgumentError
     from sentient_core.evaluation import evaluate, format_report
 
+    if args.scenario == "field-gaps":
+        return _cmd_field_gaps(args)
     if args.scenario is not None:
         return _cmd_scenario(args)
 
@@ -120,6 +145,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             commit_routes=args.commit_routes,
             condense=args.condense,
             recipes=args.recipes,
+            spread=args.spread,
         )
     except ArgumentError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -251,6 +277,15 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         help="learn mode with recipes: tried first on a question of a kind answered before",
     )
     ev.add_argument(
+        "--spread",
+        type=int,
+        default=0,
+        choices=range(4),
+        metavar="HOPS",
+        help="ingest and learn modes: also report answer@k of recall spread HOPS link steps"
+        " (1-3) from its hits, on the same store (reflection writes links: learn mode has them)",
+    )
+    ev.add_argument(
         "--second-pass",
         action="store_true",
         help="recipes: learn half of the Q/A set (recipes on), then the other half (same kinds)"
@@ -261,12 +296,13 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     ev.add_argument("--judge-decisive", type=float, help="the judge's decisive margin (0.3)")
     ev.add_argument(
         "--scenario",
-        choices=("lying-source", "moved-source"),
+        choices=("lying-source", "moved-source", "field-gaps"),
         default=None,
         help="lying-source: a loopback model lies about one domain; meta-memory on vs off."
         " moved-source: the files recipes rely on move between passes; recipes demoted,"
         " repaired, re-verified (QA.json and --corpus default to bench/data/debian in a"
-        " checkout)",
+        " checkout). field-gaps: the offline learner --free-run N iterations (40) with"
+        " SMF-axis gaps mapped by the field vs by relatedness, same seed",
     )
     ev.add_argument(
         "--lying-file",

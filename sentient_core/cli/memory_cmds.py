@@ -138,6 +138,7 @@ def _cmd_recall(args: argparse.Namespace) -> int:
             rank=args.rank,
             threshold=args.threshold,
             touch=not args.no_touch,
+            spread=args.spread,
         )
         # A recall that holds nothing relevant makes the learner curious (not with
         # --no-touch: that opens the store read-only).
@@ -282,6 +283,15 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         " or cosine of the codes",
     )
     rec.add_argument("--threshold", type=float, default=0.0, help="minimum score")
+    rec.add_argument(
+        "--spread",
+        type=int,
+        default=0,
+        choices=range(4),
+        metavar="HOPS",
+        help="give the last of every five places to the hits' neighbours in the link graph"
+        " reflection writes, HOPS link steps away (0, the default: off)",
+    )
     rec.add_argument(
         "--no-touch",
         action="store_true",

@@ -131,6 +131,8 @@ class Effective(msgspec.Struct, frozen=True, kw_only=True):
                 skill_repair=lr.skill_repair,
                 use_wisdom=lr.use_wisdom,
                 repair_budget=lr.repair_budget,
+                field_gaps=lr.field_gaps,
+                link_gaps=lr.link_gaps,
                 session=session,
             ),
             llm=llm,

@@ -82,6 +82,12 @@ class LearnerSection(_Section, frozen=True):
     use_wisdom : bool
         Provisional and trusted wisdom weigh the sources it found wrong: routing,
         a prior in a new domain, the recall factor (default on; see docs/metamemory.md).
+    field_gaps : bool
+        An SMF-axis gap asks about the corpus topics whose passage loads the starved
+        axis (:mod:`sentient_core.learning.field_gaps`); false: the most related topic.
+    link_gaps : bool
+        Curiosity raises ``link`` gaps: a densely linked subject's one unanswered
+        neighbour (:mod:`sentient_core.learning.link_gaps`).
     """
 
     interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
@@ -94,6 +100,8 @@ class LearnerSection(_Section, frozen=True):
     skill_repair: bool = True
     repair_budget: Annotated[int, msgspec.Meta(ge=0, le=100)] = 3
     use_wisdom: bool = True
+    field_gaps: bool = True
+    link_gaps: bool = True
 
 
 class ChaperoneSection(_Section, frozen=True):
@@ -199,6 +207,10 @@ class ServerSection(_Section, frozen=True):
         A panel session ends this long after login, or after this long unused.
     max_stream_clients : int
         Live-stream (SSE) clients at once; one more gets 503.
+    recall_spread : int
+        Link hops ``GET /recall`` spreads along when the request names none (0: off;
+        spreading measured no answer@5 gain on the Q/A sets, see
+        :mod:`sentient_core.memory.spreading`).
     """
 
     host: Annotated[str, msgspec.Meta(min_length=1, max_length=255)] = "127.0.0.1"
@@ -214,6 +226,7 @@ class ServerSection(_Section, frozen=True):
     session_lifetime_s: Annotated[float, msgspec.Meta(ge=60.0, le=30 * 86400.0)] = 86400.0
     session_idle_s: Annotated[float, msgspec.Meta(ge=60.0, le=30 * 86400.0)] = 8 * 3600.0
     max_stream_clients: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 32
+    recall_spread: Annotated[int, msgspec.Meta(ge=0, le=3)] = 0
 
 
 class Settings(_Section, frozen=True):

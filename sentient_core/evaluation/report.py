@@ -59,6 +59,7 @@ from collections.abc import Sequence
 import msgspec
 
 from sentient_core.evaluation.condensed import CondensationReport
+from sentient_core.evaluation.spreading import SpreadReport
 
 __all__ = [
     "EvaluationReport",
@@ -239,6 +240,7 @@ class ModeReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     answer_at_k_after_own_iterations: float | None = None
     judge: JudgeReport | None = None
     condensation: CondensationReport | None = None
+    spread: SpreadReport | None = None
     latency: Latency | None = None
     stopped_by: str = ""
     seconds: float = 0.0
@@ -410,6 +412,9 @@ def _rows(k: int) -> list[tuple[str, object]]:
     def notes(attr: str):
         return lambda m: getattr(m.condensation, attr) if m.condensation is not None else None
 
+    def spread(attr: str):
+        return lambda m: getattr(m.spread, attr) if m.spread is not None else None
+
     def lat(attr: str):
         return lambda m: getattr(m.latency, attr) if m.latency is not None else None
 
@@ -445,6 +450,10 @@ def _rows(k: int) -> list[tuple[str, object]]:
         ("  characters / answered q, notes", notes("chars_per_answered_notes")),
         ("  characters change", notes("chars_change")),
         ("  hits a note stood in for", notes("replaced")),
+        ("spread: link pairs in the store", spread("links")),
+        ("  answer@1 spread along links", spread("answer_at_1_spread")),
+        (f"  answer@{k} spread along links", spread("answer_at_k_spread")),
+        ("  hits that came in by a link", spread("neighbours_in_top_k")),
         ("duplicate stores", lambda m: m.duplicate_stores),
         ("near-duplicate stores", lambda m: m.near_duplicate_stores),
         ("queries", lambda m: m.queries),

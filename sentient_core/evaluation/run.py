@@ -77,6 +77,7 @@ from sentient_core.evaluation.report import (
     QuestionResult,
     per_answered,
 )
+from sentient_core.evaluation.spreading import measure_spread
 from sentient_core.evaluation.verdicts import book_answers, judge_report
 from sentient_core.events import (
     JudgeEvent,
@@ -174,6 +175,7 @@ def run_ingest(
     data_dir: Path,
     *,
     condense: bool = False,
+    spread: int = 0,
 ) -> tuple[ModeReport, list[str]]:
     """Ingest mode; returns the report and the stored chunk texts (for the bm25s peer).
     ``condense``: then condense once and measure recall with notes in place."""
@@ -191,6 +193,7 @@ def run_ingest(
             times.append(time.perf_counter() - t)
             ranked.append(_rank(texts, item.answers))
         records = read_traces(core.store)
+        spreading = measure_spread(core.memory, items, k, recall.hits, spread) if spread else None
         condensed = measure_condensation(core.memory, items, k, recall.hits) if condense else None
     base = _scored("ingest", items, ranked, k)
     report = ModeReport(
@@ -205,6 +208,7 @@ def run_ingest(
         duplicate_stores=duplicate_count(records),
         near_duplicate_stores=near_duplicate_count(records),
         condensation=condensed,
+        spread=spreading,
         latency=_latency(times),
         seconds=time.perf_counter() - t0,
         results=tuple(
@@ -307,6 +311,7 @@ def run_learn(
     session: str = "evaluate-learn",
     after_event: int = -1,
     repair: bool = True,
+    spread: int = 0,
 ) -> ModeReport:
     """Learn mode (see the module docstring); ``metamemory`` False is the ablation,
     ``judge`` the judge's settings (a shadow judge's agreement is reported),
@@ -380,6 +385,7 @@ def run_learn(
         events = [e for _, e in read_events(core.store, after_event)]
         audit = audit_run(core.store, events)
         ranked = [_rank(recall.texts(it.q, k), it.answers) for it in items]
+        spreading = measure_spread(core.memory, items, k, recall.hits, spread) if spread else None
         condensed = measure_condensation(core.memory, items, k, recall.hits) if condense else None
         calls = spent_tool_calls(core, days)
         book = book_answers(core, items, events)
@@ -427,6 +433,7 @@ def run_learn(
             book_precision=sum(book) / len(book) if book else None,
         ),
         condensation=condensed,
+        spread=spreading,
         stopped_by=stopped,
         seconds=time.perf_counter() - t0,
         results=tuple(results),
@@ -450,6 +457,7 @@ def evaluate(
     commit_routes: int = 0,
     condense: bool = False,
     recipes: bool = False,
+    spread: int = 0,
 ) -> EvaluationReport:
     """Run the requested modes (each on a fresh temporary store) and the optional free run.
 
@@ -485,6 +493,8 @@ def evaluate(
         with semantic notes in place against plain recall (:mod:`.condensed`).
     recipes : bool
         Learn mode with recipes (:mod:`sentient_core.recipes`).
+    spread : int
+        Ingest and learn modes: also recall spread this many link hops (:mod:`.spreading`).
 
     Raises
     ------
@@ -521,6 +531,7 @@ def evaluate(
                 k,
                 work / "ingest",
                 condense=condense,
+                spread=spread,
             )
             modes.append(ingest)
             try:
@@ -546,6 +557,7 @@ def evaluate(
                 commit_routes=commit_routes,
                 condense=condense,
                 recipes=recipes,
+                spread=spread,
             )
             modes.insert(1 if mode == "both" else 0, learn)
         if free_run:

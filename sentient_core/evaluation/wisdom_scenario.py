@@ -51,7 +51,7 @@ from sentient_core.errors import ArgumentError
 from sentient_core.evaluation.free import lifted_caps
 from sentient_core.evaluation.liar import MODEL, LyingServer, lie_about, sentence
 from sentient_core.evaluation.qa import QAItem, first_answer, load_qa
-from sentient_core.events import read_events
+from sentient_core.events import MetaMemoryEvent, read_events
 from sentient_core.learning.learner import LearnerConfig
 from sentient_core.learning.llm import LLMConfig
 from sentient_core.learning.session import LearnerSettings, build_learner
@@ -158,6 +158,8 @@ def _correction(
         mm = MetaMemory(core.memory)
         debt = next(d for d in mm.debts.debts(status="resolved") if d.pattern == item.q)
         rec = mm.wisdom.find("curl", "answer")
+        if rec is None:
+            raise ArgumentError("no wisdom on (curl, answer) to correct")
         before = _answered_at_1(core, [item]) == 1.0
         settings = _settings(server, fixed, "w5", True)
         _session(core, settings, [item], iterations)
@@ -252,8 +254,8 @@ def _uses(core: Core, session: str) -> dict[str, int]:
     out: Counter[str] = Counter()
     for _, e in read_events(core.store):
         if (
-            e.kind == "metamemory"
-            and getattr(e, "component", "") == "wisdom"
+            isinstance(e, MetaMemoryEvent)
+            and e.component == "wisdom"
             and e.action.startswith("used:")
             and e.session == session
         ):

@@ -14,14 +14,18 @@ debt            an open epistemic debt of meta-memory (``debts``): its
 coherence_drop  the observer's coherence fell ``coherence_drop`` below its recent
                 mean: ask about the unexplored topic of the sources nearest to
                 the latest trace (as for an SMF axis, below; nothing without one)
+link            a densely linked subject with one unanswered neighbour: ask about
+                that neighbour (``links``, :mod:`~sentient_core.learning.link_gaps`)
 smf_imbalance   an SMF axis below ``axis_fraction · |s|``, lowest axes first,
                 each axis resting ``axis_cooldown`` iterations after it was
                 asked. The gap is mapped onto something the sources can answer:
                 of the topics the corpus offers (``topics``) that the book has
                 not settled, the one most related to the axis question (e.g.
                 wisdom → "What is the nature of deep understanding?") — the
-                first unexplored one when none is related. Only without any
-                topic left is the abstract axis question itself asked.
+                first unexplored one when none is related; with a ``field``
+                (:mod:`~sentient_core.learning.field_gaps`), the one whose
+                passage loads the axis most. Only without any topic left is the
+                abstract axis question itself asked.
 
 Every question goes through the :class:`~sentient_core.learning.questions.QuestionBook`,
 which persists across sessions: a question answered (by the chaperone, or by
@@ -59,6 +63,8 @@ from sentient_kernels.smf import AXES
 
 if TYPE_CHECKING:
     from sentient_core.learning.chaperone import CorpusTopic
+    from sentient_core.learning.field_gaps import FieldGaps
+    from sentient_core.learning.link_gaps import LinkGaps
     from sentient_core.memory import Hit
 
 __all__ = ["AXIS_QUESTIONS", "Answered", "Curiosity", "CuriosityConfig", "CuriositySignal"]
@@ -165,6 +171,11 @@ class Curiosity:
         Open epistemic debts as ``debt`` gaps (meta-memory's).
     misses : MissLog, optional
         Where recall misses are recorded and read (the store's; default in memory).
+    field : FieldGaps, optional
+        Maps an SMF-axis gap onto the topics whose passage loads the axis
+        (:mod:`~sentient_core.learning.field_gaps`); None: the most related topic.
+    links : LinkGaps, optional
+        Raises ``link`` gaps from the link graph; None: none.
     """
 
     def __init__(
@@ -180,6 +191,8 @@ class Curiosity:
         debts: Callable[[], Sequence[Gap]] = tuple,
         supported: Callable[[str], bool] = lambda question: True,
         misses: MissLog | None = None,
+        field: FieldGaps | None = None,
+        links: LinkGaps | None = None,
     ) -> None:
         self.observer = observer
         self.memory = memory
@@ -190,6 +203,8 @@ class Curiosity:
         self.topics = topics
         self.debts = debts
         self.supported = supported
+        self.field = field  # orders topics for an SMF-axis gap by their field (field_gaps)
+        self.links = links
         self._unsupported: set[str] = set()
         self.misses = misses if misses is not None else MissLog()
         # Queued questions whose memory check was recorded (once each per process).
@@ -277,6 +292,7 @@ class Curiosity:
         self.book.requeue(changed_sources)
         answered = self._answered_now(changed_memory, memory_mark)
         self._coherence_question()
+        self._link_questions()
         self._axis_questions()
         gaps, answered_queued = self._queued_gaps()
         answered.extend(answered_queued)
@@ -420,6 +436,18 @@ class Curiosity:
             if new:
                 self.book.update(rec.question, reason=reason)
 
+    def _link_questions(self) -> None:
+        if self.links is None:
+            return
+        for g, question in self.links.questions(self.book, self.supported, self.folded):
+            rec, new = self.book.register(question, origin="curiosity", gap_type="link")
+            if new:
+                reason = (
+                    f"trace {g.subject} has {g.degree} linked neighbours, {g.answered} answered;"
+                    f" trace {g.neighbour} is not"
+                )
+                self.book.update(rec.question, reason=reason)
+
     def _axis_questions(self) -> None:
         s = self.observer.smf
         norm = float(np.linalg.norm(s))
@@ -434,14 +462,14 @@ class Curiosity:
             self._axis_asked[k] = self._iteration
             axis = AXES[k]
             question, reason = self._answerable(
-                f"{axis} {AXIS_QUESTIONS[axis]}", why=f"SMF axis {axis} is low"
+                f"{axis} {AXIS_QUESTIONS[axis]}", why=f"SMF axis {axis} is low", axis=k
             )
             question = question or AXIS_QUESTIONS[axis]
             rec, new = self.book.register(question, origin="curiosity", gap_type="smf_imbalance")
             if new and reason:
                 self.book.update(rec.question, reason=reason)
 
-    def _answerable(self, about: str, why: str) -> tuple[str, str]:
+    def _answerable(self, about: str, why: str, axis: int = -1) -> tuple[str, str]:
         """An unexplored topic of the sources for a gap (its question, and why), the
         one most related to ``about``; "" as the reason when no topic is left.
 
@@ -449,9 +477,10 @@ class Curiosity:
         :attr:`CuriosityConfig.user_share` of the topics asked are theirs, the shipped
         documentation the rest (all of it when the user gave none).
         """
+        topics = self.topics()
         fresh = [
             t
-            for t in self.topics()
+            for t in topics
             if self.book.get(question_about(t.phrase)) is None
             and question_about(t.phrase) not in self._unsupported
         ]
@@ -469,7 +498,11 @@ class Curiosity:
         for pool in pools:
             # The most related topic that stands on its own (a name or a title, or a
             # phrase the sources define) and is no subject asked another way.
-            order = sorted(range(len(pool)), key=lambda i: (-relevance(about, pool[i].context), i))
+            # An axis gap with a field: the topics whose passage loads the axis most.
+            by_field = self.field.order(axis, pool, topics) if self.field and axis >= 0 else None
+            order = by_field or sorted(
+                range(len(pool)), key=lambda i: (-relevance(about, pool[i].context), i)
+            )
             for i in order:
                 t = pool[i]
                 question = question_about(t.phrase)
@@ -483,9 +516,12 @@ class Curiosity:
         if topic is None:
             return "", ""
         asked[topic.user] += 1
+        field = self.field if axis >= 0 else None
+        loads = field is not None and field.pick(axis, topic, topics) and field.steer
         return (
             question_about(topic.phrase),
-            f"{why}; mapped onto the unexplored topic {topic.phrase!r} of {topic.source}",
+            f"{why}; mapped onto the unexplored topic {topic.phrase!r} of {topic.source}"
+            + (" (its passage loads the axis)" if loads else ""),
         )
 
     def _probe(self, records: list[QuestionRecord]) -> list[tuple[int, float]]:

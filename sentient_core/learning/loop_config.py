@@ -53,6 +53,11 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         Provisional and trusted wisdom weigh the sources it found wrong (routing, a
         prior in a new domain, the recall factor; :mod:`sentient_core.metamemory.advice`).
         False is the ablation.
+    field_gaps : bool
+        Map an SMF-axis gap onto the topics whose passage loads the axis
+        (:mod:`sentient_core.learning.field_gaps`).
+    link_gaps : bool
+        Raise ``link`` gaps from the link graph (:mod:`sentient_core.learning.link_gaps`).
     """
 
     interval_s: Annotated[float, msgspec.Meta(ge=0.0, le=86400.0)] = 30.0
@@ -67,6 +72,8 @@ class LearnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     skill_repair: bool = True
     repair_budget: Annotated[int, msgspec.Meta(ge=0, le=100)] = 3
     use_wisdom: bool = True
+    field_gaps: bool = True
+    link_gaps: bool = True
 
     def __post_init__(self) -> None:
         # msgspec checks the bounds when decoding (a config file); check the ones

@@ -29,7 +29,9 @@ from sentient_core.learning.abstractive import model_summarizer
 from sentient_core.learning.chaperone import Chaperone
 from sentient_core.learning.curiosity import AnswerCheck, Curiosity, CuriosityConfig
 from sentient_core.learning.fetch import Fetcher
+from sentient_core.learning.field_gaps import FieldGaps
 from sentient_core.learning.learner import Learner, LearnerConfig
+from sentient_core.learning.link_gaps import LinkGaps
 from sentient_core.learning.llm import LLMClient, LLMConfig
 from sentient_core.learning.offline import CorpusAnswerer
 from sentient_core.learning.parts import Drives, Gate, Knowledge, Runtime
@@ -270,6 +272,8 @@ def build_learner(
         supported=chaperone.supported,
         debts=meta.gaps if meta is not None else tuple,
         misses=core.misses,
+        field=FieldGaps(core.observer) if s.learner.field_gaps else None,
+        links=LinkGaps(core.memory) if s.learner.link_gaps else None,
     )
     # Recipes read the chaperone's term statistics for a question's domain, as meta-memory does.
     recipes = RecipeUse.on(core.store, chaperone.term_stats) if s.learner.recipes else None

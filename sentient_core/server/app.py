@@ -14,7 +14,8 @@ Routes::
     GET  /learning/stream     SSE: every audit-log event, id = its sequence
     POST /ask  GET /questions (the user's questions and how each ended)
     POST /focus  GET /focus  POST /focus/close|done  (focus goals and their criteria)
-    GET /recall?q=…&k=…&explain=1  POST /ingest?name=FILE
+    GET /recall?q=…&k=…&explain=1&spread=H  POST /ingest?name=FILE
+    GET  /traces/{id}/links   a trace's neighbours in the link graph (reflection writes it)
     GET  /health  GET /metrics
 
 Every query string and body is decoded by one typed layer (the msgspec structs
@@ -331,7 +332,17 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
 
     async def recall(request: Request) -> Response:
         q = _query(request, RecallRequest)
-        return _json(await run_in_threadpool(host.recall, q.q, q.k, q.explain, q.threshold, q.rank))
+        return _json(
+            await run_in_threadpool(host.recall, q.q, q.k, q.explain, q.threshold, q.rank, q.spread)
+        )
+
+    async def trace_links(request: Request) -> Response:
+        _query(request, EmptyQuery)
+        trace_id = request.path_params["trace_id"]
+        reply = await run_in_threadpool(host.links, trace_id)
+        if reply is None:
+            raise _HTTPError(404, "no such trace", str(trace_id))
+        return _json(reply)
 
     async def ingest(request: Request) -> Response:
         q = _query(request, IngestQuery)
@@ -425,6 +436,7 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
         Route("/focus/{verb:str}", handle(focus_end), methods=["POST"]),
         Route("/questions", handle(questions), methods=["GET"]),
         Route("/recall", handle(recall), methods=["GET"]),
+        Route("/traces/{trace_id:int}/links", handle(trace_links), methods=["GET"]),
         Route("/ingest", handle(ingest), methods=["POST"]),
         Route("/health", handle(health), methods=["GET"]),
         Route("/metrics", handle(metrics), methods=["GET"]),

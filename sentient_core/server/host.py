@@ -42,6 +42,8 @@ from sentient_core.server.schemas import (
     FocusListReply,
     FocusReply,
     IngestReply,
+    LinkedTrace,
+    LinksReply,
     QuestionReply,
     QuestionsReply,
     RecallExplain,
@@ -295,14 +297,23 @@ class LearnerHost:
         emit.emit(FocusEvent, goal=goal.id, topic=goal.topic, action=action, reason=goal.reason)
 
     def recall(
-        self, query: str, k: int, explain: bool, threshold: float = 0.0, rank: str = "scored"
+        self,
+        query: str,
+        k: int,
+        explain: bool,
+        threshold: float = 0.0,
+        rank: str = "scored",
+        spread: int | None = None,
     ) -> RecallReply:
         """The ``k`` traces ``cli.py recall`` ranks first for ``query`` (the same
         :meth:`Core.recall`; ``scored`` uses the learner's meta-memory) — no use count
-        bumped; a recall holding nothing relevant is recorded as a miss, as the CLI's."""
+        bumped; a recall holding nothing relevant is recorded as a miss, as the CLI's.
+        ``spread``: link hops (None: ``server.recall_spread``)."""
         from sentient_kernels import smf
 
-        hits = self.core.recall(query, k, rank=rank, threshold=threshold)
+        if spread is None:
+            spread = self.effective.settings.server.recall_spread
+        hits = self.core.recall(query, k, rank=rank, threshold=threshold, spread=spread)
         missed = self.core.misses.note(query, hits, "api")
         if explain:
             terms = set(query_words(query).content)
@@ -343,6 +354,33 @@ class LearnerHost:
                 question=missed.question,
             )
         return RecallReply(query=query, k=k, hits=out, miss=miss)
+
+    def links(self, trace_id: int) -> LinksReply | None:
+        """Trace ``trace_id`` and its linked neighbours (None: no such trace)."""
+        memory = self.core.memory
+        rec = memory.get(trace_id)
+        if rec is None:
+            return None
+        book = getattr(self.learner.curiosity, "book", None)
+        answered = {r.answered_by for r in book.records("answered")} if book is not None else set()
+        out = []
+        for lk in sorted(memory.links(trace_id), key=lambda lk: (-lk.weight, lk.dst)):
+            n = memory.get(lk.dst)
+            if n is None:
+                continue
+            out.append(
+                LinkedTrace(
+                    id=n.id,
+                    weight=lk.weight,
+                    kind=n.kind,
+                    source=n.source,
+                    topic=n.topic,
+                    text=n.text[:300],
+                    answered=n.id in answered,
+                    retired=n.retired,
+                )
+            )
+        return LinksReply(id=rec.id, topic=rec.topic, text=rec.text[:2000], neighbours=out)
 
     def logs(self, count: int) -> list[dict]:
         """The chaperone's interaction log, the last ``count`` entries, oldest first."""

@@ -25,6 +25,8 @@ __all__ = [
     "HealthReply",
     "IngestQuery",
     "IngestReply",
+    "LinkedTrace",
+    "LinksReply",
     "LogsQuery",
     "LogsReply",
     "PageQuery",
@@ -95,6 +97,8 @@ class RecallRequest(_Request, frozen=True):
     rank: Literal["scored", "hybrid", "bm25", "cosine"] = "scored"
     threshold: Annotated[float, msgspec.Meta(ge=-1.0, le=1.0)] = 0.0
     explain: bool = False
+    spread: Annotated[int, msgspec.Meta(ge=0, le=3)] | None = None
+    """Link hops recall spreads along (None: ``server.recall_spread``)."""
 
 
 class EmptyQuery(_Request, frozen=True):
@@ -218,6 +222,31 @@ class RecallReply(_Reply, frozen=True):
     k: int
     hits: list[RecallHit]
     miss: RecallMiss | None = None
+
+
+class LinkedTrace(_Reply, frozen=True):
+    """One neighbour of a trace in the link graph (text clipped to 300 characters).
+
+    ``answered``: it is the passage an answered question of the question book was
+    answered by (what curiosity's link gaps count)."""
+
+    id: int
+    weight: float
+    kind: str
+    source: str
+    topic: str
+    text: str
+    answered: bool
+    retired: bool
+
+
+class LinksReply(_Reply, frozen=True):
+    """``GET /traces/{id}/links``: a trace and its linked neighbours, strongest link first."""
+
+    id: int
+    topic: str
+    text: str
+    neighbours: list[LinkedTrace]
 
 
 class IngestReply(_Reply, frozen=True):

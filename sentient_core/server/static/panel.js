@@ -286,6 +286,50 @@ function control(verb) {
   };
 }
 
+// ---- recall and a trace's neighbours in the link graph ---------------------------------
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = text;
+  if (cls) e.className = cls;
+  return e;
+}
+
+async function showNeighbours(id, li, button) {
+  button.disabled = true;
+  try {
+    const r = await api("GET", `/traces/${id}/links`);
+    const list = el("ul", undefined, "neighbours");
+    list.id = `links-${id}`;
+    list.setAttribute("aria-label", `Neighbours of trace ${id}`);
+    if (!r.neighbours.length) list.appendChild(el("li", "no linked traces (reflection has not linked this one)"));
+    for (const n of r.neighbours) {
+      const mark = n.answered ? "answered" : "not answered";
+      list.appendChild(el("li",
+        `#${n.id} (link ${n.weight.toFixed(2)}, ${mark}${n.retired ? ", retired" : ""}) ${n.topic}: ${clip(n.text, 120)}`));
+    }
+    li.appendChild(list);
+    button.textContent = `${r.neighbours.length} neighbour(s)`;
+  } catch (e) { say(`links failed: ${e.message}`); button.disabled = false; }
+}
+
+async function recallQuery(q) {
+  const r = await api("GET", `/recall?q=${encodeURIComponent(q)}&k=5`);
+  const out = $("recall-hits");
+  out.replaceChildren();
+  if (!r.hits.length) out.appendChild(el("li", "nothing recalled"));
+  for (const h of r.hits) {
+    const li = el("li", `#${h.id} [${h.kind}] ${h.topic}: ${clip(h.text, 140)}`);
+    li.id = `hit-${h.id}`;
+    const b = el("button", "Neighbours");
+    b.type = "button";
+    b.setAttribute("aria-label", `Show the neighbours of trace ${h.id}`);
+    b.addEventListener("click", () => showNeighbours(h.id, li, b));
+    li.appendChild(b);
+    out.appendChild(li);
+  }
+  say(`recalled ${r.hits.length} trace(s) for: ${q}`);
+}
+
 function wire() {
   for (const verb of ["start", "pause", "resume", "stop"]) $(verb).addEventListener("click", control(verb));
   $("ask-form").addEventListener("submit", async (ev) => {
@@ -307,6 +351,12 @@ function wire() {
       say(`focus goal ${r.id}: ${r.topic}`);
       $("focus-input").value = "";
     } catch (e) { say(`focus failed: ${e.message}`); }
+  });
+  $("recall-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const q = $("recall-input").value.trim();
+    if (!q) return;
+    try { await recallQuery(q); } catch (e) { say(`recall failed: ${e.message}`); }
   });
   $("ingest-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
