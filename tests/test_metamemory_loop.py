@@ -101,8 +101,10 @@ def test_a_lie_contradicted_by_the_corpus_runs_through_every_stage(tmp_path):
         assert ev.basis.rule.startswith("disagreement") and 0.55 <= ev.magnitude <= 1.0
         wrong, right = core.memory.get(ev.source_memory), core.memory.get(ev.correcting_memory)
         assert WRONG in wrong.text and RIGHT in right.text
-        # One signal: the judged failure is counted, strength does not move.
-        assert (wrong.failure_count, wrong.strength) == (1, 1.0)
+        # One signal moves no strength; two judged failures are counted (the judge's, and
+        # the resolved debt's verdict against it, below), and the debt supersedes it.
+        assert (wrong.failure_count, wrong.strength) == (2, 1.0)
+        assert wrong.retired and right.success_count >= 1
         # One wrong passage is the passage's failure, not yet its model's: the model's
         # weight rolls up from a second wrong passage; the correcting file is rewarded.
         assert (
@@ -133,9 +135,15 @@ def test_a_lie_contradicted_by_the_corpus_runs_through_every_stage(tmp_path):
     assert [d["status"] for d in _cli(data, "debts")] == ["resolved"]
     assert _cli(data, "wisdom")[0]["state"] == "candidate"
 
-    # The user says the wrong trace is wrong: a second consistent signal moves it.
-    first = _cli(data, "feedback", str(ev.source_memory), "--wrong", "--note", "not a version")
-    assert first["strength_after"] < first["strength_before"] == 1.0
+    # The resolved debt superseded the lie: it is retired, with the reason, and the user's
+    # word on the correction still counts (its second positive signal moves it).
+    with Core(data, readonly=True) as core, core.store.read() as txn:
+        from sentient_core.metamemory.credit_records import FLOORS
+
+        floor = FLOORS.get(txn, ev.source_memory)
+        assert floor.superseded_by == ev.correcting_memory
+        assert floor.reason.startswith(f"debt {debt.id} resolved on {RIGHT!r}")
+    assert status["metamemory"]["credit"]["superseded"] == 1
     right_fb = _cli(data, "feedback", str(ev.correcting_memory), "--right")
     assert right_fb["strength_after"] > 1.0  # its second positive signal
     with Core(data, readonly=True) as core:
@@ -248,7 +256,8 @@ def test_a_follow_up_memory_would_answer_wrongly_is_asked_and_memory_corrected(t
         assert [e for e in events if e.kind == "query" and e.question == CVE_Q.q]
         (ev,) = [e for e in MetaMemory(core.memory).surprises.events() if e.cause == "disagreement"]
         assert (ev.source_memory, ev.expected, ev.actual) == (wrong, WRONG, RIGHT)
-        assert core.memory.get(wrong).failure_count == 1
+        # Judged wrong by the prediction check and by the resolved debt: superseded.
+        assert core.memory.get(wrong).failure_count == 2 and core.memory.get(wrong).retired
 
 
 def test_memorys_wrong_answer_is_contradicted_and_the_question_reopened(tmp_path):
@@ -282,7 +291,7 @@ def test_memorys_wrong_answer_is_contradicted_and_the_question_reopened(tmp_path
             RIGHT,
         )
         rec = core.memory.get(wrong)
-        assert rec.failure_count == 1 and rec.strength == 1.0
+        assert rec.failure_count == 2 and rec.strength == 1.0 and rec.retired
         # The reopened question is settled by the corpus's correction this time:
         # asked again, or answered by the correcting trace meta-memory stored.
         asked = [e for e in events if e.kind == "query" and e.question == CVE_Q.q]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from sentient_core.events import EventBus
-from sentient_core.memory import HolographicMemory
+from sentient_core.memory import HolographicMemory, NewTrace
 from sentient_core.metamemory import DebtEvidence, MetaMemory, SurpriseBasis, make_event
 from sentient_core.metamemory.advice import WISDOM_WEIGHT, active_advice
 from sentient_core.metamemory.corrections import open_or_reopen
@@ -209,3 +209,62 @@ def test_new_evidence_against_a_resolution_reopens_the_debt_and_demotes_its_wisd
     )
     # Reopened, it is a debt gap again: its test re-checks what rested on it.
     assert [g.detail for g in mm.debts.gaps()] == [f"debt:{debt.id}"]
+
+
+def test_a_revised_value_is_not_a_near_duplicate(tmp_path):
+    from sentient_core.memory.storing import revises
+
+    entry = (
+        "curl (7.88.1-10+deb12u11) bookworm-security; urgency=medium\n"
+        "  * CVE-2025-0167: netrc and default credential leak\n"
+        " -- Samuel Henrique <samueloph@debian.org>  Sat, 08 Feb 2025 10:00:00 +0000\n"
+    ) * 3
+    fixed = entry.replace("deb12u11", "deb12u31", 1)
+    assert revises(entry, fixed)
+    assert not revises(entry, entry)
+    assert not revises(entry, entry[40:])  # a chunk boundary moved: text cut, not replaced
+    assert not revises(entry, entry.replace("netrc", "NETRC"))  # no value changed
+    with Store.open(tmp_path / "m", code_dim=256) as store:
+        memory = HolographicMemory(store)
+        src = "local:/c.txt"
+        (first,) = memory.store_unique([NewTrace(text=entry, source=src)], near=0.95)
+        again, revised = memory.store_unique(
+            [
+                NewTrace(text=entry.replace("urgency", "urgency "), source=src),
+                NewTrace(text=fixed, source=src),
+            ],
+            near=0.95,
+        )
+        assert first.new and not again.new  # a near-copy without a new value
+        assert revised.new and revised.record.id != first.record.id
+
+
+def test_a_resolved_debt_supersedes_the_trace_holding_the_losing_value(mm):
+    from sentient_core.metamemory.corrections import settle_dependants
+    from sentient_core.metamemory.credit_records import FLOORS
+
+    lie, truth = mm.memory.store_batch(
+        [
+            NewTrace(text="CVE-1 was fixed in 1.0.", source=LLM),
+            NewTrace(text="CVE-1 was fixed in version 1.2 of curl.", source=CORPUS),
+        ]
+    )
+    debt = mm.debts.open(
+        pattern="Which version fixed CVE-1?",
+        hypotheses=("1.0", "1.2"),
+        domain="curl",
+        fragility=0.9,
+        source_memory=lie.id,
+    )
+    debt = mm.debts.attach(
+        debt.id,
+        DebtEvidence(source=CORPUS, confidence=0.8, supports=1, trace=truth.id, time=T0),
+    )
+    assert debt.status == "resolved"
+    lost, won = settle_dependants(mm, debt)
+    assert (lost, won) == ([lie.id], [truth.id])
+    gone = mm.memory.get(lie.id)
+    assert gone.retired and gone.failure_count == 1 and mm.memory.get(truth.id).success_count == 1
+    with mm.memory.datastore.read() as txn:
+        floor = FLOORS.get(txn, lie.id)
+    assert floor.superseded_by == truth.id and f"debt {debt.id} resolved on '1.2'" in floor.reason

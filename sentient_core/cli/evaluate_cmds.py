@@ -75,8 +75,18 @@ def _cmd_scenario(args: argparse.Namespace) -> int:
 
     text: Callable[[Any], str]
     try:
-        if args.scenario == "lying-source":
-            report: Any = run_lying_source(
+        if args.scenario == "wisdom":
+            from sentient_core.evaluation.wisdom_scenario import (
+                format_wisdom_scenario,
+                run_wisdom_scenario,
+            )
+
+            report: Any = run_wisdom_scenario(
+                qa, corpus, iterations=args.iterations_per_question, progress=progress
+            )
+            text = format_wisdom_scenario
+        elif args.scenario == "lying-source":
+            report = run_lying_source(
                 qa,
                 corpus,
                 lying_file=args.lying_file,
@@ -296,13 +306,15 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     ev.add_argument("--judge-decisive", type=float, help="the judge's decisive margin (0.3)")
     ev.add_argument(
         "--scenario",
-        choices=("lying-source", "moved-source", "field-gaps"),
+        choices=("lying-source", "moved-source", "field-gaps", "wisdom"),
         default=None,
         help="lying-source: a loopback model lies about one domain; meta-memory on vs off."
         " moved-source: the files recipes rely on move between passes; recipes demoted,"
         " repaired, re-verified (QA.json and --corpus default to bench/data/debian in a"
         " checkout). field-gaps: the offline learner --free-run N iterations (40) with"
-        " SMF-axis gaps mapped by the field vs by relatedness, same seed",
+        " SMF-axis gaps mapped by the field vs by relatedness, same seed. wisdom: wisdom from two"
+        " sessions with a lying model used in a later one (vs not), wrong wisdom demoted by its"
+        " failed uses, a corrected changelog reopening a resolved debt",
     )
     ev.add_argument(
         "--lying-file",

@@ -72,6 +72,8 @@ class ArmReport(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     use_wisdom: bool
     questions: int
     model_asked: int
+    lies_caught: int
+    """Surprises in the new domain this session (the model's answers the corpus contradicted)."""
     answer_at_1: float
     uses: dict[str, int]
     model_weight_after: float
@@ -144,8 +146,7 @@ def _correction(
 
     store = tmp / "corrected"
     shutil.copytree(tmp / "history", store)
-    fixed = tmp / "corpus-corrected"
-    shutil.copytree(docs, fixed)
+    fixed = docs  # corrected in place, as a user's file is: the debt's test reads it
     old = item.answers[0].strip("()")
     new = _corrected(old)
     path = fixed / HISTORY_FILE
@@ -263,6 +264,13 @@ def _uses(core: Core, session: str) -> dict[str, int]:
     return dict(out)
 
 
+def _surprises(core: Core, domain: str, session: str) -> int:
+    from sentient_core.metamemory.surprise import EVENTS
+
+    with core.store.read() as txn:
+        return sum(1 for e in EVENTS.iter(txn) if e.domain == domain and e.session == session)
+
+
 def _wisdom(core: Core) -> Any:
     from sentient_core.metamemory import MetaMemory
 
@@ -327,14 +335,13 @@ def run_wisdom_scenario(
                         use_wisdom=use,
                         questions=len(later),
                         model_asked=_asked(server, later) - before,
+                        lies_caught=_surprises(core, "openssl", "w3"),
                         answer_at_1=_answered_at_1(core, later),
                         uses=_uses(core, "w3"),
                         model_weight_after=_model_weight(core, "openssl", server),
                     )
                     if use:
                         after_later = _wisdom(core).state
-            progress("wisdom: curl's changelog corrects a resolved answer")
-            correction = _correction(tmp, docs, server, history[0], iterations)
             progress("wisdom: tiff, which only the model knows")
             with Core(tmp / "with", durable=False) as core:
                 states: list[str] = []
@@ -363,6 +370,8 @@ def run_wisdom_scenario(
                     reason=final.history[-1].reason if final.history else "",
                 )
                 history_lines = [f"{h.source} → {h.target}: {h.reason}" for h in final.history]
+            progress("wisdom: curl's changelog corrects a resolved answer")
+            correction = _correction(tmp, docs, server, history[0], iterations)
     return WisdomScenarioReport(
         history_questions=len(history),
         wisdom_id=rec.id,
@@ -387,6 +396,7 @@ def format_wisdom_scenario(r: WisdomScenarioReport) -> str:
         " about; it lies there too):",
         f"{'':<22}{'with wisdom':>14}{'without':>14}",
         f"{'model asked':<22}{a.model_asked:>14}{b.model_asked:>14}",
+        f"{'lies caught':<22}{a.lies_caught:>14}{b.lies_caught:>14}",
         f"{'answer@1':<22}{a.answer_at_1:>14.3f}{b.answer_at_1:>14.3f}",
         f"{'model weight after':<22}{a.model_weight_after:>14.3f}{b.model_weight_after:>14.3f}",
         f"{'wisdom uses':<22}{_kinds(a.uses):>14}{_kinds(b.uses):>14}",

@@ -11,11 +11,16 @@ digests, :mod:`sentient_core.store.content`), or, with ``near``, whose code is
 within ``near`` cosine of an active trace's or which shares
 :data:`~sentient_core.memory.types.NEAR_SHINGLES` of its 5-word shingles with one
 of its nearest codes' traces, is not stored again; that trace's use count goes up
-instead, in the same transaction.
+instead, in the same transaction. A near-duplicate that *revises* a value of the
+trace it resembles (:func:`revises`: a version, date or number replaced in place,
+as a corrected changelog does) is new: memory keeps both, and meta-memory's
+debts judge which is right.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Callable, Sequence
 
 import msgspec
@@ -188,6 +193,25 @@ def _close(
     return close, nearby
 
 
+_TOKEN = re.compile(r"\S+")
+_DIGIT = re.compile(r"\d")
+MAX_REVISED_RUN = 3
+"""Longest run of tokens replaced in place that still reads as a revised value."""
+
+
+def revises(old: str, new: str) -> bool:
+    """Whether ``new`` replaces a value of ``old`` in place: a short run of tokens with a
+    digit swapped for another such run (``7.88.1-10+deb12u11`` → ``…deb12u31``), not
+    text added or cut at either end (a chunk boundary moved)."""
+    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op != "replace" or i2 - i1 > MAX_REVISED_RUN or j2 - j1 > MAX_REVISED_RUN:
+            continue
+        if any(_DIGIT.search(t) for t in a[i1:i2]) and any(_DIGIT.search(t) for t in b[j1:j2]):
+            return True
+    return False
+
+
 def store_unique(
     w: Writer,
     txn: Txn,
@@ -218,6 +242,8 @@ def store_unique(
             tid, shared = _most_shared(txn, rec_i.text, nearby[i])
             why = f"near-duplicate of trace {tid} (shares {shared:.2f} of its 5-word shingles)"
         rec = None if tid is None else (holders.get(tid) or traces.get(txn, tid))
+        if rec is not None and why.startswith("near") and revises(rec.text, rec_i.text):
+            rec = None  # a revision of that trace's values: new, not a copy
         if rec is not None and not rec.retired:
             plan.append((rec.id, why))
             holders[rec.id] = rec

@@ -83,6 +83,7 @@ class MetaMemory:
     ) -> None:
         store = memory.datastore
         self._memory = memory
+        self.memory = memory
         self._store = store
         self.surprises = SurpriseLog(store, emit=emit, clock=clock)
         self.credit = CreditBook(memory, emit=emit, clock=clock)

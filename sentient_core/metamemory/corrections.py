@@ -19,6 +19,12 @@ Self-correction runs both ways:
   debt is a ``debt`` gap again: the loop re-runs its test, which is how what
   rested on it gets re-checked. New evidence that agrees with the resolution
   opens nothing.
+* **Dependants.** When a debt resolves (:func:`settle_dependants`), the traces
+  it rests on are judged by the verdict: the trace it is about and every
+  evidence trace that supported another value get a judged failure, those that
+  supported the verdict a success. Where a trace holding the verdict exists, a
+  losing trace is superseded by it — retired with a floor record naming the
+  debt (nothing is deleted) — so recall stops answering with the losing value.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ __all__ = [
     "TEST_EVIDENCE",
     "debt_attempt",
     "open_or_reopen",
+    "settle_dependants",
 ]
 
 CORROBORATION = 0.4
@@ -102,7 +109,7 @@ def open_or_reopen(
         )
         if found.actual in debt.hypotheses:
             supports = debt.hypotheses.index(found.actual)
-            return meta.debts.attach(debt.id, msgspec.structs.replace(evidence, supports=supports))
+            return _attached(meta, debt.id, msgspec.structs.replace(evidence, supports=supports))
         return debt
     if passage.source.kind == "local":
         test = DiscriminatingTest(
@@ -119,7 +126,76 @@ def open_or_reopen(
         source_memory=wrong_trace,
         surprise_id=surprise_id,
     )
-    return meta.debts.attach(debt.id, evidence)
+    return _attached(meta, debt.id, evidence)
+
+
+def _attached(meta: MetaMemory, debt_id: int, evidence: DebtEvidence) -> DebtRecord:
+    """Attach ``evidence``; a debt it resolves settles its dependants."""
+    before = meta.debts.get(debt_id).status
+    debt = meta.debts.attach(debt_id, evidence)
+    if debt.status == "resolved" and before != "resolved":
+        settle_dependants(meta, debt)
+    return debt
+
+
+def settle_dependants(meta: MetaMemory, debt: DebtRecord) -> tuple[list[int], list[int]]:
+    """A debt resolved on ``debt.verdict``: judge the traces that rest on it (see the
+    module docstring); returns (failed, succeeded) trace ids."""
+    if debt.status != "resolved" or debt.verdict < 0:
+        return [], []
+    winner = debt.hypotheses[debt.verdict]
+    lost: list[int] = []
+    won: list[int] = []
+    for e in debt.evidence:
+        if e.trace >= 0 and 0 <= e.supports < len(debt.hypotheses):
+            (won if e.supports == debt.verdict else lost).append(e.trace)
+    about = meta.memory.get(debt.source_memory) if debt.source_memory >= 0 else None
+    if about is not None and winner not in about.text:
+        lost.append(about.id)
+    lost = [t for t in dict.fromkeys(lost) if t not in won and meta.memory.get(t) is not None]
+    won = [t for t in dict.fromkeys(won) if meta.memory.get(t) is not None]
+    meta.record_outcome(lost, "failure")
+    meta.record_outcome(won, "success")
+    successor = next((t for t in won if winner in _text(meta, t)), -1)
+    if successor >= 0 and lost:
+        _supersede(meta, debt, lost, successor, winner)
+    return lost, won
+
+
+def _text(meta: MetaMemory, trace_id: int) -> str:
+    rec = meta.memory.get(trace_id)
+    return "" if rec is None else rec.text
+
+
+def _supersede(
+    meta: MetaMemory, debt: DebtRecord, lost: list[int], successor: int, winner: str
+) -> None:
+    """Retire the live ``lost`` traces, each with a floor record naming the debt."""
+    from sentient_core.metamemory.credit_records import FLOORS, FloorRecord
+
+    now = float(debt.resolved_at or debt.updated)
+    records = [meta.memory.get(t) for t in lost]
+    live = {r.id: r for r in records if r is not None and not r.retired}
+
+    def write(tx) -> None:
+        for tid, rec in live.items():
+            FLOORS.put(
+                tx.txn,
+                FloorRecord(
+                    trace=tid,
+                    superseded_by=successor,
+                    reason=(
+                        f"debt {debt.id} resolved on {winner[:200]!r}, which this trace"
+                        f" contradicts; superseded by trace {successor}, which holds it"
+                    )[:2000],
+                    strength=rec.strength,
+                    time=now,
+                ),
+            )
+        tx.retire(list(live))
+
+    if live:
+        meta.memory.write(write)
 
 
 def debt_attempt(
@@ -146,7 +222,8 @@ def debt_attempt(
         meta.debts.fail_attempt(debt.id)
         return
     source = response.sources[0].id if response.sources else "local:" + (req.path or "?")
-    updated = meta.debts.attach(
+    updated = _attached(
+        meta,
         debt.id,
         DebtEvidence(
             source=source,

@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from sentient_core.keyphrases import overview_subject
 from sentient_core.metamemory.corrections import (
     CORROBORATION,
     FAILING,
@@ -117,6 +118,9 @@ SCORER_BATCH = 8
 
 MODEL_CHECKS_PER_OBSERVATION = 1
 """Model disagreement checks per observed response (each is a model call)."""
+
+PREDICT_K = 5
+"""BM25 candidates memory's prediction is chosen from (by relevance)."""
 
 IRRELEVANT_SCALE = 0.5
 """``s`` of an irrelevant answer is this times its relative shortfall."""
@@ -229,19 +233,22 @@ class LoopMeta:
         this request's judged outcome (:meth:`observe`)."""
         self.meta.advisor.begin(req.id)
         q = req.question.strip()
-        if req.type != "question" or not q:
+        if req.type != "question" or not q or overview_subject(q):
+            # An overview ("What is known about sqlite3?") has no one answer to contradict:
+            # two entries of a changelog name different versions of the same subject.
             return None
         # BM25 alone: the relevance check below needs the question's words in the
         # trace, so a trace sharing none cannot pass it (and the hybrid's cosine
         # pass over every trace is what made a 100k-trace step slow).
-        hits = self.memory.recall(q, k=1, touch=False, rank="bm25")
-        if not hits:
+        # The best by relevance of BM25's first few: the top one may share the question's
+        # frame and miss its identifier ("… fixed CVE-2024-1105" for CVE-2025-0167).
+        hits = self.memory.recall(q, k=PREDICT_K, touch=False, rank="bm25")
+        stats = self.chaperone.term_stats()
+        scored = [(relevance(q, h.record.text, stats), -i, h.record) for i, h in enumerate(hits)]
+        best = max(scored, default=None, key=lambda t: (t[0], t[1]))
+        if best is None or best[0] < self.threshold:
             return None
-        rec = hits[0].record
-        r = relevance(q, rec.text, self.chaperone.term_stats())
-        if r < self.threshold:
-            return None
-        return Prediction.of(q, rec, r)
+        return Prediction.of(q, best[2], best[0])
 
     def check_answer(
         self, question: str, trace_id: int, *, store: PassageStore | None = None
