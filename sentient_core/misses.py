@@ -178,14 +178,26 @@ class MissLog:
         Returns the subject's record after the miss, or None when a hit was
         relevant or the query names nothing (no content terms).
         """
-        self.checked += 1
-        subject = subject_of(query)
+        subject = self._checking(query)
         if not subject:
             return None
         best = best_relevance(query, hits, check)
-        if best >= threshold:
+        return None if best >= threshold else self.record(query, best, origin, subject=subject)
+
+    def note_texts(
+        self, query: str, texts: Sequence[str], origin: str, *, threshold: float = RELEVANT
+    ) -> MissRecord | None:
+        """:meth:`note` for a recall already rendered as the hits' texts (an API reply)."""
+        subject = self._checking(query)
+        if not subject:
             return None
-        return self.record(query, best, origin, subject=subject)
+        best = max((relevance(query, t) for t in texts), default=0.0)
+        return None if best >= threshold else self.record(query, best, origin, subject=subject)
+
+    def _checking(self, query: str) -> str:
+        """Count one recall checked; the query's subject ("" when it names nothing)."""
+        self.checked += 1
+        return subject_of(query)
 
     def record(
         self, query: str, best: float, origin: str, *, subject: str = ""

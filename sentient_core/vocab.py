@@ -414,6 +414,10 @@ class SessionStats(msgspec.Struct, forbid_unknown_fields=True):
     promotion: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
     """The layers' verification gates this session: gate (``condensation``) → ``reached``,
     ``passed``, ``vetoed`` (candidates that reached it, went up, were refused)."""
+    idle: dict[str, str] = msgspec.field(default_factory=dict)
+    """At the session's end: each funnel gate that stopped nothing, promotion gate that saw
+    no candidate and loop stage that did not act, with why
+    (:func:`~sentient_core.learning.idle.idle_reasons`)."""
     search: dict[str, int] = msgspec.field(default_factory=dict)
     """The search step this session (:mod:`sentient_core.learning.searching`):
     ``searches`` run, candidate ``results``, ``allowed`` and ``filtered`` by the safety

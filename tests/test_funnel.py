@@ -106,3 +106,37 @@ def test_promotion_gates_that_found_nothing_say_nothing():
         "promotion: repair 3 candidate(s), 1 went up, 2 refused",
     ]
     assert stats.promotion["repair"] == {"reached": 3, "passed": 1, "vetoed": 2, "retired": 1}
+
+
+def test_every_gate_of_a_40_iteration_offline_run_fires_or_says_why(tmp_path, capsys):
+    # Issue 24's target: in a default offline run every funnel gate stops something or
+    # is named with the reason it could not; so is every promotion gate and loop stage.
+    from sentient_core.learning.idle import PROMOTION_GATES, STAGES
+
+    data = tmp_path / "data"
+    args = ["learn", "--data-dir", str(data), "--iterations", "40", "--interval", "0"]
+    asked = ["What does the nonlocal statement do?", "What did the quokka council decide in 1742?"]
+    for q in asked:
+        args += ["--ask", q]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    with Core(data) as core:
+        events = [e for _, e in read_events(core.store)]
+    ended = [e for e in events if isinstance(e, SessionEvent) and e.state == "ended"][-1]
+    stats = ended.stats
+    assert stats is not None and stats.iterations == 40
+    for gate in GATES:
+        fired = stats.gates.get(gate, 0) + (stats.budget_stops if gate == "budget" else 0)
+        assert fired or stats.idle.get(gate), gate
+        assert not (fired and gate in stats.idle), gate
+    for gate in PROMOTION_GATES:
+        assert stats.promotion.get(gate, {}).get("reached") or stats.idle.get(gate), gate
+    for stage in STAGES:
+        assert stage in stats.idle or (stage == "search" and stats.search.get("searches"))
+    # No model configured offline: the model gate says so; recipes are off by default.
+    assert stats.idle["model"].startswith("no judge model is configured")
+    assert stats.idle["recipe verification"] == "recipes are off ([learner] recipes = false)"
+    assert "did nothing: " in out and "model — no judge model is configured" in out
+    # Every user question got exactly one closing event.
+    closed = [e.question for e in events if e.kind == "question.closed"]
+    assert sorted(closed) == sorted(asked)

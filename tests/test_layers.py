@@ -34,6 +34,8 @@ RANKS: dict[str, int] = {
     "sentient_core.memory": 5,
     "sentient_core.events": 5,
     "sentient_core.integrate": 6,
+    "sentient_core.misses": 6,  # recalls that found nothing relevant, pooled by subject
+    "sentient_core.search": 6,  # search providers: read the allowed dirs, ask SearXNG
     "sentient_core.retrieval_eval": 6,
     "sentient_core.metamemory": 6,
     "sentient_core.autonomy": 7,

@@ -115,6 +115,10 @@ def describe(stats: SessionStats) -> list[str]:
             f" {found.get('allowed', 0)} allowed, {found.get('filtered', 0)} filtered,"
             f" {found.get('fetched', 0)} read, {found.get('answered', 0)} question(s) answered"
         )
+    if stats.idle:
+        lines.append(
+            "did nothing: " + "; ".join(f"{gate} — {why}" for gate, why in stats.idle.items())
+        )
     lines += [
         f"warning: the {g.gate} gate stopped all {g.reached}"
         f" {'candidate' if g.gate in stats.promotion else 'initiative'}(s) that reached it"

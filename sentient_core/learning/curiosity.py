@@ -331,7 +331,10 @@ class Curiosity:
                 self._checked.add(rec.key)
                 best = found[rec.key][1]
                 if best < self.config.answer_threshold and self.memory.count > 0:
-                    self.misses.record(rec.question, best, "learner")
+                    # Counted; already queued, so it is being asked (no gap of its own).
+                    missed = self.misses.record(rec.question, best, "learner")
+                    if missed is not None and missed.status == "open":
+                        self.misses.mark(missed.subject, "asked", rec.question)
         gaps, answered = [], []
         for rec in queued:
             trace_id, relevance = found.get(rec.key, (-1, 0.0))

@@ -48,6 +48,7 @@ from sentient_core.learning.commitment import TaskCommitment
 from sentient_core.learning.curiosity import Curiosity
 from sentient_core.learning.goals import GoalLoop
 from sentient_core.learning.housekeeping import condense_step, repair_step
+from sentient_core.learning.idle import idle_reasons
 from sentient_core.learning.integration import AnswerIntegration, Integrated
 from sentient_core.learning.llm import tokens_since, usage_of
 from sentient_core.learning.loop_config import (
@@ -302,6 +303,7 @@ class Learner:
             self._reflect(self._emit)
         if self.meta is not None and not self.stats.stopped_by.startswith(("store:", "resource:")):
             self.meta.close()  # train the scorer on the session's last judged outcomes
+        self.stats.idle = idle_reasons(self)  # every gate fired, or says why it did not
         self._emit.emit(SessionEvent, state="ended", stats=msgspec.structs.replace(self.stats))
         try:
             self.events.flush()

@@ -332,9 +332,11 @@ def create_app(host: LearnerHost, policy: SecurityPolicy, feed: EventFeed | None
 
     async def recall(request: Request) -> Response:
         q = _query(request, RecallRequest)
-        return _json(
-            await run_in_threadpool(host.recall, q.q, q.k, q.explain, q.threshold, q.rank, q.spread)
+        reply = await run_in_threadpool(
+            host.recall, q.q, q.k, q.explain, q.threshold, q.rank, q.spread
         )
+        # A recall that found nothing relevant is recorded (a step after the recall's own).
+        return _json(await run_in_threadpool(host.record_miss, reply))
 
     async def trace_links(request: Request) -> Response:
         _query(request, EmptyQuery)

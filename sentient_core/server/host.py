@@ -307,14 +307,13 @@ class LearnerHost:
     ) -> RecallReply:
         """The ``k`` traces ``cli.py recall`` ranks first for ``query`` (the same
         :meth:`Core.recall`; ``scored`` uses the learner's meta-memory) — no use count
-        bumped; a recall holding nothing relevant is recorded as a miss, as the CLI's.
+        bumped (:meth:`record_miss` records it if it found nothing relevant).
         ``spread``: link hops (None: ``server.recall_spread``)."""
         from sentient_kernels import smf
 
         if spread is None:
             spread = self.effective.settings.server.recall_spread
         hits = self.core.recall(query, k, rank=rank, threshold=threshold, spread=spread)
-        missed = self.core.misses.note(query, hits, "api")
         if explain:
             terms = set(query_words(query).content)
             now = self.core.observer.smf
@@ -345,15 +344,21 @@ class LearnerHost:
                     explain=why,
                 )
             )
-        miss = None
-        if missed is not None:
-            miss = RecallMiss(
-                subject=missed.subject,
-                count=missed.count,
-                status=missed.status,
-                question=missed.question,
-            )
-        return RecallReply(query=query, k=k, hits=out, miss=miss)
+        return RecallReply(query=query, k=k, hits=out)
+
+    def record_miss(self, reply: RecallReply) -> RecallReply:
+        """``reply`` with its miss, when none of its hits is relevant to the query (the
+        miss is recorded, as ``cli.py recall`` records one)."""
+        missed = self.core.misses.note_texts(reply.query, [h.text for h in reply.hits], "api")
+        if missed is None:
+            return reply
+        miss = RecallMiss(
+            subject=missed.subject,
+            count=missed.count,
+            status=missed.status,
+            question=missed.question,
+        )
+        return msgspec.structs.replace(reply, miss=miss)
 
     def links(self, trace_id: int) -> LinksReply | None:
         """Trace ``trace_id`` and its linked neighbours (None: no such trace)."""

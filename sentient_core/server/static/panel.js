@@ -80,6 +80,16 @@ function line(e) {
     case "refusal": return `refused by ${e.check}: ${clip(e.reason, 80)}`;
     case "integrate": return `ingest+integrate: ${e.chunks} chunk(s) from ${clip(e.source, 60)}`;
     case "judge": return `judge: ${e.outcome} (${e.basis})${e.gate && e.gate !== "learned" ? ` at the ${e.gate} gate` : ""} — ${clip(e.reason, 70)}`;
+    case "question.closed": return e.outcome === "not_found"
+      ? `question NOT FOUND: ${clip(e.question, 70)}${e.tried && e.tried.length ? ` after ${e.attempts} attempt(s): ${clip(e.tried.join("; "), 80)}` : ""} — ${clip(e.reason, 120)}`
+      : `question ${e.outcome === "answered" ? "answered" : "already known"} (trace ${e.trace_id}${e.source ? ` from ${clip(e.source, 50)}` : ""}): ${clip(e.question, 70)} — ${clip(e.passage, 80)}`;
+    case "focus": return `focus goal ${e.goal} ${e.action}: ${clip(e.topic, 60)}${(e.held || []).join("; ") || e.reason ? ` — ${clip((e.held || []).join("; ") || e.reason, 120)}` : ""}`;
+    case "search": return e.error
+      ? `search (${e.provider}): failed — ${clip(e.error, 70)}`
+      : `search (${e.provider}): ${e.results} found, ${e.allowed} allowed, reading ${e.fetching}`
+        + (Object.keys(e.filtered || {}).length ? `; filtered: ${Object.entries(e.filtered).sort().map(([c, k]) => `${c} ${k}`).join(", ")}` : "");
+    case "recipe": return `recipe ${e.recipe}: ${e.action}${e.before !== e.after ? ` (${e.before} → ${e.after})` : ` [${e.after}]`} — ${clip(e.question_kind, 50)} in ${e.domain}`;
+    case "layer": return `${e.layer} layer: ${e.record}${e.subject ? ` on '${clip(e.subject, 60)}'` : ""} ${e.action}: ${clip(e.reason, 100)}`;
     case "commitment": return `commitment: ${e.route ? `tries ${e.route}` : "gives up"} for ${clip(e.question, 60)} — ${clip(e.reason, 60)}`;
     case "judge.shadow": return `judge (shadow): ${e.outcome}, ${e.agrees ? "agrees" : `disagrees (live: ${e.live})`} — ${clip(e.reason, 60)}`;
     case "budget": return `budget: ${e.cap} — ${clip(e.reason, 80)}`;
