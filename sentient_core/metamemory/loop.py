@@ -315,53 +315,34 @@ class LoopMeta:
     ) -> None:
         """Feed one judged initiative to meta-memory; ``store`` integrates a correction."""
         try:
-            self._observe(
-                req,
-                response,
-                verdict,
-                stored=stored,
-                prediction=prediction,
-                relevance_of_best=relevance_of_best,
-                store=store,
-            )
+            if req.gap_type == "debt":
+                debt_attempt(self.meta, req, response, verdict, now=float(self.clock()))
+            if req.type != "question" or not req.question.strip() or not response.ok:
+                self._flush_scorer()
+                return
+            q = req.question.strip()
+            self._model_asks = 0
+            focus = req.topic if req.gap_type == "focus" else None
+            domain = self.domain(q, focus)
+            if not response.grounded:
+                self._ungrounded(req, response, stored, domain, store)
+            else:
+                grounded = [
+                    (p, ids) for p, ids in stored if p.source.kind in GROUNDING_KINDS and ids
+                ]
+                if prediction is not None:
+                    self._check_prediction(req, prediction, grounded, verdict, domain)
+                if (
+                    verdict.outcome == "failure"
+                    and relevance_of_best is not None
+                    and relevance_of_best < self.threshold
+                    and response.sources
+                ):
+                    self._irrelevant(req, response, relevance_of_best, domain)
+            self._flush_scorer()
         finally:
             # Wisdom that influenced the request: credit from its judged outcome only.
             self.meta.advisor.settle(req.id, verdict.outcome)
-
-    def _observe(
-        self,
-        req: ChaperoneRequest,
-        response: ChaperoneResponse,
-        verdict: Any,
-        *,
-        stored: Sequence[tuple[Passage, Sequence[int]]],
-        prediction: Prediction | None,
-        relevance_of_best: float | None,
-        store: PassageStore | None = None,
-    ) -> None:
-        if req.gap_type == "debt":
-            debt_attempt(self.meta, req, response, verdict, now=float(self.clock()))
-        if req.type != "question" or not req.question.strip() or not response.ok:
-            self._flush_scorer()
-            return
-        q = req.question.strip()
-        self._model_asks = 0
-        focus = req.topic if req.gap_type == "focus" else None
-        domain = self.domain(q, focus)
-        if not response.grounded:
-            self._ungrounded(req, response, stored, domain, store)
-        else:
-            grounded = [(p, ids) for p, ids in stored if p.source.kind in GROUNDING_KINDS and ids]
-            if prediction is not None:
-                self._check_prediction(req, prediction, grounded, verdict, domain)
-            if (
-                verdict.outcome == "failure"
-                and relevance_of_best is not None
-                and relevance_of_best < self.threshold
-                and response.sources
-            ):
-                self._irrelevant(req, response, relevance_of_best, domain)
-        self._flush_scorer()
 
     def _ungrounded(
         self,
