@@ -171,11 +171,17 @@ def test_cli_profile_on_a_generated_corpus(capsys):
     assert report["chunks"] > 50 and report["files"] >= 2
     assert set(STAGES) <= set(report["stages"])
     assert sum(report["stages"].values()) <= report["seconds"] + 1e-6
+    # The floor: raw py-lmdb puts of every entry integration left in the store, in as
+    # many commits (at least one per chunk's trace record, code row and digest).
+    floor = report["floor"]
+    assert floor["items"] >= 3 * report["chunks"] and floor["bytes"] > report["bytes"]
+    assert floor["commits"] == report["commits"] and floor["seconds"] > 0
+    assert floor["ratio"] == pytest.approx(floor["seconds"] / report["seconds"])
 
 
 def test_cli_profile_table(tmp_path, corpus, capsys):
     folder, _ = corpus
     assert main(["profile", str(folder)]) == 0
     out = capsys.readouterr().out
-    for stage in (*STAGES, "other", "total"):
+    for stage in (*STAGES, "other", "total", "floor"):
         assert any(line.startswith(stage) for line in out.splitlines()), stage

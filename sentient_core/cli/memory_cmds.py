@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import msgspec
+
 from sentient_core.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_RESOURCES,
@@ -190,6 +192,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     from sentient_core.core import Core
     from sentient_core.corpus import generate_corpus
     from sentient_core.integrate import STAGES, Integrator
+    from sentient_core.integrate.floor import raw_put_floor
     from sentient_core.progress import ProgressLine
 
     with tempfile.TemporaryDirectory(prefix="sentient-profile-") as tmp:
@@ -208,6 +211,8 @@ def _cmd_profile(args: argparse.Namespace) -> int:
             bar = ProgressLine()
             summary = integ.ingest(paths, progress=None if args.json else _ingest_progress(bar))
             bar.done()
+            # The same bytes put by raw py-lmdb, as many durable commits: the floor.
+            floor = raw_put_floor(core.store, summary.commits, durable=core.store.durable)
     st = summary.stages
     timed = st.total()
     other = max(summary.seconds - timed, 0.0)
@@ -215,6 +220,11 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         out = summary.as_dict()
         out["corpus"] = corpus
         out["untimed_seconds"] = other
+        out["floor"] = {
+            **msgspec.to_builtins(floor),
+            "chunks_per_s": summary.chunks / floor.seconds if floor.seconds else None,
+            "ratio": floor.seconds / summary.seconds if summary.seconds else None,
+        }
         print(json.dumps(out, indent=2))
         return 0
     print(f"corpus: {corpus}; {summary.files} files, {len(summary.skipped)} skipped")
@@ -229,6 +239,13 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         f" {summary.chunks_per_s:,.0f} chunks/s, {summary.mb_per_s:.2f} MB/s"
         f" ({summary.commits} commits)"
     )
+    if floor.seconds > 0 and summary.seconds > 0:
+        print(
+            f"floor      {floor.seconds:>9.3f}  raw LMDB puts of the same {floor.items:,} entries"
+            f" ({_fmt_mb(floor.bytes)}) in {floor.commits} commit(s):"
+            f" {summary.chunks / floor.seconds:,.0f} chunks/s; integration at"
+            f" {floor.seconds / summary.seconds:.2f} of the floor"
+        )
     return 0
 
 

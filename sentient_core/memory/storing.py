@@ -119,9 +119,14 @@ def prepare(w: Writer, items: Sequence[NewTrace]) -> Prepared:
 
 
 def _append(
-    w: Writer, txn: Txn, prepared: Prepared, keep: list[int]
+    w: Writer,
+    txn: Txn,
+    prepared: Prepared,
+    keep: list[int],
+    digests: Sequence[bytes] | None = None,
 ) -> tuple[list[TraceRecord], Change]:
-    """Append the records of ``prepared`` at positions ``keep`` in ``txn``, with their terms.
+    """Append the records of ``prepared`` at positions ``keep`` in ``txn``, with their terms
+    (``digests``: their content digests when the caller computed them already).
 
     Returns the stored records and the in-RAM update they owe after the commit.
     """
@@ -136,7 +141,7 @@ def _append(
         )
         write_state(txn, state)
     codes = prepared.codes[keep]
-    stored = traces.append(txn, records, codes)
+    stored = traces.append(txn, records, codes, digests=digests)
     # Their terms, in the same transaction (the lexical index is built from them).
     counts = mem_terms.select(prepared.terms, keep)
     mem_terms.write(txn, [r.id for r in stored], counts)
@@ -231,8 +236,9 @@ def store_unique(
     first: dict[bytes, int] = {}
     holders: dict[int, TraceRecord] = {}
     used: set[int] = set()
+    keys = [content.digest(r.text) for r in records]
     for i, rec_i in enumerate(records):
-        key = content.digest(rec_i.text)
+        key = keys[i]
         tid = content.lookup(txn, key)
         why = f"same content as trace {tid}"
         if tid is None and i in close:
@@ -261,7 +267,7 @@ def store_unique(
         traces.update(txn, bumped)
         holders[tid] = bumped
     keep = [i for i, (tid, _) in enumerate(plan) if tid == -1]
-    stored, change = _append(w, txn, prepared, keep)
+    stored, change = _append(w, txn, prepared, keep, [keys[i] for i in keep])
     new_by_item = dict(zip(keep, stored, strict=True))
     out: list[Stored] = []
     for i, (tid, why) in enumerate(plan):

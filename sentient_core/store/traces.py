@@ -49,7 +49,13 @@ DB = "traces"
 _UPGRADE_BATCH = 10_000
 
 
-def append(txn: Txn, records: Sequence[TraceRecord], rows: np.ndarray) -> list[TraceRecord]:
+def append(
+    txn: Txn,
+    records: Sequence[TraceRecord],
+    rows: np.ndarray,
+    *,
+    digests: Sequence[bytes] | None = None,
+) -> list[TraceRecord]:
     """Add traces and their code rows, and update the counters.
 
     Ids and rows are assigned here (``next_id + i`` and ``row_count + i``);
@@ -62,12 +68,16 @@ def append(txn: Txn, records: Sequence[TraceRecord], rows: np.ndarray) -> list[T
     records : sequence of TraceRecord
     rows : ndarray, shape (len(records), code_dim), float32
         One code row per record.
+    digests : sequence of bytes, optional
+        Their content digests (:func:`content.digest`), when the caller has them.
 
     Returns
     -------
     list of TraceRecord
         The stored records, with their ids and rows.
     """
+    if digests is not None and len(digests) != len(records):
+        raise StoreUsageError(f"{len(digests)} digests for {len(records)} records")
     if len(records) != (rows.shape[0] if getattr(rows, "ndim", 0) == 2 else -1):
         raise StoreUsageError(
             f"traces.append needs one code row per record: {len(records)} records,"
@@ -89,7 +99,8 @@ def append(txn: Txn, records: Sequence[TraceRecord], rows: np.ndarray) -> list[T
             )
         # The first active holder of a content keeps it (see sentient_core.store.content).
         if not rec.retired:
-            content.put(txn, content.digest(rec.text), rec.id)
+            key = digests[i] if digests is not None else content.digest(rec.text)
+            content.put(txn, key, rec.id)
         stored.append(rec)
     n = len(stored)
     txn.set_counters(
