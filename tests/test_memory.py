@@ -539,8 +539,8 @@ def test_a_failed_store_batch_leaves_mirror_and_store_unchanged(memory, store, m
     query_hits = hit_key(memory.recall("anything", k=3, touch=False))
     real = traces.append
 
-    def put_then_fail(txn, records, codes_):
-        real(txn, records, codes_)
+    def put_then_fail(txn, records, codes_, **kw):
+        real(txn, records, codes_, **kw)
         raise RuntimeError("injected failure after the puts")
 
     monkeypatch.setattr(traces, "append", put_then_fail)
