@@ -119,10 +119,11 @@ def test_create_writes_meta_and_reopen_keeps_it(tmp_path):
             c = txn.counters()
             assert (c.next_id, c.trace_count, c.row_count) == (0, 0, 0)
             # Every sub-database exists (entries() raises on a missing one); a new
-            # store holds only its header, counters and trace record version.
+            # store holds only its header, counters, trace record version and the mark
+            # that it keeps the mirror's column blocks.
             assert {name: txn.entries(name) for name in DB_NAMES} == {
                 **dict.fromkeys(DB_NAMES, 0),
-                "meta": 3,
+                "meta": 4,
             }
         s.write(lambda txn: traces.append(txn, [trace("a")], unit_rows(1, 12)))
     with Store.open(path) as s:

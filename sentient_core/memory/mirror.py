@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sentient_core.store import codes as store_codes
+from sentient_core.store import colblocks
 from sentient_core.store.columns import TraceColumns, iter_chunks
 from sentient_core.store.errors import CorruptRecordError
 from sentient_core.store.records import SMF_AXES
@@ -211,8 +212,11 @@ def load(txn: Txn, code_dim: int) -> tuple[Mirror, PrimeIndex]:
     n = txn.counters().row_count
     mirror = Mirror(max(MIN_CAPACITY, n + n // 2), code_dim)
     store_codes.read_all(txn, out=mirror.codes)
+    # The raw column blocks when the store keeps them (one frombuffer), else a decode of
+    # every trace record.
+    blocks = colblocks.load(txn, n)
     row_parts, prime_parts = [], []
-    for cols in iter_chunks(txn):
+    for cols in [blocks] if blocks is not None else iter_chunks(txn):
         mirror.put(cols, n, where)
         row_parts.append(np.repeat(cols.rows, cols.prime_counts))
         prime_parts.append(cols.primes)

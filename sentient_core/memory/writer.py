@@ -37,7 +37,7 @@ from sentient_core.memory import terms as mem_terms
 from sentient_core.memory.mirror import Mirror, PrimeIndex, load
 from sentient_core.memory.types import EncoderMismatchError, MemoryState, read_state
 from sentient_core.store import codes as store_codes
-from sentient_core.store import traces
+from sentient_core.store import colblocks, traces
 from sentient_core.store.columns import TraceColumns
 from sentient_core.store.records import TraceRecord
 from sentient_kernels.lexical import TermCounts
@@ -159,6 +159,13 @@ class Writer:
         self.clock = clock
         self.lock = threading.RLock()
         self._encoder = encoder
+        if not store.readonly:
+            # A store written before the column blocks gets them once (then the mirror
+            # loads without decoding a record).
+            with store.read() as txn:
+                missing = store.has_db(colblocks.DB) and not colblocks.enabled(txn)
+            if missing:
+                store.write(traces.backfill_columns)
         # buffers=False: py-lmdb makes bytes faster than memoryviews, and the trace
         # scan dominates the load; code blocks cost one extra memcpy that way.
         with store.read(buffers=False) as txn:

@@ -109,6 +109,17 @@ class TraceColumns:
         self.primes = primes
 
     @classmethod
+    def of_arrays(cls, **arrays: np.ndarray) -> TraceColumns:
+        """Columns given as arrays, one keyword per attribute (every one of them)."""
+        missing = set(cls.__slots__) - set(arrays)
+        if missing or set(arrays) - set(cls.__slots__):
+            raise TypeError(f"of_arrays needs exactly {sorted(cls.__slots__)}")
+        cols = cls.__new__(cls)
+        for name, value in arrays.items():
+            setattr(cols, name, value)
+        return cols
+
+    @classmethod
     def of_records(cls, recs: Sequence[TraceRecord]) -> TraceColumns:
         """Columns of decoded records."""
         n = len(recs)

@@ -105,10 +105,13 @@ DB_NAMES: tuple[str, ...] = (
     "terms",
     "layers",
     "recipes",
+    "columns",
 )
 """Named sub-databases every store has (SPEC §2)."""
 
-ADDED_LATER: frozenset[str] = frozenset({"content", "files", "terms", "layers", "recipes"})
+ADDED_LATER: frozenset[str] = frozenset(
+    {"content", "files", "terms", "layers", "recipes", "columns"}
+)
 """Sub-databases added after schema version 1 was released: a read-only open of
 an older store works without them (readers then see them as absent)."""
 
@@ -390,6 +393,8 @@ class Store(Transactions):
             txn.put(META_KEY, raw_meta, db=self._dbs["meta"])
             txn.put(COUNTERS_KEY, COUNTERS.encode(Counters()), db=self._dbs["meta"])
             txn.put(TRACE_VERSION_KEY, u64_key(TRACE_VERSION), db=self._dbs["meta"])
+            # A new store keeps the mirror's columns as raw blocks from its first trace.
+            txn.put(b"columns", b"\x01", db=self._dbs["meta"])
         self.meta = meta
 
     # -- properties and lifetime -------------------------------------------------------------

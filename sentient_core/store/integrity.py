@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import msgspec
 import numpy as np
 
-from sentient_core.store import files, table
+from sentient_core.store import colblocks, files, table
 from sentient_core.store.content import digest
 from sentient_core.store.errors import StoreError
 from sentient_core.store.records import (
@@ -140,6 +140,8 @@ def check_integrity(store: Store) -> IntegrityReport:
         _check_content(txn, problems)
         _check_files(txn, ids, problems)
         _check_terms(txn, ids, problems)
+        for problem in colblocks.problems(txn):  # the mirror's raw columns agree
+            problems.add(problem)
         _check_tables(txn, ids, problems)
         if counters is not None:
             if counters.trace_count != len(ids):

@@ -25,7 +25,7 @@ import msgspec
 import numpy as np
 
 from sentient_core.errors import NotFoundError
-from sentient_core.store import codes, content
+from sentient_core.store import codes, colblocks, content
 from sentient_core.store.errors import CorruptRecordError, StoreUsageError
 from sentient_core.store.records import TRACES, Counters, TraceRecord, key_u64, u64_key
 from sentient_core.store.txn import TRACE_VERSION_KEY
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "append",
+    "backfill_columns",
     "backfill_digests",
     "count",
     "get",
@@ -102,6 +103,7 @@ def append(
             key = digests[i] if digests is not None else content.digest(rec.text)
             content.put(txn, key, rec.id)
         stored.append(rec)
+    colblocks.put_records(txn, stored)
     n = len(stored)
     txn.set_counters(
         Counters(next_id=next_id + n, trace_count=before.trace_count + n, row_count=first_row + n)
@@ -127,6 +129,7 @@ def update(txn: Txn, record: TraceRecord) -> None:
             f"trace {record.id} owns code row {old.row}; an update cannot move it to {record.row}"
         )
     txn.raw.put(u64_key(record.id), TRACES.encode(record), db=txn.db(DB))
+    colblocks.put_records(txn, [record])
 
 
 def get(txn: Txn, trace_id: int) -> TraceRecord | None:
@@ -168,6 +171,12 @@ def iter_range(txn: Txn, start: int = 0, stop: int | None = None) -> Iterator[Tr
 def count(txn: Txn) -> int:
     """Number of trace records (from the counters)."""
     return txn.counters().trace_count
+
+
+def backfill_columns(txn: Txn) -> int:
+    """Fill the mirror's column blocks from every trace record (a store written before
+    them, :mod:`sentient_core.store.colblocks`); returns the rows written."""
+    return colblocks.backfill(txn, iter_range(txn))
 
 
 def backfill_digests(txn: Txn) -> int:
