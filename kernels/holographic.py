@@ -267,6 +267,24 @@ def _scan_topk(
 
 
 @jit()
+def _scan_topk_serial(
+    codes, queries, normalized, has_mask, valid, block_rows, heap_s, heap_i, heap_n, bad
+):
+    """:func:`_scan_topk` without a parallel region: for a scan of one block (a small
+    memory), where waking the thread pool costs more than the scan (the same result)."""
+    m = codes.shape[0]
+    prepared = _prepare_queries(queries)
+    for b in range(heap_n.shape[0]):
+        start = b * block_rows
+        stop = min(m, start + block_rows)
+        fill, first_bad = _scan_block(
+            codes, queries, prepared, normalized, has_mask, valid, start, stop, b, heap_s, heap_i
+        )
+        heap_n[b] = fill
+        bad[b] = first_bad
+
+
+@jit()
 def _merge_one(heap_s, heap_i, heap_n, k, out_i, out_s):
     """One query's (nblocks, kb) heaps into its top-k, sorted by (-score, index)."""
     nblocks = heap_s.shape[0]
@@ -414,9 +432,9 @@ def _search(codes, queries, k, normalized, valid):
     heap_i = np.empty((nq, nblocks, kb), dtype=np.int64)
     heap_n = np.empty(nblocks, dtype=np.int64)
     bad = np.empty(nblocks, dtype=np.int64)
-    _scan_topk(
-        codes, queries, bool(normalized), has_mask, mask, block_rows, heap_s, heap_i, heap_n, bad
-    )
+    # One block (up to _MIN_BLOCK_ROWS rows): no parallel region to wake.
+    scan = _scan_topk if nblocks > 1 else _scan_topk_serial
+    scan(codes, queries, bool(normalized), has_mask, mask, block_rows, heap_s, heap_i, heap_n, bad)
     bad_rows = bad[bad >= 0]
     if bad_rows.size:
         raise ValueError(f"codes contains non-finite value(s) (NaN or inf) in row {bad_rows[0]}")
@@ -583,15 +601,18 @@ def interference_grid(prime_state: np.ndarray, primes: np.ndarray, size: int = 3
 
 
 def _warmup() -> None:
-    codes = np.ones((3, 4), dtype=np.float32)
     query = np.ones(4, dtype=np.float32)
-    topk_cosine(codes, query, 2)
-    topk_cosine(codes, query, 2, normalized=True, valid=np.ones(3, dtype=np.bool_))
-    topk_cosine_batch(codes, np.ones((2, 4), dtype=np.float32), 2)
     # Read-only queries (e.g. an encoder's frozen code) are a separate Numba type.
     frozen = np.ones(4, dtype=np.float32)
     frozen.setflags(write=False)
-    topk_cosine(codes, frozen, 2, normalized=True, valid=np.ones(3, dtype=np.bool_))
+    # One block (the serial scan) and several (the parallel one).
+    for m in (3, 2 * _MIN_BLOCK_ROWS + 1):
+        codes = np.ones((m, 4), dtype=np.float32)
+        topk_cosine(codes, query, 2)
+        topk_cosine(codes, query, 2, normalized=True, valid=np.ones(m, dtype=np.bool_))
+        topk_cosine_batch(codes, np.ones((2, 4), dtype=np.float32), 2)
+        topk_cosine(codes, frozen, 2, normalized=True, valid=np.ones(m, dtype=np.bool_))
+    codes = np.ones((3, 4), dtype=np.float32)
     normalize_rows(codes)
     mask = np.ones(3, dtype=np.uint8)
     _topk_into(codes, query, 2, False, True, mask, np.empty(2, np.int64), np.empty(2))

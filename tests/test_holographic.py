@@ -378,3 +378,39 @@ def test_warmup_runs():
     assert math.isfinite(
         holo.topk_cosine(np.ones((1, 1), np.float32), np.ones(1, np.float32), 1)[1][0]
     )
+
+
+def test_the_serial_and_the_parallel_scan_agree_block_for_block():
+    # One block takes the serial scan (no thread pool to wake for a small memory); the
+    # two kernels must give the same heaps on the same blocks, ties and all.
+    from sentient_kernels import holographic as hk
+
+    rng = np.random.default_rng(7)
+    m, d, k = 3 * hk._MIN_BLOCK_ROWS + 5, 8, 10
+    codes = rng.standard_normal((m, d)).astype(np.float32)
+    codes[100] = codes[5000] = codes[1]  # planted ties across blocks
+    queries = rng.standard_normal((2, d)).astype(np.float32)
+    valid = (rng.random(m) > 0.1).astype(np.uint8)
+    out = []
+    for scan in (hk._scan_topk, hk._scan_topk_serial):
+        nblocks = -(-m // hk._MIN_BLOCK_ROWS)
+        heap_s = np.empty((2, nblocks, k))
+        heap_i = np.empty((2, nblocks, k), dtype=np.int64)
+        heap_n = np.empty(nblocks, dtype=np.int64)
+        bad = np.empty(nblocks, dtype=np.int64)
+        scan(codes, queries, False, True, valid, hk._MIN_BLOCK_ROWS, heap_s, heap_i, heap_n, bad)
+        out.append((heap_s, heap_i, heap_n, bad))
+    (ps, pi, pn, pbad), (ss, si, sn, sbad) = out
+    assert np.array_equal(pn, sn) and np.array_equal(pbad, sbad)
+    for blk, fill in enumerate(pn.tolist()):  # a heap's unfilled slots are never read
+        assert np.array_equal(ps[:, blk, :fill], ss[:, blk, :fill])
+        assert np.array_equal(pi[:, blk, :fill], si[:, blk, :fill])
+    # Through the public function: one block (serial) equals the naive top-k.
+    small = codes[: hk._MIN_BLOCK_ROWS]
+    ids, scores = hk.topk_cosine(small, queries[0], k)
+    sims = (small.astype(np.float64) @ queries[0]) / (
+        np.linalg.norm(small.astype(np.float64), axis=1) * np.linalg.norm(queries[0])
+    )
+    want = sorted(range(small.shape[0]), key=lambda i: (-sims[i], i))[:k]
+    assert ids.tolist() == want
+    assert np.allclose(scores, sims[want], atol=1e-6)
