@@ -44,6 +44,71 @@ _BLOCKS_PER_THREAD = 8
 _MIN_BLOCK_ROWS = 2048
 
 
+@jit(fastmath=False)
+def _scored_block(
+    codes,
+    query,
+    q64,
+    inv_qnorm,
+    margin,
+    valid,
+    static,
+    last_access,
+    w_cos,
+    w_rec,
+    now,
+    recency_s,
+    start,
+    stop,
+    b,
+    heap_s,
+    heap_i,
+):
+    """One block of :func:`_scan_scored`: its heap and fill count, and its first
+    non-finite row (-1: none)."""
+    kb = heap_s.shape[2]
+    rec_bound = max(0.0, w_rec)
+    n = 0
+    first_bad = -1
+    for i in range(start, stop):
+        if valid[i] == 0:
+            continue
+        base = static[i]
+        if n == kb:
+            est = np.float64(_dot_f32(codes[i], query)) * inv_qnorm
+            if w_cos * est + base + rec_bound + margin < heap_s[0, b, 0]:
+                continue
+        age = now - last_access[i]
+        if age < 0.0:
+            age = 0.0
+        s = w_cos * (_dot_f64(codes[i], q64) * inv_qnorm) + base
+        s += w_rec * math.exp(-age / recency_s)
+        if not math.isfinite(s):
+            first_bad = i
+            break
+        if n < kb:
+            _heap_push(heap_s[0, b], heap_i[0, b], n, s, i)
+            n += 1
+        elif s > heap_s[0, b, 0]:
+            _heap_replace_root(heap_s[0, b], heap_i[0, b], kb, s, i)
+    return n, first_bad
+
+
+@jit(fastmath=False)
+def _query_terms(query, w_cos):
+    """The query in float64, 1/|query|, and the screening margin of the float32 estimate."""
+    d = query.shape[0]
+    unit = 2.0**-24
+    gamma = d * unit / (1.0 - d * unit)
+    q64 = np.empty(d)
+    qq = 0.0
+    for j in range(d):
+        q64[j] = query[j]
+        qq += q64[j] * q64[j]
+    # |dot32 − dot| ≤ γ_D |row| |q| with |row| = 1: the cosine error is ≤ γ_D, scaled by |w_cos|.
+    return q64, 1.0 / math.sqrt(qq), 2.5 * gamma * abs(w_cos)
+
+
 @jit(parallel=True, fastmath=False)
 def _scan_scored(
     codes,
@@ -61,48 +126,70 @@ def _scan_scored(
     heap_n,
     bad,
 ):
-    m, d = codes.shape
-    nblocks = heap_n.shape[0]
-    kb = heap_s.shape[2]
-    unit = 2.0**-24
-    gamma = d * unit / (1.0 - d * unit)
-    q64 = np.empty(d)
-    qq = 0.0
-    for j in range(d):
-        q64[j] = query[j]
-        qq += q64[j] * q64[j]
-    inv_qnorm = 1.0 / math.sqrt(qq)
-    # |dot32 − dot| ≤ γ_D |row| |q| with |row| = 1: the cosine error is ≤ γ_D, scaled by |w_cos|.
-    margin = 2.5 * gamma * abs(w_cos)
-    rec_bound = max(0.0, w_rec)
-    for b in prange(nblocks):
-        start = b * block_rows
-        stop = min(m, start + block_rows)
-        n = 0
-        first_bad = -1
-        for i in range(start, stop):
-            if valid[i] == 0:
-                continue
-            base = static[i]
-            if n == kb:
-                est = np.float64(_dot_f32(codes[i], query)) * inv_qnorm
-                if w_cos * est + base + rec_bound + margin < heap_s[0, b, 0]:
-                    continue
-            age = now - last_access[i]
-            if age < 0.0:
-                age = 0.0
-            s = w_cos * (_dot_f64(codes[i], q64) * inv_qnorm) + base
-            s += w_rec * math.exp(-age / recency_s)
-            if not math.isfinite(s):
-                first_bad = i
-                break
-            if n < kb:
-                _heap_push(heap_s[0, b], heap_i[0, b], n, s, i)
-                n += 1
-            elif s > heap_s[0, b, 0]:
-                _heap_replace_root(heap_s[0, b], heap_i[0, b], kb, s, i)
-        heap_n[b] = n
-        bad[b] = first_bad
+    m = codes.shape[0]
+    q64, inv_qnorm, margin = _query_terms(query, w_cos)
+    for b in prange(heap_n.shape[0]):
+        heap_n[b], bad[b] = _scored_block(
+            codes,
+            query,
+            q64,
+            inv_qnorm,
+            margin,
+            valid,
+            static,
+            last_access,
+            w_cos,
+            w_rec,
+            now,
+            recency_s,
+            b * block_rows,
+            min(m, (b + 1) * block_rows),
+            b,
+            heap_s,
+            heap_i,
+        )
+
+
+@jit(fastmath=False)
+def _scan_scored_serial(
+    codes,
+    query,
+    valid,
+    static,
+    last_access,
+    w_cos,
+    w_rec,
+    now,
+    recency_s,
+    block_rows,
+    heap_s,
+    heap_i,
+    heap_n,
+    bad,
+):
+    """:func:`_scan_scored` without a parallel region (one block: the same result)."""
+    m = codes.shape[0]
+    q64, inv_qnorm, margin = _query_terms(query, w_cos)
+    for b in range(heap_n.shape[0]):
+        heap_n[b], bad[b] = _scored_block(
+            codes,
+            query,
+            q64,
+            inv_qnorm,
+            margin,
+            valid,
+            static,
+            last_access,
+            w_cos,
+            w_rec,
+            now,
+            recency_s,
+            b * block_rows,
+            min(m, (b + 1) * block_rows),
+            b,
+            heap_s,
+            heap_i,
+        )
 
 
 def topk_scored(
@@ -174,7 +261,9 @@ def topk_scored(
     heap_i = np.empty((1, nblocks, kb), dtype=np.int64)
     heap_n = np.empty(nblocks, dtype=np.int64)
     bad = np.empty(nblocks, dtype=np.int64)
-    _scan_scored(
+    # One block: no parallel region to wake (the same heaps).
+    scan = _scan_scored if nblocks > 1 else _scan_scored_serial
+    scan(
         codes,
         query,
         valid,
@@ -198,15 +287,17 @@ def topk_scored(
 
 
 def _warmup() -> None:
-    codes = np.ones((3, 4), dtype=np.float32) / 2
-    topk_scored(
-        codes,
-        np.ones(4, dtype=np.float32),
-        2,
-        valid=np.ones(3, dtype=np.uint8),
-        static=np.zeros(3),
-        last_access=np.zeros(3),
-        w_cos=1.0,
-        w_rec=0.2,
-        now=1.0,
-    )
+    # One block (the serial scan) and several (the parallel one).
+    for m in (3, 2 * _MIN_BLOCK_ROWS + 1):
+        codes = np.ones((m, 4), dtype=np.float32) / 2
+        topk_scored(
+            codes,
+            np.ones(4, dtype=np.float32),
+            2,
+            valid=np.ones(m, dtype=np.uint8),
+            static=np.zeros(m),
+            last_access=np.zeros(m),
+            w_cos=1.0,
+            w_rec=0.2,
+            now=1.0,
+        )

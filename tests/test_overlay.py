@@ -72,3 +72,14 @@ def test_bad_arguments_raise():
     p["valid"][:] = False
     rows, scores = topk_scored(k=3, w_cos=1.0, w_rec=0.0, **p)
     assert rows.size == 0 and scores.size == 0
+
+
+@pytest.mark.parametrize("m", [1, 7, 1000, 2048])
+def test_one_block_takes_the_serial_scan_with_the_same_answer(m):
+    # Up to one block of rows the scan runs without a parallel region (nothing to share).
+    p = _problem(11, m=m)
+    for k in (1, 10):
+        rows, scores = topk_scored(k=k, w_cos=1.0, w_rec=0.3, **p)
+        ref_rows, ref_scores = naive_overlay.topk_scored(k=k, w_cos=1.0, w_rec=0.3, **p)
+        np.testing.assert_allclose(scores, ref_scores, rtol=0, atol=1e-12)
+        assert rows.tolist() == ref_rows.tolist()
