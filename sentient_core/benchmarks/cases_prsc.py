@@ -21,6 +21,9 @@ import numpy as np
 from sentient_core.benchmarks.cases import Case
 from sentient_kernels import prsc
 
+# The kernels this module's cases time (``bench --only`` builds no other module's fixtures).
+KERNELS = ("prsc.run",)
+
 TWO_PI = 2.0 * math.pi
 DT = 1.0 / 60.0
 COUPLING = 0.3
