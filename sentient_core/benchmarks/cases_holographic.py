@@ -9,6 +9,8 @@ machine can read the matrix at all (the bandwidth ceiling).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import prange
 
@@ -87,7 +89,7 @@ def cases(scale: float) -> list[Case]:
     size = f"{rows / 1e6:g}M×{D} f32, k={k}"
     size_batch = f"{rows / 1e6:g}M×{D} f32, {N_BATCH} queries, k={k}"
     # Every row scans the codes once: its floor is reading them at this machine's bandwidth.
-    floor = {
+    floor: dict[str, Any] = {
         "floor": floors.stream_read(codes),
         "floor_name": f"parallel stream read of the {nbytes / 1e9:.2f} GB of codes",
     }

@@ -24,6 +24,7 @@ import atexit
 import shutil
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
 
@@ -128,7 +129,7 @@ def _size_cases(rows: int, full: bool) -> list[Case]:
     label = f"{rows / 1e6:g}M traces×{D}, k={k}"
     extra = {"build_s": built["build_s"]}
     # A recall scans every code once: its floor is reading the same bytes at full bandwidth.
-    floor = {
+    floor: dict[str, Any] = {
         "floor": floors.stream_read(matrix),
         "floor_name": f"parallel stream read of the {matrix.nbytes / 1e6:.0f} MB of codes",
     }
