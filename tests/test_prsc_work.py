@@ -88,15 +88,25 @@ def _steps_plain(phase, amplitude, frequency, steps, dt, coupling, decay):
         unchecked.prsc_run(phase, amplitude, frequency, 1, dt, coupling, decay)
 
 
+@numba.njit(fastmath=True)
+def _steps_with_work_fastmath(phase, amplitude, frequency, steps, dt, coupling, decay):
+    trig, parts = unchecked.prsc_new_work(phase.shape[0])
+    for _ in range(steps):
+        unchecked.prsc_run_work(phase, amplitude, frequency, 1, dt, coupling, decay, trig, parts)
+
+
 def test_step_by_step_from_njit_is_bit_identical_to_one_run_and_to_plain_steps():
     one = prsc.init_state(200, seed=5)
-    kept, plain = copy_state(one), copy_state(one)
+    kept, plain, fast = copy_state(one), copy_state(one), copy_state(one)
     prsc.run(one, 100)
     args = (prsc.DEFAULT_DT, prsc.DEFAULT_COUPLING, DECAY)
     _steps_with_work(kept.phase, kept.amplitude, kept.frequency, 100, *args)
     _steps_plain(plain.phase, plain.amplitude, plain.frequency, 100, *args)
+    # A fast-math caller must not change the kernel's arithmetic (no inlining).
+    _steps_with_work_fastmath(fast.phase, fast.amplitude, fast.frequency, 100, *args)
     assert_same(one, kept)
     assert_same(one, plain)
+    assert_same(one, fast)
 
 
 def test_unchecked_names_are_the_kernels():
