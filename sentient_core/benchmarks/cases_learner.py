@@ -8,8 +8,10 @@ chaperone that answers instantly with a canned grounded passage. Two rows: a
 typical iteration (gaps from the SMF and coherence: no memory probe) and one
 with a queued user question, which curiosity first probes against the whole
 memory (one exact top-1 scan of 100k × 256 float32 = 102 MB). So the time
-measured is everything except waiting on the network or the LLM. Every commit
-is durable (fsync). Target: < 5 ms median. The peer row is one
+measured is everything except waiting on the network or the LLM. The store is
+the shared bench store of :mod:`cases_memory`, opened ``durable=False``: commits
+are not fsynced (``python bench/learner_wait.py --durable`` measures what fsync
+adds: 5 commits a typical step, ~0.2 ms each on an idle disk). Target: < 5 ms median. The peer row is one
 ``memory.recall`` over the same 100k traces, for scale.
 """
 
