@@ -142,6 +142,11 @@ text_keywords(buf, offsets, word_cp, stop_table, min_chars, max_chars, cand_star
 text_excitation_csr(ex_re, ex_im, gain) -> (offsets, indices, amounts, phases)
     As :func:`sentient_kernels.excitation.excitation_csr`; equal shapes (undefined
     otherwise), finite sums.
+text_encode_one(buf, word_cp, stop_table, min_chars, max_chars, code_dim, bigram_weight, bank_primes, k_primes, gain, n_dominant) -> (code, n_tokens, indices, primes, amounts, phases, dominant)
+    One text (``buf`` alone, no offsets) through text_encode, text_excitation_csr
+    and text_dominant_order in one call, as :func:`sentient_kernels.text_one.encode_one`;
+    ``bank_primes`` int64 (n_bank ≥ 1), ``gain`` > 0, ``n_dominant ≥ 0``; the
+    requirements of text_encode otherwise.
 text_dominant_order(amounts, primes, k) -> int64 array
     As :func:`sentient_kernels.excitation.dominant_order`; ``primes`` at least as long as
     ``amounts`` (undefined otherwise). NaN amounts give an unspecified order.
@@ -179,6 +184,7 @@ from sentient_kernels import (
     sedenion,
     smf,
     text,
+    text_one,
     tick,
 )
 
@@ -202,6 +208,7 @@ __all__ = [
     "smf_update",
     "text_dominant_order",
     "text_encode",
+    "text_encode_one",
     "text_excitation_csr",
     "text_keywords",
 ]
@@ -229,6 +236,7 @@ run_ticks = tick._run_ticks
 text_encode = text._encode_kernel
 text_keywords = text._keyword_kernel
 text_excitation_csr = excitation._excitation_csr
+text_encode_one = text_one._encode_one
 text_dominant_order = excitation._dominant_order
 
 bm25_accumulate = bm25._accumulate

@@ -33,7 +33,6 @@ from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.ingest.keywords import keywords as _python_keywords
 from sentient_kernels import text as text_kernels
 from sentient_kernels import unchecked
-from sentient_kernels.text_one import encode_one
 
 __all__ = ["TokenEncoderConfig", "TokenPrimeEncoder"]
 
@@ -211,8 +210,8 @@ class TokenPrimeEncoder:
         astral = not data.isascii() and ASTRAL_LEAD.search(data) is not None
         # One kernel call (the batch path's kernels, fused): the observer encodes
         # texts one by one, and three dispatches cost as much as the encoding.
-        code, n_tokens, idx, primes, amounts, phases, dominant = encode_one(
-            data,
+        code, n_tokens, idx, primes, amounts, phases, dominant = unchecked.text_encode_one(
+            np.frombuffer(data, dtype=np.uint8),
             WORD_TABLE.get(True) if astral else WORD_TABLE.bmp,
             STOP_TABLE,
             MIN_TOKEN_CHARS,
@@ -233,7 +232,7 @@ class TokenPrimeEncoder:
             ),
             code=read_only(code),
             dominant_primes=tuple(dominant.tolist()),
-            n_tokens=n_tokens,
+            n_tokens=int(n_tokens),
         )
 
     def encode_many(self, texts: Sequence[str]) -> EncodedBatch:
