@@ -6,8 +6,10 @@ process so machine load weighs on both alike; medians.
     python bench/encode_one_ab.py --rounds 31 --ops 200
 
 Both paths give the same bits (tests/test_text_one.py); only the Python and the
-dispatches around the kernels differ. Measured (2-core machine, load ~1.5):
-16.5-17.2 µs before, 14.0-14.5 µs after, 1.18× (target < 50 µs).
+dispatches around the kernels differ. Measured (2-core machine shared with
+other work), medians of 31 rounds: 16.4-19.3 µs before, 14.0-16.2 µs after,
+1.13-1.20× at load ~2; 37.9 against 35.0 µs (1.08×) in a run at load 3.5.
+Target < 50 µs.
 """
 
 from __future__ import annotations
