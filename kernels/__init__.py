@@ -11,6 +11,7 @@ scorer       Bounded learned recall scorer (score, rank, SGD on judged outcomes)
 credit       Memory credit with hysteresis (strength changes from surprise events).
 tick         Fused observer tick: PRSC step + SMF update per step, in one call.
 text         Tokenise/hash/count UTF-8 text into hashed codes and keyword ranks.
+text_one     One text encoded end to end (code, excitation, strongest primes) in one call.
 lexical      Hashed terms per text (the encoder's tokens), counted, and their storage form.
 segments     Inverted-index segments over rows (build, merge).
 bm25         Exact BM25 top-k over posting segments, and a BM25 + cosine hybrid.
@@ -42,6 +43,7 @@ from sentient_kernels import (
     segments,
     smf,
     text,
+    text_one,
     tick,
     unchecked,
 )
@@ -61,6 +63,7 @@ __all__ = [
     "segments",
     "smf",
     "text",
+    "text_one",
     "tick",
     "unchecked",
 ]

@@ -85,6 +85,18 @@ prsc_run(phase, amplitude, frequency, steps, dt, coupling, decay) -> None
     with ``decay = 1 − damping·dt``. Requires equal lengths (undefined
     otherwise), finite values, amplitudes ≥ 0, ``steps ≥ 0``, ``dt > 0`` and
     ``decay`` in [0, 1]; NaN spreads to every phase through the mean field.
+    Allocates its scratch and recomputes every sin/cos per call: for many short
+    calls on one bank use prsc_run_work.
+prsc_new_work(n) -> (trig, parts)
+    Work arrays of prsc_run_work for a bank of ``n`` oscillators: ``trig``
+    (4, n) and ``parts`` (2, ceil(n / 1024)), float64. One pair per bank.
+prsc_run_work(phase, amplitude, frequency, steps, dt, coupling, decay, trig, parts) -> None
+    prsc_run with the caller's work arrays kept between calls (as
+    :func:`sentient_kernels.prsc.run_with_work`): no allocation, and the start
+    pass only when the bank changed since the last call on this work, so a
+    one-tick call costs one tick. Bit-identical to prsc_run however the ticks
+    are split. Preconditions of prsc_run, and ``trig``/``parts`` from
+    prsc_new_work(N) (shorter: undefined).
 prsc_coherence(phase, amplitude) -> float
     ``|Σ w e^{iφ}| / Σ w`` with ``w = max(0.1, A)``; ``amplitude`` at least as
     long as ``phase`` (undefined otherwise).
@@ -130,6 +142,11 @@ text_keywords(buf, offsets, word_cp, stop_table, min_chars, max_chars, cand_star
 text_excitation_csr(ex_re, ex_im, gain) -> (offsets, indices, amounts, phases)
     As :func:`sentient_kernels.excitation.excitation_csr`; equal shapes (undefined
     otherwise), finite sums.
+text_encode_one(buf, word_cp, stop_table, min_chars, max_chars, code_dim, bigram_weight, bank_primes, k_primes, gain, n_dominant) -> (code, n_tokens, indices, primes, amounts, phases, dominant)
+    One text (``buf`` alone, no offsets) through text_encode, text_excitation_csr
+    and text_dominant_order in one call, as :func:`sentient_kernels.text_one.encode_one`;
+    ``bank_primes`` int64 (n_bank ≥ 1), ``gain`` > 0, ``n_dominant ≥ 0``; the
+    requirements of text_encode otherwise.
 text_dominant_order(amounts, primes, k) -> int64 array
     As :func:`sentient_kernels.excitation.dominant_order`; ``primes`` at least as long as
     ``amounts`` (undefined otherwise). NaN amounts give an unspecified order.
@@ -167,6 +184,7 @@ from sentient_kernels import (
     sedenion,
     smf,
     text,
+    text_one,
     tick,
 )
 
@@ -176,8 +194,10 @@ __all__ = [
     "holographic_topk_cosine",
     "prsc_coherence",
     "prsc_excite",
+    "prsc_new_work",
     "prsc_prime_state",
     "prsc_run",
+    "prsc_run_work",
     "run_ticks",
     "sedenion_mul",
     "sedenion_mul_rows",
@@ -188,6 +208,7 @@ __all__ = [
     "smf_update",
     "text_dominant_order",
     "text_encode",
+    "text_encode_one",
     "text_excitation_csr",
     "text_keywords",
 ]
@@ -204,6 +225,8 @@ smf_similarity_rows = smf._similarity_rows_serial
 holographic_topk_cosine = holographic._topk_into
 
 prsc_run = prsc_tick._tick_loop_serial
+prsc_new_work = prsc_tick._new_work
+prsc_run_work = prsc_tick._tick_loop_kept
 prsc_coherence = prsc._coherence
 prsc_excite = prsc._excite
 prsc_prime_state = prsc._prime_state
@@ -213,6 +236,7 @@ run_ticks = tick._run_ticks
 text_encode = text._encode_kernel
 text_keywords = text._keyword_kernel
 text_excitation_csr = excitation._excitation_csr
+text_encode_one = text_one._encode_one
 text_dominant_order = excitation._dominant_order
 
 bm25_accumulate = bm25._accumulate

@@ -28,6 +28,7 @@ MODULES = (
     "tick",
     "text",
     "excitation",
+    "text_one",
     "postings",
     "lexical",
     "segments",

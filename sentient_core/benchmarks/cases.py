@@ -9,7 +9,14 @@ targets are stated for, small values give a quick smoke run (used by the
 test-suite to prove the table still works).
 
 A case module is registered by adding its domain to :data:`MODULES` (one
-line: ``"single",`` registers ``cases_single.py``). Optional peers are imported
+line: ``"single",`` registers ``cases_single.py``). Each module also names the
+kernels its cases time in a ``KERNELS`` tuple, so ``sentient bench --only X``
+calls only the factories of modules with a kernel matching X and builds no other
+fixture (a 1M-trace store takes minutes); a test checks every ``KERNELS`` against
+the rows the module really returns. A fixture that holds a temporary folder
+registers its removal with :func:`on_close`; the runner calls :func:`close` in a
+``finally`` (and at exit, for callers such as ``bench/test_bench.py`` that
+collect without the runner). Optional peers are imported
 with :func:`sentient_core.benchmarks.peers.load`; when one is missing, the case
 is still returned with ``peer=None`` and ``peer_missing`` set to its name, so
 the runner can say which rows the missing peer would have produced.
@@ -17,12 +24,13 @@ the runner can say which rows the missing peer would have produced.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 
-__all__ = ["MODULES", "Case", "collect", "module"]
+__all__ = ["MODULES", "Case", "close", "collect", "module", "on_close", "selected"]
 
 # The registry: one domain per line, in the order of the table. Domain ``x``
 # is the module ``sentient_core.benchmarks.cases_x``.
@@ -40,6 +48,30 @@ MODULES = (
     "learner",
     "single",
 )
+
+
+# Removals of temporary fixtures (folders, stores), last registered first.
+_CLOSERS: list[Callable[[], None]] = []
+
+
+def on_close(fn: Callable[[], None]) -> None:
+    """Register ``fn`` to run at :func:`close` (the end of a bench run, or at exit)."""
+    _CLOSERS.append(fn)
+
+
+def close() -> None:
+    """Run and forget every registered closer, last first; each runs even if one fails."""
+    errors: list[BaseException] = []
+    while _CLOSERS:
+        try:
+            _CLOSERS.pop()()
+        except Exception as exc:  # the others must still run
+            errors.append(exc)
+    if errors:
+        raise errors[0]
+
+
+atexit.register(close)
 
 
 def module(domain: str) -> ModuleType:
@@ -97,6 +129,14 @@ class Case:
         optional peer library this row needs and could not import.
     notes : dict
         Extra facts reported with the row (e.g. the store build time).
+    floor : callable or None
+        Zero-argument callable doing the least work the hardware needs for
+        what ``ours`` does — streaming the same bytes once for a scan, raw
+        LMDB puts of the same bytes for integration — timed in the same rounds
+        so the row says how close ours runs to the physical limit. When it is
+        the very callable ``peer``, the peer's timings are reused.
+    floor_name : str
+        What ``floor`` does, e.g. ``"parallel stream read of the 1.0 GB"``.
     """
 
     kernel: str
@@ -115,15 +155,23 @@ class Case:
     check: Callable[[], None] | None = None
     peer_missing: str | None = None
     notes: dict = field(default_factory=dict)
+    floor: Callable[[], object] | None = None
+    floor_name: str = ""
+
+
+def selected(only: str | None = None) -> list[str]:
+    """The domains whose ``KERNELS`` have a name containing ``only`` (all when ``None``)."""
+    return [d for d in MODULES if only is None or any(only in k for k in module(d).KERNELS)]
 
 
 def collect(scale: float = 1.0, only: str | None = None) -> list[Case]:
-    """Build every case of every module (optionally those whose kernel name contains ``only``).
+    """Build the cases whose kernel name contains ``only`` (every case when ``None``).
 
-    Cases whose peer is missing are included (``peer_missing`` set); the runner
-    decides what to time.
+    Only the modules that declare a matching kernel are asked for their cases,
+    so no other module's fixtures are built. Cases whose peer is missing are
+    included (``peer_missing`` set); the runner decides what to time.
     """
     out: list[Case] = []
-    for domain in MODULES:
+    for domain in selected(only):
         out.extend(c for c in module(domain).cases(scale) if only is None or only in c.kernel)
     return out

@@ -12,6 +12,9 @@ import numpy as np
 from sentient_core.benchmarks.cases import Case
 from sentient_kernels import credit
 
+# The kernels this module's cases time (``bench --only`` builds no other module's fixtures).
+KERNELS = ("credit.apply_events",)
+
 
 def python_loop(state: credit.CreditState, memory_index, direction, surprise) -> list[float]:
     """The credit rules one event at a time in plain Python (lists in, lists out)."""

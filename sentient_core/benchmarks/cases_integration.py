@@ -25,6 +25,9 @@ from sentient_core.corpus import generate_corpus
 from sentient_core.ingest import chunk_text, extract_text
 from sentient_core.integrate import DEFAULT_BATCH, Integrator
 
+# The kernels this module's cases time (``bench --only`` builds no other module's fixtures).
+KERNELS = ("integration.files",)
+
 TARGET_CHUNKS_PER_S = 5_000.0
 _CACHE: dict[int, tuple[Path, list[Path], list[bytes]]] = {}
 
@@ -88,5 +91,7 @@ def cases(scale: float) -> list[Case]:
             target=f"≥ {TARGET_CHUNKS_PER_S:,.0f} chunks/s end-to-end, durable",
             target_met=target_met,
             repeat=5,
+            floor=raw_lmdb,
+            floor_name="raw py-lmdb durable puts of the same bytes (the peer)",
         )
     ]

@@ -8,13 +8,16 @@ chaperone that answers instantly with a canned grounded passage. Two rows: a
 typical iteration (gaps from the SMF and coherence: no memory probe) and one
 with a queued user question, which curiosity first probes against the whole
 memory (one exact top-1 scan of 100k × 256 float32 = 102 MB). So the time
-measured is everything except waiting on the network or the LLM. Every commit
-is durable (fsync). Target: < 5 ms median. The peer row is one
+measured is everything except waiting on the network or the LLM. The store is
+the shared bench store of :mod:`cases_memory`, opened ``durable=False``: commits
+are not fsynced (``python bench/learner_wait.py --durable`` measures what fsync
+adds: 5 commits a typical step, ~0.2 ms each on an idle disk). Target: < 5 ms median. The peer row is one
 ``memory.recall`` over the same 100k traces, for scale.
 """
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 
 from sentient_core.autonomy.budget import BudgetCaps
-from sentient_core.benchmarks.cases import Case
+from sentient_core.benchmarks.cases import Case, on_close
 from sentient_core.benchmarks.cases_memory import build_store
 from sentient_core.learning.learner import LearnerConfig
 from sentient_core.learning.questions import QuestionBook
@@ -32,6 +35,12 @@ from sentient_core.memory import HolographicMemory
 from sentient_core.misses import MissLog
 from sentient_core.observer import Observer
 from sentient_core.vocab import ChaperoneResponse, Source
+
+# The kernels this module's cases time (``bench --only`` builds no other module's fixtures).
+KERNELS = (
+    "learner.step",
+    "learner.step[user question]",
+)
 
 if TYPE_CHECKING:
     from sentient_core.core import Core
@@ -99,6 +108,16 @@ def cases(scale: float) -> list[Case]:
         env={},
     )
     learner.chaperone = InstantChaperone()  # type: ignore[assignment]  # duck-typed stand-in
+
+    def remove() -> None:
+        # The learner's audit log and session files live in tmp: flush and drop them
+        # when the bench run ends (every run used to leave one folder behind).
+        try:
+            learner.close()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    on_close(remove)
     # Every timed step must find SMF gaps: no axis cooldown (with the default
     # 5 and two axes a step, one step in six had none ready and did nothing).
     learner.curiosity.config = msgspec.structs.replace(learner.curiosity.config, axis_cooldown=0)

@@ -39,7 +39,15 @@ from sentient_core.benchmarks import peers
 from sentient_core.benchmarks.cases import Case
 from sentient_core.memory import HolographicMemory, NewTrace
 
-__all__ = ["build", "cases", "latency"]
+# The kernels this module's cases time (``bench --only`` builds no other module's fixtures).
+KERNELS = (
+    "lexical.open",
+    "lexical.recall[bm25]",
+    "lexical.recall[cosine]",
+    "lexical.recall[hybrid]",
+)
+
+__all__ = ["KERNELS", "build", "cases", "latency"]
 
 D = 256
 K = 10

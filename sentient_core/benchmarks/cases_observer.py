@@ -30,6 +30,13 @@ from sentient_core.benchmarks.cases_smf import numpy_delta
 from sentient_core.observer import Observer
 from sentient_kernels import prsc, smf, tick
 
+# The kernels this module's cases time (``bench --only`` builds no other module's fixtures).
+KERNELS = (
+    "observer.process_text+tick",
+    "observer.tick",
+    "tick.run_ticks",
+)
+
 TWO_PI = 2.0 * math.pi
 N_OSC = 64
 TEXT = (

@@ -9,17 +9,28 @@ Rows
   cost per osc-step shows whether a tick is linear in N. Peers: numpy pairwise
   at 1k; at ≥ 10k the pairwise matrix is infeasible (10^10 entries per tick),
   so the peer is numpy's vectorised mean-field loop (the same O(N) algorithm).
+* ``prsc.run[step by step]``: 64 oscillators advanced one tick per call from
+  ``@njit`` code, 10k calls, on caller-owned work arrays
+  (``unchecked.prsc_run_work``). Its floor and first peer is the same 10k ticks
+  in one call (what a tick costs); the second peer is the same loop over plain
+  ``unchecked.prsc_run``, which allocates and recomputes sin/cos each call.
+  Target: ≥ 0.8 of the one-call speed per tick.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import numpy as np
 
 from sentient_core.benchmarks.cases import Case
-from sentient_kernels import prsc
+from sentient_kernels import prsc, unchecked
+from sentient_kernels.config import jit
+
+# The kernels this module's cases time (``bench --only`` builds no other module's fixtures).
+KERNELS = ("prsc.run", "prsc.run[step by step]")
 
 TWO_PI = 2.0 * math.pi
 DT = 1.0 / 60.0
@@ -116,8 +127,71 @@ def _run_case(
     )
 
 
+@jit()
+def _steps_kept(phase, amplitude, frequency, steps, dt, coupling, decay, trig, parts):
+    for _ in range(steps):
+        unchecked.prsc_run_work(phase, amplitude, frequency, 1, dt, coupling, decay, trig, parts)
+
+
+@jit()
+def _steps_plain(phase, amplitude, frequency, steps, dt, coupling, decay):
+    for _ in range(steps):
+        unchecked.prsc_run(phase, amplitude, frequency, 1, dt, coupling, decay)
+
+
+def _step_by_step_cases(scale: float) -> list[Case]:
+    steps = max(100, round(10_000 * scale))
+    decay = 1.0 - DAMPING * DT
+    kept, plain, whole = (prsc.init_state(64, seed=9) for _ in range(3))
+    trig, parts = unchecked.prsc_new_work(64)
+
+    def ours() -> None:
+        _steps_kept(*kept[:3], steps, DT, COUPLING, decay, trig, parts)
+
+    def one_call() -> None:
+        unchecked.prsc_run(*whole[:3], steps, DT, COUPLING, decay)
+
+    def plain_steps() -> None:
+        _steps_plain(*plain[:3], steps, DT, COUPLING, decay)
+
+    def check() -> None:
+        a, b = prsc.init_state(64, seed=9), prsc.init_state(64, seed=9)
+        t, q = unchecked.prsc_new_work(64)
+        _steps_kept(*a[:3], 50, DT, COUPLING, decay, t, q)
+        unchecked.prsc_run(*b[:3], 50, DT, COUPLING, decay)
+        np.testing.assert_array_equal(a.phase, b.phase)
+        np.testing.assert_array_equal(a.amplitude, b.amplitude)
+
+    common: dict[str, Any] = {
+        "kernel": "prsc.run[step by step]",
+        "size": f"64 osc, {steps:,} one-tick calls from @njit",
+        "ours": ours,
+        "items": steps,
+        "item_unit": "ticks",
+        "floor": one_call,
+        "floor_name": f"the same {steps:,} ticks in one prsc.run call",
+        "check": check,
+        "settle": False,
+    }
+    return [
+        Case(
+            peer=one_call,
+            peer_name=f"{steps:,} ticks in one call",
+            target="≥ 0.8 of the one-call speed per tick",
+            target_met=lambda o, p: p is not None and p / o >= 0.8,
+            **common,
+        ),
+        Case(
+            peer=plain_steps,
+            peer_name="one-tick calls of plain prsc_run",
+            target="report only (the cost it removes)",
+            **common,
+        ),
+    ]
+
+
 def cases(scale: float) -> list[Case]:
-    out = []
+    out = _step_by_step_cases(scale)
     # 64 × 10k: the learning core's bank over ~3 minutes of 60 Hz ticks.
     steps = max(10, round(10_000 * scale))
     target_rate = 64 * 10_000 / 0.020  # 20 ms per 640k osc-steps

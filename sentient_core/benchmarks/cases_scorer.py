@@ -25,6 +25,9 @@ from sentient_core.benchmarks import peers
 from sentient_core.benchmarks.cases import Case
 from sentient_kernels import scorer
 
+# The kernels this module's cases time (``bench --only`` builds no other module's fixtures).
+KERNELS = ("scorer.sgd_batch",)
+
 F = 20
 FULL_SAMPLES = 1_000_000
 FULL_RIVER_SAMPLES = 20_000

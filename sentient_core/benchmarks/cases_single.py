@@ -40,7 +40,20 @@ import numpy as np
 from sentient_core.benchmarks.cases import Case
 from sentient_kernels import prsc, sedenion, smf, unchecked
 
-__all__ = ["OVERHEAD_TARGET_S", "REPEAT", "cases", "main"]
+# The kernels this module's cases time (``bench --only`` builds no other module's fixtures).
+KERNELS = (
+    "single.prsc.run",
+    "single.sedenion.mul",
+    "single.sedenion.mul[out]",
+    "single.smf.entropy",
+    "single.smf.similarity",
+    "single.smf.similarity[out]",
+    "single.smf.similarity_pair",
+    "single.smf.update",
+    "single.smf.update[out]",
+)
+
+__all__ = ["KERNELS", "OVERHEAD_TARGET_S", "REPEAT", "cases", "main"]
 
 #: Allowed extra cost of a checked call over the bare dispatch (seconds).
 OVERHEAD_TARGET_S = 1e-6

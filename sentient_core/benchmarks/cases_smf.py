@@ -18,8 +18,15 @@ import math
 
 import numpy as np
 
+from sentient_core.benchmarks import floors
 from sentient_core.benchmarks.cases import Case
 from sentient_kernels import smf
+
+# The kernels this module's cases time (``bench --only`` builds no other module's fixtures).
+KERNELS = (
+    "smf.similarity",
+    "smf.update_batch",
+)
 
 DIM = 16
 N_OSC = 64
@@ -143,6 +150,8 @@ def _similarity_case(scale: float) -> Case:
         item_unit="rows",
         nbytes=others.nbytes,
         check=check,
+        floor=floors.stream_read(others),
+        floor_name=f"parallel stream read of the {others.nbytes / 1e6:.0f} MB of fields",
     )
 
 

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
+from sentient_core.benchmarks import cases as registry
 from sentient_core.benchmarks import peers
 from sentient_core.benchmarks.cases import Case, collect
 
@@ -31,6 +32,14 @@ class Result:
     case: Case
     ours_s: float
     peer_s: float | None
+    floor_s: float | None = None
+
+    @property
+    def of_floor(self) -> float | None:
+        """Floor time / our time: 1.0 = ours runs at the physical limit, 0.5 = twice its time."""
+        if self.floor_s is None or self.ours_s <= 0:
+            return None
+        return self.floor_s / self.ours_s
 
     @property
     def ratio(self) -> float | None:
@@ -73,6 +82,9 @@ class Result:
             "target": c.target,
             "target_met": self.met,
             "peer_missing": c.peer_missing,
+            "floor": c.floor_name or None,
+            "floor_median_s": self.floor_s,
+            "of_floor": self.of_floor,
         }
 
 
@@ -85,7 +97,8 @@ def _time_once(fn: Callable[[], object]) -> float:
 def measure(case: Case, repeat: int | None = None, settle: float = 0.0) -> Result:
     """Warm both sides once, then time each ``repeat`` times, interleaved; medians.
 
-    Rounds alternate which side goes first (ours/peer, then peer/ours), so a
+    Rounds alternate which side goes first (ours/peer, then peer/ours; the
+    floor, when the case has one, is a third side in the same rounds), so a
     drift in the machine's speed during the run (another process, a clock
     change) weighs on both sides alike instead of always on the second.
 
@@ -98,18 +111,26 @@ def measure(case: Case, repeat: int | None = None, settle: float = 0.0) -> Resul
     pause = settle if case.settle else 0.0
     if case.check is not None:
         case.check()
-    case.ours()
-    if case.peer is not None:
-        case.peer()
-    times: dict[str, list[float]] = {"ours": [], "peer": []}
     sides = [("ours", case.ours)] + ([("peer", case.peer)] if case.peer is not None else [])
+    # A floor that is the peer itself (raw LMDB puts) reuses the peer's timings.
+    floor_is_peer = case.floor is not None and case.floor is case.peer
+    if case.floor is not None and not floor_is_peer:
+        sides.append(("floor", case.floor))
+    for _side, fn in sides:
+        fn()
+    times: dict[str, list[float]] = {side: [] for side, _ in sides}
     for i in range(n):
         for side, fn in sides if i % 2 == 0 else sides[::-1]:
             if pause:
                 time.sleep(pause)
             times[side].append(_time_once(fn))
-    peer = times["peer"]
-    return Result(case, statistics.median(times["ours"]), statistics.median(peer) if peer else None)
+
+    def median(side: str) -> float | None:
+        got = times.get(side)
+        return statistics.median(got) if got else None
+
+    ours = statistics.median(times["ours"])
+    return Result(case, ours, median("peer"), median("peer" if floor_is_peer else "floor"))
 
 
 def _fmt_time(s: float | None) -> str:
@@ -144,7 +165,12 @@ def _fmt_rate(r: Result) -> str:
 
 
 def format_table(results: Iterable[Result]) -> str:
-    """Render results as a plain-text table (kernel, size, ours, peer, ratio, ...)."""
+    """Render results as a plain-text table (kernel, size, ours, peer, ratio, ...).
+
+    Rows with a physical floor show ``of floor`` (floor median / ours median)
+    and the floor's median; a legend after the table names each floor.
+    """
+    results = list(results)
     header = (
         "kernel",
         "size",
@@ -155,6 +181,7 @@ def format_table(results: Iterable[Result]) -> str:
         "throughput",
         "target",
         "met",
+        "of floor",
     )
     rows = [header]
     for r in results:
@@ -174,6 +201,7 @@ def format_table(results: Iterable[Result]) -> str:
                 _fmt_rate(r),
                 r.case.target,
                 "" if met is None else ("yes" if met else "NO"),
+                "" if r.of_floor is None else f"{r.of_floor:.2f} ({_fmt_time(r.floor_s)})",
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -182,6 +210,11 @@ def format_table(results: Iterable[Result]) -> str:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
+    floors = {(r.case.kernel, r.case.floor_name) for r in results if r.floor_s is not None}
+    if floors:
+        # No blank line: callers split the note before the table from the table on one.
+        lines.append("of floor = the floor's median / ours (1.00 = at the physical limit); floors:")
+        lines.extend(f"  {kernel}: {name}" for kernel, name in sorted(floors))
     return "\n".join(lines)
 
 
@@ -273,14 +306,20 @@ def run(
 ) -> Report:
     """Collect every case, time those whose peers are installed; ``progress`` gets a line per case.
 
-    ``settle`` defaults to 0.2 s at full scale and 0 for smoke runs.
+    ``settle`` defaults to 0.2 s at full scale and 0 for smoke runs. Temporary
+    fixtures registered with :func:`~sentient_core.benchmarks.cases.on_close`
+    are removed when the run ends, also when it fails.
     """
     if settle is None:
         settle = 0.2 if scale >= 1.0 else 0.0
-    to_time, skipped = plan(collect(scale, only))
-    results = []
-    for i, case in enumerate(to_time, 1):
-        if progress is not None:
-            progress(f"[{i}/{len(to_time)}] {case.kernel} {case.size} vs {case.peer_name}")
-        results.append(measure(case, repeat, settle))
+    try:
+        to_time, skipped = plan(collect(scale, only))
+        results = []
+        for i, case in enumerate(to_time, 1):
+            if progress is not None:
+                progress(f"[{i}/{len(to_time)}] {case.kernel} {case.size} vs {case.peer_name}")
+            results.append(measure(case, repeat, settle))
+    finally:
+        # Temporary fixtures (the learner's data folder) go with the run, even a failed one.
+        registry.close()
     return Report(results, missing_rows(skipped))

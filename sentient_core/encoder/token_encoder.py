@@ -208,16 +208,21 @@ class TokenPrimeEncoder:
             raise ArgumentTypeError(f"text must be str, got {type(text).__name__}")
         data = text.lower().encode("utf-8", "surrogatepass")
         astral = not data.isascii() and ASTRAL_LEAD.search(data) is not None
-        codes, n_tokens, ex_re, ex_im = self._run(
+        # One kernel call (the batch path's kernels, fused): the observer encodes
+        # texts one by one, and three dispatches cost as much as the encoding.
+        code, n_tokens, idx, primes, amounts, phases, dominant = unchecked.text_encode_one(
             np.frombuffer(data, dtype=np.uint8),
-            np.array([0, len(data)], dtype=np.int64),
-            excitation=True,
-            astral=astral,
+            WORD_TABLE.get(True) if astral else WORD_TABLE.bmp,
+            STOP_TABLE,
+            MIN_TOKEN_CHARS,
+            MAX_TOKEN_CHARS,
+            self.code_dim,
+            self._bigram_weight,
+            self.bank_primes,
+            self.config.primes_per_token,
+            self.config.excitation_gain,
+            self.config.n_dominant,
         )
-        _, idx, amounts, phases = unchecked.text_excitation_csr(
-            ex_re, ex_im, self.config.excitation_gain
-        )
-        primes = self.bank_primes[idx]
         return EncodedText(
             excitation=Excitation(
                 indices=read_only(idx),
@@ -225,13 +230,9 @@ class TokenPrimeEncoder:
                 amounts=read_only(amounts),
                 phases=read_only(phases),
             ),
-            code=read_only(codes[0]),
-            dominant_primes=tuple(
-                primes[
-                    unchecked.text_dominant_order(amounts, primes, self.config.n_dominant)
-                ].tolist()
-            ),
-            n_tokens=int(n_tokens[0]),
+            code=read_only(code),
+            dominant_primes=tuple(dominant.tolist()),
+            n_tokens=int(n_tokens),
         )
 
     def encode_many(self, texts: Sequence[str]) -> EncodedBatch:
