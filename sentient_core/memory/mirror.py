@@ -1,7 +1,7 @@
 """The in-RAM mirror of the memory: arrays by code row, and the prime index.
 
 :class:`Mirror` holds what recall needs, indexed by code row: the code matrix
-(one contiguous float32 array, capacity grows ×1.5), a ``valid`` mask (uint8;
+(one contiguous float32 array), a ``valid`` mask (uint8;
 0 for retired traces and rows without a trace), row → trace id, and per row the
 SMF orientation, ``created``, ``last_access``, ``strength``, ``importance`` and
 the length in tokens (``doc_len``, for BM25; ``lex_total`` sums it over the
@@ -14,7 +14,16 @@ each, the trace columns decoded in bulk by :mod:`sentient_core.store.columns`);
 the :class:`~sentient_core.memory.writer.Writer` appends the rows committed
 since (:meth:`Mirror.with_room`, :meth:`Mirror.put`, :meth:`PrimeIndex.add`). Rows ``[0, n)`` of a mirror
 are published: appends write rows beyond ``n`` first and publish the new ``n``
-last (or return a grown copy), so a concurrent reader never sees a half-written row.
+last (or return a grown mirror), so a concurrent reader never sees a half-written row.
+
+Growth without a copy: every array is a view of an anonymous memory mapping that
+reserves :data:`RESERVE_FACTOR` times the rows it starts with (address space only,
+``MAP_NORESERVE``: a page costs memory once a row on it is written). Growing within
+the reservation makes longer views of the same memory (:meth:`Mirror.with_room`); a
+reader keeps its shorter views, valid because the mapping is never unmapped while a
+view holds it. Only outgrowing the reservation copies, into a new one of
+:data:`RESERVE_FACTOR` times the rows, so a memory growing to ten million traces never
+holds two copies of its codes but once per reservation.
 """
 
 from __future__ import annotations
@@ -36,12 +45,41 @@ if TYPE_CHECKING:
 __all__ = ["Mirror", "Postings", "PrimeIndex", "load"]
 
 MIN_CAPACITY = 1024
+RESERVE_FACTOR = 8
+"""Rows of address space a mirror reserves per row it is created with."""
+
+# (name, row shape, dtype, fill of a new row) of every per-row array.
+_ARRAYS: tuple[tuple[str, tuple[int, ...], str, float], ...] = (
+    ("valid", (), "uint8", 0),
+    ("row_id", (), "int64", -1),
+    ("smf", (SMF_AXES,), "float64", 0),
+    ("created", (), "float64", 0),
+    ("last_access", (), "float64", 0),
+    ("strength", (), "float64", 0),
+    ("importance", (), "float64", 0),
+    ("doc_len", (), "int32", 0),
+)
+
+
+def _reserve(rows: int, row_shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """A (rows, *row_shape) array over an anonymous mapping that commits no memory up
+    front (zero pages until written)."""
+    import mmap
+
+    item = np.dtype(dtype).itemsize * int(np.prod(row_shape, dtype=np.int64))
+    size = max(1, rows * item)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
+    buf = mmap.mmap(-1, size, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    return np.frombuffer(
+        buf, dtype=dtype, count=rows * int(np.prod(row_shape, dtype=np.int64))
+    ).reshape((rows, *row_shape))
 
 
 class Mirror:
     """Arrays indexed by code row; rows ``[0, n)`` are meaningful (published)."""
 
     __slots__ = (
+        "_full",
         "active",
         "codes",
         "created",
@@ -56,35 +94,74 @@ class Mirror:
         "valid",
     )
 
-    def __init__(self, capacity: int, dim: int) -> None:
+    codes: np.ndarray
+    valid: np.ndarray
+    row_id: np.ndarray
+    smf: np.ndarray
+    created: np.ndarray
+    last_access: np.ndarray
+    strength: np.ndarray
+    importance: np.ndarray
+    doc_len: np.ndarray
+    _full: dict[str, np.ndarray]
+
+    def __init__(self, capacity: int, dim: int, *, reserve: int | None = None) -> None:
+        reserve = max(capacity, reserve if reserve is not None else RESERVE_FACTOR * capacity)
         self.n = 0
         self.active = 0
-        self.codes = np.empty((capacity, dim), dtype=np.float32)
-        self.valid = np.zeros(capacity, dtype=np.uint8)
-        self.row_id = np.full(capacity, -1, dtype=np.int64)
-        self.smf = np.zeros((capacity, SMF_AXES), dtype=np.float64)
-        self.created = np.zeros(capacity, dtype=np.float64)
-        self.last_access = np.zeros(capacity, dtype=np.float64)
-        self.strength = np.zeros(capacity, dtype=np.float64)
-        self.importance = np.zeros(capacity, dtype=np.float64)
-        self.doc_len = np.zeros(capacity, dtype=np.int32)
         self.lex_total = 0
+        # The whole reservation of each array; the attributes are views of its first
+        # ``capacity`` rows. A system that refuses the address space (strict overcommit)
+        # gets a reservation of exactly the capacity: growing then copies, as before.
+        try:
+            self._full = self._reserved(reserve, dim)
+        except (OSError, ValueError, OverflowError):
+            self._full = self._reserved(capacity, dim)
+        for name, _, _, fill in _ARRAYS:
+            if fill:
+                self._full[name][:capacity] = fill
+        self._views(capacity)
+
+    @staticmethod
+    def _reserved(rows: int, dim: int) -> dict[str, np.ndarray]:
+        full = {"codes": _reserve(rows, (dim,), "float32")}
+        for name, shape, dtype, _ in _ARRAYS:
+            full[name] = _reserve(rows, shape, dtype)
+        return full
+
+    def _views(self, capacity: int) -> None:
+        for name, full in self._full.items():
+            setattr(self, name, full[:capacity])
 
     @property
     def capacity(self) -> int:
         return self.codes.shape[0]
 
+    @property
+    def reserved(self) -> int:
+        """Rows the mirror can grow to without a copy."""
+        return self._full["codes"].shape[0]
+
     def with_room(self, rows: int) -> Mirror:
-        """This mirror if ``rows`` rows fit, else a grown copy (never shared with readers)."""
+        """This mirror if ``rows`` rows fit, else a grown one: longer views of the same
+        reserved memory (no copy) while the reservation holds them, a copy into a new
+        reservation otherwise. A reader keeps the mirror it took."""
         if rows <= self.capacity:
             return self
-        grown = Mirror(max(rows, self.capacity + self.capacity // 2, MIN_CAPACITY), self.dim)
-        n = self.n
-        for name in ("codes", "valid", "row_id", "smf", "created", "last_access", "strength"):
-            getattr(grown, name)[:n] = getattr(self, name)[:n]
-        grown.importance[:n] = self.importance[:n]
-        grown.doc_len[:n] = self.doc_len[:n]
-        grown.n, grown.active, grown.lex_total = n, self.active, self.lex_total
+        capacity = max(rows, self.capacity + self.capacity // 2, MIN_CAPACITY)
+        if capacity > self.reserved:
+            grown = Mirror(capacity, self.dim)
+            n = self.n
+            for name in ("codes", *(a[0] for a in _ARRAYS)):
+                getattr(grown, name)[:n] = getattr(self, name)[:n]
+        else:
+            grown = Mirror.__new__(Mirror)
+            grown._full = self._full
+            for name, _, _, fill in _ARRAYS:
+                if fill:  # the new rows' initial value (their pages were never written)
+                    self._full[name][self.capacity : capacity] = fill
+            grown._views(capacity)
+        grown.n, grown.active, grown.lex_total = self.n, self.active, self.lex_total
         return grown
 
     @property
