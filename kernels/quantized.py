@@ -106,8 +106,7 @@ def _quantise(x, out, scales, bounds, norms):
         s64 = np.float64(s)
         err = 0.0
         for j in range(d):
-            c = round(np.float64(row[j]) / s64)
-            c = min(127.0, max(-127.0, c))
+            c = min(127.0, max(-127.0, float(round(np.float64(row[j]) / s64))))
             out[i, j] = np.int8(c)
             e = np.float64(row[j]) - c * s64
             err += e * e
