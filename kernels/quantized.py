@@ -53,6 +53,8 @@ __all__ = ["QuantisedCodes", "exact_topk_quantised", "quantise"]
 # lower bounds); a few per thread balance masked rows.
 _BLOCKS_PER_THREAD = 8
 _MIN_BLOCK_ROWS = 4096
+# Rows per chunk of a block: their dots and bounds stay in L1 between the passes.
+_CHUNK = 256
 # Relative and absolute slack of the bound (see the module docstring).
 _REL_SLACK = 1e-6
 _ABS_SLACK = 1e-9
@@ -200,6 +202,32 @@ def _replace_min(heap, n, v):
     heap[c] = v
 
 
+@jit(inline=True)
+def _bounds_dot(dots, scales, bounds, norms, c0, c1, t, pnorm, enorm, ups, lows):
+    """Upper/lower score bounds of rows ``c0..c1-1`` for ``score = q·x / |q|`` (one SIMD loop)."""
+    for i in range(c0, c1):
+        a = t * np.float64(scales[i]) * np.float64(dots[i - c0])
+        r = t * pnorm * np.float64(bounds[i]) + enorm * np.float64(norms[i])
+        r = r * (1.0 + _REL_SLACK) + _REL_SLACK * abs(a) + _ABS_SLACK
+        ups[i - c0] = a + r
+        lows[i - c0] = a - r
+
+
+@jit(inline=True)
+def _bounds_cosine(dots, scales, bounds, norms, c0, c1, t, pnorm, enorm, ups, lows):
+    """As :func:`_bounds_dot` for the cosine ``q·x / (|q| |x|)``."""
+    for i in range(c0, c1):
+        nx = np.float64(norms[i])
+        bd = np.float64(bounds[i])
+        inv = 1.0 / nx if nx > 0.0 else 0.0
+        a = t * np.float64(scales[i]) * np.float64(dots[i - c0]) * inv
+        # A zero row: a = 0 and r = its bound (0, or inf if re-scored).
+        r = t * pnorm * bd * inv + enorm if nx > 0.0 else bd
+        r = r * (1.0 + _REL_SLACK) + _REL_SLACK * abs(a) + _ABS_SLACK
+        ups[i - c0] = a + r
+        lows[i - c0] = a - r
+
+
 @jit(parallel=True)
 def _scan_bounds(
     q_codes,
@@ -214,41 +242,58 @@ def _scan_bounds(
     has_mask,
     valid,
     block_rows,
-    upper,
     heap,
     heap_n,
+    cand_row,
+    cand_up,
+    cand_n,
 ):
-    """Per row the upper bound of its score (``-inf`` if masked); per block the kb best lower bounds."""
+    """Per block: the kb best lower bounds, and the rows that may reach them with their upper bounds.
+
+    Block ``b`` writes its heap to ``heap[b]`` (fill ``heap_n[b]``) and its
+    ``cand_n[b]`` candidate rows (ascending) and upper bounds to
+    ``cand_row``/``cand_up`` from ``b * block_rows`` on.
+
+    Rows go in chunks of ``_CHUNK``: first the integer dots of the chunk, then
+    the bounds of the whole chunk in one loop that vectorises across rows
+    (done row by row after each dot it cost a third of the scan), then the
+    heap, which only a few rows enter.
+    """
     m = q_codes.shape[0]
     kb = heap.shape[1]
     for b in prange(heap_n.shape[0]):
         start = b * block_rows
         stop = min(m, start + block_rows)
+        dots = np.zeros(_CHUNK, dtype=np.int32)
+        lows = np.empty(_CHUNK)
+        ups = np.empty(_CHUNK)
         n = 0
-        for i in range(start, stop):
-            if has_mask and valid[i] == 0:
-                upper[i] = -np.inf
-                continue
-            dot = np.float64(_dot_i8_i16(q_codes[i], p))
-            s = np.float64(scales[i])
-            nx = np.float64(norms[i])
+        nc = 0
+        for c0 in range(start, stop, _CHUNK):
+            c1 = min(stop, c0 + _CHUNK)
+            for i in range(c0, c1):
+                if not (has_mask and valid[i] == 0):
+                    dots[i - c0] = _dot_i8_i16(q_codes[i], p)
             if normalized:
-                a = t * s * dot
-                r = t * pnorm * np.float64(bounds[i]) + enorm * nx
-            elif nx > 0.0:
-                a = t * s * dot / nx
-                r = (t * pnorm * np.float64(bounds[i])) / nx + enorm
+                _bounds_dot(dots, scales, bounds, norms, c0, c1, t, pnorm, enorm, ups, lows)
             else:
-                a = 0.0
-                r = np.float64(bounds[i])  # 0 for a zero row, inf if re-scored
-            r = r * (1.0 + _REL_SLACK) + _REL_SLACK * abs(a) + _ABS_SLACK
-            upper[i] = a + r
-            lo = a - r
-            if n < kb:
-                _push_min(heap[b], n, lo)
-                n += 1
-            elif lo > heap[b, 0]:
-                _replace_min(heap[b], kb, lo)
+                _bounds_cosine(dots, scales, bounds, norms, c0, c1, t, pnorm, enorm, ups, lows)
+            for i in range(c0, c1):
+                if has_mask and valid[i] == 0:
+                    continue
+                lo = lows[i - c0]
+                if n < kb:
+                    _push_min(heap[b], n, lo)
+                    n += 1
+                elif lo > heap[b, 0]:
+                    _replace_min(heap[b], kb, lo)
+                # The root only rises, so a row below it now is below the final
+                # threshold too: only rows that might still reach it are kept.
+                if n < kb or ups[i - c0] >= heap[b, 0]:
+                    cand_row[start + nc] = i
+                    cand_up[start + nc] = ups[i - c0]
+                    nc += 1
+        cand_n[b] = nc
         heap_n[b] = n
 
 
@@ -270,25 +315,42 @@ def _threshold(heap, heap_n, kk):
 
 
 @jit()
-def _rescore(full_codes, query, kk, normalized, upper, thr, out_ids, out_scores):
-    """Gather the candidates (``upper >= thr``) and rank them with the float32 kernel.
+def _rescore(
+    full_codes,
+    query,
+    kk,
+    normalized,
+    block_rows,
+    cand_row,
+    cand_up,
+    cand_n,
+    thr,
+    out_ids,
+    out_scores,
+):
+    """Gather the candidates (upper bound ``>= thr``) and rank them with the float32 kernel.
 
-    Returns the number of candidates, or a negative status of ``_topk_into``.
+    Blocks are visited in order and keep their rows ascending, so the gathered
+    rows are ascending and the kernel's "lower index wins" tie rule carries
+    over. Returns the number of candidates, or a negative status of ``_topk_into``.
     """
-    m, d = full_codes.shape
+    d = full_codes.shape[1]
     nc = 0
-    for i in range(m):
-        if upper[i] >= thr:
-            nc += 1
+    for b in range(cand_n.shape[0]):
+        for c in range(b * block_rows, b * block_rows + cand_n[b]):
+            if cand_up[c] >= thr:
+                nc += 1
     rows = np.empty(nc, dtype=np.int64)
     sub = np.empty((nc, d), dtype=np.float32)
     pos = 0
-    for i in range(m):
-        if upper[i] >= thr:
-            rows[pos] = i
-            for j in range(d):
-                sub[pos, j] = full_codes[i, j]
-            pos += 1
+    for b in range(cand_n.shape[0]):
+        for c in range(b * block_rows, b * block_rows + cand_n[b]):
+            if cand_up[c] >= thr:
+                i = cand_row[c]
+                rows[pos] = i
+                for j in range(d):
+                    sub[pos, j] = full_codes[i, j]
+                pos += 1
     mask = np.ones(1, dtype=np.uint8)
     local = np.empty(kk, dtype=np.int64)
     got = holographic._topk_into(sub, query, kk, normalized, False, mask, local, out_scores)
@@ -421,28 +483,22 @@ def exact_topk_quantised_stats(
     block_rows = max(_MIN_BLOCK_ROWS, -(-m // (_BLOCKS_PER_THREAD * numba.get_num_threads())))
     nblocks = -(-m // block_rows)
     kb = min(kk, block_rows)
-    upper = np.empty(m, dtype=np.float64)
     heap = np.empty((nblocks, kb), dtype=np.float64)
     heap_n = np.empty(nblocks, dtype=np.int64)
+    # One slot per row, but a block writes only the few rows that may reach
+    # its heap: the pages behind the rest are never touched.
+    cand_row = np.empty(m, dtype=np.int64)
+    cand_up = np.empty(m, dtype=np.float64)
+    cand_n = np.empty(nblocks, dtype=np.int64)
     _scan_bounds(
-        q.codes,
-        q.scales,
-        q.bounds,
-        q.norms,
-        p,
-        t,
-        pnorm,
-        enorm,
-        bool(normalized),
-        has_mask,
-        mask,
-        block_rows,
-        upper,
-        heap,
-        heap_n,
-    )
+        q.codes, q.scales, q.bounds, q.norms, p, t, pnorm, enorm, bool(normalized),
+        has_mask, mask, block_rows, heap, heap_n, cand_row, cand_up, cand_n,
+    )  # fmt: skip
     thr = _threshold(heap, heap_n, kk)
-    nc = _rescore(full_codes, query, kk, bool(normalized), upper, thr, out_i, out_s)
+    nc = _rescore(
+        full_codes, query, kk, bool(normalized), block_rows, cand_row, cand_up, cand_n, thr,
+        out_i, out_s,
+    )  # fmt: skip
     if nc < 0:
         raise ValueError("full_codes contains non-finite value(s) (NaN or inf) in a candidate row")
     return out_i, out_s, int(nc)

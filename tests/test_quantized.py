@@ -32,20 +32,25 @@ def _same_as_float32(codes, qc, query, k, normalized=False, valid=None):
 
 
 def _upper_bounds(qc, query, normalized):
-    """The kernel's per-row upper bound (and the k=1 threshold) for every row."""
+    """The kernel's upper bound for every row (one block whose heap holds every row)."""
     m, d = qc.codes.shape
     p = np.empty(d, dtype=np.int16)
     pmax = min(32767, qz._INT32_MAX // (127 * d))
     t, pnorm, enorm = qz._quantise_query(query, pmax, p)
-    upper = np.empty(m)
-    heap = np.empty((1, 1))
+    heap = np.empty((1, m))
     heap_n = np.empty(1, dtype=np.int64)
+    cand_row = np.empty(m, dtype=np.int64)
+    cand_up = np.empty(m)
+    cand_n = np.empty(1, dtype=np.int64)
     mask = np.ones(1, dtype=np.uint8)
     qz._scan_bounds(
         qc.codes, qc.scales, qc.bounds, qc.norms, p, t, pnorm, enorm, normalized,
-        False, mask, max(m, 1), upper, heap, heap_n,
+        False, mask, m, heap, heap_n, cand_row, cand_up, cand_n,
     )  # fmt: skip
-    return upper, heap[0, 0]
+    # With room for every row in the heap, every row is a candidate, in order.
+    assert cand_n[0] == m
+    np.testing.assert_array_equal(cand_row, np.arange(m))
+    return cand_up
 
 
 # ------------------------------------------------------------------ quantise
@@ -92,7 +97,7 @@ def test_upper_bound_is_never_below_the_exact_score(normalized):
     for _ in range(50):
         query = rng.standard_normal(64, dtype=np.float32)
         exact = naive.topk_cosine(codes, query, 2000, normalized)
-        upper, _ = _upper_bounds(qc, query, normalized)
+        upper = _upper_bounds(qc, query, normalized)
         assert (upper[exact[0]] >= exact[1]).all()
 
 

@@ -31,6 +31,7 @@ MODULES = (
     "smf",
     "prsc",
     "holographic",
+    "quantized",
     "scorer",
     "credit",
     "observer",
