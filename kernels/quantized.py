@@ -55,6 +55,8 @@ _BLOCKS_PER_THREAD = 8
 _MIN_BLOCK_ROWS = 4096
 # Rows per chunk of a block: their dots and bounds stay in L1 between the passes.
 _CHUNK = 256
+# Rows between a row's early load and its dot (4, 8 and 16 measured alike at 1M rows).
+_AHEAD = 8
 # Relative and absolute slack of the bound (see the module docstring).
 _REL_SLACK = 1e-6
 _ABS_SLACK = 1e-9
@@ -247,6 +249,7 @@ def _scan_bounds(
     cand_row,
     cand_up,
     cand_n,
+    touched,
 ):
     """Per block: the kb best lower bounds, and the rows that may reach them with their upper bounds.
 
@@ -259,7 +262,7 @@ def _scan_bounds(
     (done row by row after each dot it cost a third of the scan), then the
     heap, which only a few rows enter.
     """
-    m = q_codes.shape[0]
+    m, d = q_codes.shape
     kb = heap.shape[1]
     for b in prange(heap_n.shape[0]):
         start = b * block_rows
@@ -269,9 +272,17 @@ def _scan_bounds(
         ups = np.empty(_CHUNK)
         n = 0
         nc = 0
+        sink = np.int32(0)
         for c0 in range(start, stop, _CHUNK):
             c1 = min(stop, c0 + _CHUNK)
             for i in range(c0, c1):
+                # Load one byte per cache line of the row _AHEAD rows on: the
+                # loads start those misses early (Numba has no prefetch), so the
+                # int8 scan is not held up by memory latency at 1M rows.
+                ahead = i + _AHEAD
+                if ahead < stop:
+                    for j in range(0, d, 64):
+                        sink ^= np.int32(q_codes[ahead, j])
                 if not (has_mask and valid[i] == 0):
                     dots[i - c0] = _dot_i8_i16(q_codes[i], p)
             if normalized:
@@ -294,6 +305,7 @@ def _scan_bounds(
                     cand_up[start + nc] = ups[i - c0]
                     nc += 1
         cand_n[b] = nc
+        touched[b] = sink  # stored, so the loads ahead are not optimised away
         heap_n[b] = n
 
 
@@ -493,6 +505,7 @@ def exact_topk_quantised_stats(
     _scan_bounds(
         q.codes, q.scales, q.bounds, q.norms, p, t, pnorm, enorm, bool(normalized),
         has_mask, mask, block_rows, heap, heap_n, cand_row, cand_up, cand_n,
+        np.empty(nblocks, dtype=np.int32),
     )  # fmt: skip
     thr = _threshold(heap, heap_n, kk)
     nc = _rescore(

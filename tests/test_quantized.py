@@ -45,7 +45,7 @@ def _upper_bounds(qc, query, normalized):
     mask = np.ones(1, dtype=np.uint8)
     qz._scan_bounds(
         qc.codes, qc.scales, qc.bounds, qc.norms, p, t, pnorm, enorm, normalized,
-        False, mask, m, heap, heap_n, cand_row, cand_up, cand_n,
+        False, mask, m, heap, heap_n, cand_row, cand_up, cand_n, np.empty(1, np.int32),
     )  # fmt: skip
     # With room for every row in the heap, every row is a candidate, in order.
     assert cand_n[0] == m
