@@ -365,6 +365,10 @@ def _rescore(
                 pos += 1
     mask = np.ones(1, dtype=np.uint8)
     local = np.empty(kk, dtype=np.int64)
+    # Valid bounds give at least kk candidates (the kk rows behind the threshold);
+    # fewer means the quantised arrays do not describe full_codes (e.g. NaN bounds).
+    if nc < kk:
+        return -4
     got = holographic._topk_into(sub, query, kk, normalized, False, mask, local, out_scores)
     if got < 0:
         return got
@@ -512,6 +516,11 @@ def exact_topk_quantised_stats(
         full_codes, query, kk, bool(normalized), block_rows, cand_row, cand_up, cand_n, thr,
         out_i, out_s,
     )  # fmt: skip
+    if nc == -4:
+        raise ValueError(
+            f"quantised does not describe full_codes: fewer than k={kk} rows can reach the"
+            " top k (NaN or stale bounds? use quantise(full_codes))"
+        )
     if nc < 0:
         raise ValueError("full_codes contains non-finite value(s) (NaN or inf) in a candidate row")
     return out_i, out_s, int(nc)

@@ -360,6 +360,15 @@ def test_non_finite_query_and_candidate_rows_are_rejected():
         qz.exact_topk_quantised(qc, broken, np.ones(4, dtype=np.float32), 4)
 
 
+def test_inconsistent_quantised_arrays_raise_instead_of_reading_garbage():
+    rng = np.random.default_rng(59)
+    codes = rng.standard_normal((50, 8), dtype=np.float32)
+    qc = qz.quantise(codes)
+    broken = qz.QuantisedCodes(qc.codes, qc.scales, np.full(50, np.nan, np.float32), qc.norms)
+    with pytest.raises(ValueError, match="does not describe"):
+        qz.exact_topk_quantised(broken, codes, rng.standard_normal(8, dtype=np.float32), 5)
+
+
 def test_wrong_types_and_shapes_are_rejected():
     codes = np.ones((5, 4), dtype=np.float32)
     qc = qz.quantise(codes)
