@@ -19,10 +19,11 @@ codes, reading the float32 rows of a few candidates only:
        |t·p·(x − s·c)| ≤ t·‖p‖·bound      (Cauchy–Schwarz, bound ≥ ‖x − s·c‖)
        |(q̂ − t·p)·x|   ≤ ‖q̂ − t·p‖·‖x‖
 
-   divided by ``‖x‖`` for the cosine (``normalized=False``), plus a relative
-   slack of 1e-6 and 1e-9 absolute that covers float32 storage of scale, norm
-   and bound, float64 rounding here and the float32 kernel's own rounding
-   (~1e-14), by orders of magnitude.
+   divided by ``‖x‖`` for the cosine (``normalized=False``), plus a slack:
+   1e-6 relative to ``|a|``, ``r`` and (``normalized=True``) ``‖x‖``, and 1e-8
+   absolute. It covers float32 storage of the norm, float64 rounding here and
+   the float32 kernel's own rounding of the score (its float64 dot is off by at
+   most ``D·2⁻⁵³·‖x‖`` < 2e-9·‖x‖ for any D the int32 sums allow) with room.
 2. ``T`` = the k-th largest lower bound ``a − r``: at least k rows score ``≥ T``.
    A row with ``a + r < T`` scores strictly below k rows, so it cannot be in the
    top k, not even by a tie. Every other valid row is a candidate.
@@ -59,7 +60,7 @@ _CHUNK = 256
 _AHEAD = 8
 # Relative and absolute slack of the bound (see the module docstring).
 _REL_SLACK = 1e-6
-_ABS_SLACK = 1e-9
+_ABS_SLACK = 1e-8
 _INT32_MAX = 2**31 - 1
 
 
@@ -118,7 +119,8 @@ def _quantise(x, out, scales, bounds, norms):
         norms[i] = np.float32(norm)
         if 1e-30 < norm < 1e30:
             # Round the float64 error norm up to the next float32 (plus 1 ulp).
-            b = np.float32(math.sqrt(err) * (1.0 + 1e-12))
+            # float64 sums of d squares are off by < d·2⁻⁵³ relative.
+            b = np.float32(math.sqrt(err) * (1.0 + d * 2.0**-50))
             bounds[i] = np.nextafter(b, np.float32(np.inf))
         else:
             bounds[i] = np.inf
@@ -209,8 +211,10 @@ def _bounds_dot(dots, scales, bounds, norms, c0, c1, t, pnorm, enorm, ups, lows)
     """Upper/lower score bounds of rows ``c0..c1-1`` for ``score = q·x / |q|`` (one SIMD loop)."""
     for i in range(c0, c1):
         a = t * np.float64(scales[i]) * np.float64(dots[i - c0])
-        r = t * pnorm * np.float64(bounds[i]) + enorm * np.float64(norms[i])
-        r = r * (1.0 + _REL_SLACK) + _REL_SLACK * abs(a) + _ABS_SLACK
+        nx = np.float64(norms[i])
+        r = t * pnorm * np.float64(bounds[i]) + enorm * nx
+        # The kernel's own rounding grows with ‖x‖ here (no division by it).
+        r = r * (1.0 + _REL_SLACK) + _REL_SLACK * (abs(a) + nx) + _ABS_SLACK
         ups[i - c0] = a + r
         lows[i - c0] = a - r
 
