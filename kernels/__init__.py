@@ -6,6 +6,7 @@ sedenion     Cayley–Dickson sedenion algebra (single and batched).
 smf          Sedenion Memory Field: 16-axis orientation, entropy, update from oscillators.
 prsc         Prime-resonance oscillator bank (mean-field Kuramoto-style ticks).
 holographic  Exact top-k cosine search over float32 code rows.
+quantized    int8 codes (¼ the memory) whose top-k equals holographic's exactly.
 overlay      Scored top-k: the learned scorer's overlay inside the cosine scan.
 scorer       Bounded learned recall scorer (score, rank, SGD on judged outcomes).
 credit       Memory credit with hysteresis (strength changes from surprise events).
@@ -38,6 +39,7 @@ from sentient_kernels import (
     overlay,
     postings,
     prsc,
+    quantized,
     scorer,
     sedenion,
     segments,
@@ -58,6 +60,7 @@ __all__ = [
     "overlay",
     "postings",
     "prsc",
+    "quantized",
     "scorer",
     "sedenion",
     "segments",

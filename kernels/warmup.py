@@ -23,6 +23,7 @@ MODULES = (
     "smf",
     "prsc",
     "holographic",
+    "quantized",
     "scorer",
     "credit",
     "tick",

@@ -13,6 +13,7 @@ from tests import naive_credit as credit
 from tests import naive_holographic as holographic
 from tests import naive_postings as postings
 from tests import naive_prsc as prsc
+from tests import naive_quantized as quantized
 from tests import naive_scorer as scorer
 from tests import naive_sedenion as sedenion
 from tests import naive_smf as smf
@@ -25,6 +26,7 @@ __all__ = [
     "holographic",
     "postings",
     "prsc",
+    "quantized",
     "scorer",
     "sedenion",
     "smf",

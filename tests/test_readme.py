@@ -47,6 +47,20 @@ def test_quick_start_is_two_make_targets_and_ci_runs_the_test_one():
     assert re.search(r"^test-llm: ", makefile, re.M) and "make test-llm" in README
 
 
+def test_compact_codes_example_runs(tmp_path):
+    section = _section(
+        "Compact codes, exact answers: `sentient_kernels.quantized`", doc=KERNELS_DOC
+    )
+    (code,) = _code_blocks(section, "python")
+    script = tmp_path / "compact.py"
+    script.write_text(code)
+    out = subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    assert "int8 top-10 equals float32 top-10" in out.stdout
+
+
 @pytest.mark.slow
 def test_embedding_example_runs(tmp_path):
     (code,) = _code_blocks(_section("Embedding the kernels", doc=KERNELS_DOC), "python")

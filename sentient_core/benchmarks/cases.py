@@ -39,6 +39,7 @@ MODULES = (
     "smf",
     "prsc",
     "holographic",
+    "quantized",
     "scorer",
     "credit",
     "observer",

@@ -83,6 +83,9 @@ class HolographicMemory:
         encoder with the store's ``code_dim`` (built on first use).
     clock : callable, optional
         Returns the current unix time (``time.time``); injectable for tests.
+    compact_codes : bool, optional
+        Single cosine recalls scan an int8 copy of the codes and re-score a
+        few rows in float32: the same hits and scores (:mod:`~sentient_core.memory.compact`).
 
     Raises
     ------
@@ -104,8 +107,9 @@ class HolographicMemory:
         *,
         encoder: TextEncoder | None = None,
         clock: Callable[[], float] = time.time,
+        compact_codes: bool = False,
     ) -> None:
-        self._w = Writer(store, encoder, clock)
+        self._w = Writer(store, encoder, clock, compact_codes)
 
     # -- the mirror ------------------------------------------------------------------------
 

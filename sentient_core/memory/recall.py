@@ -137,9 +137,12 @@ def _ranked(w: Writer, mq: MemoryQuery, k: int, threshold: float, rank: str) -> 
             return []
         if rank == "cosine":
             assert mq.code is not None
-            rows, scores = holographic.topk_cosine(
-                m.codes[:n], mq.code, k, normalized=True, valid=m.valid[:n]
-            )
+            if w.compact is not None:
+                rows, scores = w.compact.topk(m.codes, n, mq.code, k, m.valid)
+            else:
+                rows, scores = holographic.topk_cosine(
+                    m.codes[:n], mq.code, k, normalized=True, valid=m.valid[:n]
+                )
             hits = read_hits(w, m, rows, scores, threshold, cosine=scores)
         else:
             code = mq.code if rank == "hybrid" else None

@@ -34,6 +34,7 @@ import numpy as np
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.memory import lexical
 from sentient_core.memory import terms as mem_terms
+from sentient_core.memory.compact import CompactCodes
 from sentient_core.memory.mirror import Mirror, PrimeIndex, load
 from sentient_core.memory.types import EncoderMismatchError, MemoryState, read_state
 from sentient_core.store import codes as store_codes
@@ -138,6 +139,8 @@ class Writer:
         Built on first use when None (the ``"token"`` encoder of the store's ``code_dim``).
     clock : callable
         Unix time.
+    compact : bool
+        Keep an int8 copy of the codes for single cosine recalls (same answers).
     """
 
     # Set by rebuild (at open and on a full refresh).
@@ -148,7 +151,11 @@ class Writer:
     state: MemoryState
 
     def __init__(
-        self, store: Store, encoder: TextEncoder | None, clock: Callable[[], float]
+        self,
+        store: Store,
+        encoder: TextEncoder | None,
+        clock: Callable[[], float],
+        compact: bool = False,
     ) -> None:
         if encoder is not None and encoder.code_dim != store.code_dim:
             raise EncoderMismatchError(
@@ -166,6 +173,8 @@ class Writer:
                 missing = store.has_db(colblocks.DB) and not colblocks.enabled(txn)
             if missing:
                 store.write(traces.backfill_columns)
+        # int8 codes for single cosine recalls (memory/compact.py), built lazily.
+        self.compact = CompactCodes() if compact else None
         # buffers=False: py-lmdb makes bytes faster than memoryviews, and the trace
         # scan dominates the load; code blocks cost one extra memcpy that way.
         with store.read(buffers=False) as txn:

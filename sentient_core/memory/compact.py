@@ -1,0 +1,82 @@
+"""An int8 copy of the mirror's codes for cosine recall with the same exact answers.
+
+With ``HolographicMemory(store, compact_codes=True)`` the cosine recall of one
+query (``rank="cosine"``, or a code query) scans int8 codes and re-scores a
+few candidates from the mirror's float32 rows
+(:func:`sentient_kernels.quantized.exact_topk_quantised`): the hits, their
+order and their scores are those of the float32 scan. Batched recall and the
+lexical rankings keep the float32 kernels.
+
+The copy is built lazily and grows with the mirror: a search quantises the
+rows published since the last one (codes never change once written, so rows
+already quantised stay valid; retirements only change the ``valid`` mask,
+which is passed through). It adds a quarter of the float32 codes' memory, and
+the float32 mirror stays in RAM: the footprint only shrinks once the float32
+codes can stay on disk (the store format is another item of the issue), so
+today the switch buys scan speed at 1M rows, not memory.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from sentient_kernels import quantized
+
+__all__ = ["CompactCodes"]
+
+# Rows of room added at a time: growth copies the arrays, so not for every append.
+_GROW_ROWS = 65536
+
+
+class CompactCodes:
+    """int8 codes of rows ``[0, n)`` of a memory's mirror, extended on demand."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._q: quantized.QuantisedCodes | None = None
+        self.n = 0
+
+    def _sync(self, codes: np.ndarray, n: int) -> quantized.QuantisedCodes:
+        """The quantised rows ``[0, n)`` of ``codes`` (quantising only the new ones)."""
+        with self._lock:
+            if n < self.n:  # a rebuilt, shorter mirror: start again
+                self._q, self.n = None, 0
+            if n > self.n:
+                new = quantized.quantise(np.ascontiguousarray(codes[self.n : n]))
+                q = self._q
+                if q is None or q.codes.shape[0] < n:
+                    room = max(
+                        n, self.n + _GROW_ROWS, 0 if q is None else q.codes.shape[0] * 3 // 2
+                    )
+                    grown = quantized.QuantisedCodes(
+                        np.empty((room, codes.shape[1]), dtype=np.int8),
+                        np.empty(room, dtype=np.float32),
+                        np.empty(room, dtype=np.float32),
+                        np.empty(room, dtype=np.float32),
+                    )
+                    if q is not None:
+                        for old, dst in zip(q, grown, strict=True):
+                            dst[: self.n] = old[: self.n]
+                    q = self._q = grown
+                for part, dst in zip(new, q, strict=True):
+                    dst[self.n : n] = part
+                self.n = n
+            assert self._q is not None
+            # Views of the first n rows: a later growth makes new arrays, and
+            # appends write only beyond n, so these stay as they are.
+            return quantized.QuantisedCodes(*(a[:n] for a in self._q))
+
+    def topk(
+        self, codes: np.ndarray, n: int, query: np.ndarray, k: int, valid: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Exact top-k of ``query`` over unit rows ``codes[:n]`` (``valid[:n]`` masks).
+
+        The same rows and scores as ``holographic.topk_cosine(codes[:n], query,
+        k, normalized=True, valid=valid[:n])``.
+        """
+        q = self._sync(codes, n)
+        return quantized.exact_topk_quantised(
+            q, codes[:n], query, k, normalized=True, valid=valid[:n]
+        )
