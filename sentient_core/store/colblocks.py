@@ -66,23 +66,27 @@ def enabled(txn: Txn) -> bool:
     return txn.store.has_db(DB) and txn.get("meta", MARK) is not None
 
 
+_NO_PAD = (0,) * 5
+
+
 def _fill(block: np.ndarray, at: int, rec: TraceRecord) -> None:
-    row = block[at]
     primes = tuple(rec.primes)
     wide = len(primes) > SLOT
-    row["id"] = rec.id
-    row["created"] = rec.created
-    row["last_access"] = rec.last_access
-    row["strength"] = rec.strength
-    row["importance"] = rec.importance
-    row["retired"] = rec.retired
-    row["nprimes"] = 0 if wide else len(primes)
-    row["wide"] = wide
-    slot = np.zeros(SLOT, dtype="<u2")
-    if not wide:
-        slot[: len(primes)] = primes
-    row["primes"] = slot
-    row["smf"] = rec.smf
+    slot = (0,) * SLOT if wide else primes + (0,) * (SLOT - len(primes))
+    # One structured assignment (a tuple in DTYPE's field order), not one per field.
+    block[at] = (
+        rec.id,
+        rec.created,
+        rec.last_access,
+        rec.strength,
+        rec.importance,
+        rec.retired,
+        0 if wide else len(primes),
+        wide,
+        _NO_PAD,
+        slot,
+        rec.smf,
+    )
 
 
 def _empty(rows: int) -> np.ndarray:
