@@ -6,6 +6,7 @@ sedenion     Cayley–Dickson sedenion algebra (single and batched).
 smf          Sedenion Memory Field: 16-axis orientation, entropy, update from oscillators.
 prsc         Prime-resonance oscillator bank (mean-field Kuramoto-style ticks).
 holographic  Exact top-k cosine search over float32 code rows.
+interference The interference picture of a prime state (display only).
 quantized    int8 codes (¼ the memory) whose top-k equals holographic's exactly.
 overlay      Scored top-k: the learned scorer's overlay inside the cosine scan.
 scorer       Bounded learned recall scorer (score, rank, SGD on judged outcomes).
@@ -35,6 +36,7 @@ from sentient_kernels import (
     config,
     credit,
     holographic,
+    interference,
     lexical,
     overlay,
     postings,
@@ -56,6 +58,7 @@ __all__ = [
     "config",
     "credit",
     "holographic",
+    "interference",
     "lexical",
     "overlay",
     "postings",

@@ -24,7 +24,6 @@ dot non-finite) instead of by a separate pass over the matrix, so validating a
 
 from __future__ import annotations
 
-import cmath
 import math
 
 import numba
@@ -35,7 +34,6 @@ from sentient_kernels.checks import check_array, check_int
 from sentient_kernels.config import jit
 
 __all__ = [
-    "interference_grid",
     "normalize_rows",
     "row_norms",
     "topk_cosine",
@@ -267,24 +265,6 @@ def _scan_topk(
 
 
 @jit()
-def _scan_topk_serial(
-    codes, queries, normalized, has_mask, valid, block_rows, heap_s, heap_i, heap_n, bad
-):
-    """:func:`_scan_topk` without a parallel region: for a scan of one block (a small
-    memory), where waking the thread pool costs more than the scan (the same result)."""
-    m = codes.shape[0]
-    prepared = _prepare_queries(queries)
-    for b in range(heap_n.shape[0]):
-        start = b * block_rows
-        stop = min(m, start + block_rows)
-        fill, first_bad = _scan_block(
-            codes, queries, prepared, normalized, has_mask, valid, start, stop, b, heap_s, heap_i
-        )
-        heap_n[b] = fill
-        bad[b] = first_bad
-
-
-@jit()
 def _merge_one(heap_s, heap_i, heap_n, k, out_i, out_s):
     """One query's (nblocks, kb) heaps into its top-k, sorted by (-score, index)."""
     nblocks = heap_s.shape[0]
@@ -374,26 +354,6 @@ def _scale_rows(codes, norms, out):
             out[i, j] = np.float32(np.float64(codes[i, j]) * inv)
 
 
-@jit()
-def _interference_grid(amplitudes, primes, size, out):
-    golden = math.pi * (3.0 - math.sqrt(5.0))
-    n = primes.shape[0]
-    kx = np.empty(n)
-    ky = np.empty(n)
-    for p in range(n):
-        wavelength = 10.0 * (1.0 + math.log2(primes[p]))
-        kmag = 2.0 * math.pi / wavelength
-        theta = p * golden
-        kx[p] = kmag * math.cos(theta)
-        ky[p] = kmag * math.sin(theta)
-    for y in range(size):
-        for x in range(size):
-            h = 0j
-            for p in range(n):
-                h += amplitudes[p] * cmath.exp(1j * (kx[p] * x + ky[p] * y))
-            out[y, x] = h.real * h.real + h.imag * h.imag
-
-
 # --------------------------------------------------------------------- wrappers
 
 
@@ -432,9 +392,33 @@ def _search(codes, queries, k, normalized, valid):
     heap_i = np.empty((nq, nblocks, kb), dtype=np.int64)
     heap_n = np.empty(nblocks, dtype=np.int64)
     bad = np.empty(nblocks, dtype=np.int64)
-    # One block (up to _MIN_BLOCK_ROWS rows): no parallel region to wake.
-    scan = _scan_topk if nblocks > 1 else _scan_topk_serial
-    scan(codes, queries, bool(normalized), has_mask, mask, block_rows, heap_s, heap_i, heap_n, bad)
+    if nblocks > 1:
+        _scan_topk(
+            codes,
+            queries,
+            bool(normalized),
+            has_mask,
+            mask,
+            block_rows,
+            heap_s,
+            heap_i,
+            heap_n,
+            bad,
+        )
+    else:  # one block (a small memory): no parallel region to wake, the same scan
+        heap_n[0], bad[0] = _scan_block(
+            codes,
+            queries,
+            _prepare_queries(queries),
+            bool(normalized),
+            has_mask,
+            mask,
+            0,
+            m,
+            0,
+            heap_s,
+            heap_i,
+        )
     bad_rows = bad[bad >= 0]
     if bad_rows.size:
         raise ValueError(f"codes contains non-finite value(s) (NaN or inf) in row {bad_rows[0]}")
@@ -568,38 +552,6 @@ def normalize_rows(codes: np.ndarray, out: np.ndarray | None = None) -> np.ndarr
     return out
 
 
-def interference_grid(prime_state: np.ndarray, primes: np.ndarray, size: int = 32) -> np.ndarray:
-    """Interference intensity picture of a prime state (for display, never ranking).
-
-    ``H(x, y) = Σ_p α_p exp(i k_p·r)`` with ``r = (x, y)``, ``x, y = 0..size-1``,
-    ``|k_p| = 2π/λ_p``, ``λ_p = 10 (1 + log2 p)`` and direction angle
-    ``θ_p = p_index · golden_angle`` (``p_index`` = 0-based position in ``primes``,
-    golden angle = π(3 − √5)).
-
-    Parameters
-    ----------
-    prime_state : (P,) complex128
-        Amplitudes α_p.
-    primes : (P,) int64
-        The primes (each >= 2).
-    size : int
-        Grid side, default 32.
-
-    Returns
-    -------
-    (size, size) float64
-        ``out[y, x] = |H(x, y)|²`` (row = y, as in an image).
-    """
-    prime_state = check_array("prime_state", prime_state, dtype=np.complex128, ndim=1)
-    primes = check_array("primes", primes, dtype=np.int64, shape=(prime_state.shape[0],))
-    size = check_int("size", size, lo=1)
-    if primes.size and primes.min() < 2:
-        raise ValueError(f"primes must all be >= 2, got {int(primes.min())}")
-    out = np.empty((size, size), dtype=np.float64)
-    _interference_grid(prime_state, primes, size, out)
-    return out
-
-
 def _warmup() -> None:
     query = np.ones(4, dtype=np.float32)
     # Read-only queries (e.g. an encoder's frozen code) are a separate Numba type.
@@ -616,4 +568,3 @@ def _warmup() -> None:
     normalize_rows(codes)
     mask = np.ones(3, dtype=np.uint8)
     _topk_into(codes, query, 2, False, True, mask, np.empty(2, np.int64), np.empty(2))
-    interference_grid(np.ones(2, dtype=np.complex128), np.array([2, 3], dtype=np.int64))

@@ -150,48 +150,6 @@ def _scan_scored(
         )
 
 
-@jit(fastmath=False)
-def _scan_scored_serial(
-    codes,
-    query,
-    valid,
-    static,
-    last_access,
-    w_cos,
-    w_rec,
-    now,
-    recency_s,
-    block_rows,
-    heap_s,
-    heap_i,
-    heap_n,
-    bad,
-):
-    """:func:`_scan_scored` without a parallel region (one block: the same result)."""
-    m = codes.shape[0]
-    q64, inv_qnorm, margin = _query_terms(query, w_cos)
-    for b in range(heap_n.shape[0]):
-        heap_n[b], bad[b] = _scored_block(
-            codes,
-            query,
-            q64,
-            inv_qnorm,
-            margin,
-            valid,
-            static,
-            last_access,
-            w_cos,
-            w_rec,
-            now,
-            recency_s,
-            b * block_rows,
-            min(m, (b + 1) * block_rows),
-            b,
-            heap_s,
-            heap_i,
-        )
-
-
 def topk_scored(
     codes: np.ndarray,
     query: np.ndarray,
@@ -261,24 +219,45 @@ def topk_scored(
     heap_i = np.empty((1, nblocks, kb), dtype=np.int64)
     heap_n = np.empty(nblocks, dtype=np.int64)
     bad = np.empty(nblocks, dtype=np.int64)
-    # One block: no parallel region to wake (the same heaps).
-    scan = _scan_scored if nblocks > 1 else _scan_scored_serial
-    scan(
-        codes,
-        query,
-        valid,
-        static,
-        last_access,
-        float(w_cos),
-        float(w_rec),
-        float(now),
-        float(recency_s),
-        block_rows,
-        heap_s,
-        heap_i,
-        heap_n,
-        bad,
-    )
+    w_cos, w_rec, now, recency_s = float(w_cos), float(w_rec), float(now), float(recency_s)
+    if nblocks > 1:
+        _scan_scored(
+            codes,
+            query,
+            valid,
+            static,
+            last_access,
+            w_cos,
+            w_rec,
+            now,
+            recency_s,
+            block_rows,
+            heap_s,
+            heap_i,
+            heap_n,
+            bad,
+        )
+    else:  # one block: no parallel region to wake, the same scan
+        q64, inv_qnorm, margin = _query_terms(query, w_cos)
+        heap_n[0], bad[0] = _scored_block(
+            codes,
+            query,
+            q64,
+            inv_qnorm,
+            margin,
+            valid,
+            static,
+            last_access,
+            w_cos,
+            w_rec,
+            now,
+            recency_s,
+            0,
+            m,
+            0,
+            heap_s,
+            heap_i,
+        )
     bad_rows = bad[bad >= 0]
     if bad_rows.size:
         raise ValueError(f"codes contains non-finite value(s) (NaN or inf) in row {bad_rows[0]}")

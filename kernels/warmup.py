@@ -23,6 +23,7 @@ MODULES = (
     "smf",
     "prsc",
     "holographic",
+    "interference",
     "quantized",
     "scorer",
     "credit",

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sentient_kernels import holographic as holo
+from sentient_kernels import interference
 from tests.naive import holographic as naive
 
 
@@ -355,22 +356,22 @@ def test_interference_grid_matches_naive_loop():
     primes = np.array([2, 3, 5, 7, 11, 13, 17, 19, 23, 29], dtype=np.int64)
     state = rng.standard_normal(10) + 1j * rng.standard_normal(10)
     state /= np.linalg.norm(state)
-    got = holo.interference_grid(state, primes)
+    got = interference.interference_grid(state, primes)
     want = naive.interference_grid(state, primes)
     assert got.shape == (32, 32)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
     # |H(0, 0)|² = |Σ α_p|² (every phase is zero at the origin).
     assert got[0, 0] == pytest.approx(abs(state.sum()) ** 2, rel=1e-12)
-    assert holo.interference_grid(state, primes, size=5).shape == (5, 5)
+    assert interference.interference_grid(state, primes, size=5).shape == (5, 5)
 
 
 def test_interference_grid_validates():
     with pytest.raises(TypeError, match="prime_state"):
-        holo.interference_grid(np.ones(2), np.array([2, 3], np.int64))
+        interference.interference_grid(np.ones(2), np.array([2, 3], np.int64))
     with pytest.raises(ValueError, match="primes"):
-        holo.interference_grid(np.ones(2, np.complex128), np.array([2, 3, 5], np.int64))
+        interference.interference_grid(np.ones(2, np.complex128), np.array([2, 3, 5], np.int64))
     with pytest.raises(ValueError, match="primes"):
-        holo.interference_grid(np.ones(2, np.complex128), np.array([1, 3], np.int64))
+        interference.interference_grid(np.ones(2, np.complex128), np.array([1, 3], np.int64))
 
 
 def test_warmup_runs():
@@ -391,14 +392,24 @@ def test_the_serial_and_the_parallel_scan_agree_block_for_block():
     codes[100] = codes[5000] = codes[1]  # planted ties across blocks
     queries = rng.standard_normal((2, d)).astype(np.float32)
     valid = (rng.random(m) > 0.1).astype(np.uint8)
+    nblocks = -(-m // hk._MIN_BLOCK_ROWS)
     out = []
-    for scan in (hk._scan_topk, hk._scan_topk_serial):
-        nblocks = -(-m // hk._MIN_BLOCK_ROWS)
+    for parallel in (True, False):
         heap_s = np.empty((2, nblocks, k))
         heap_i = np.empty((2, nblocks, k), dtype=np.int64)
         heap_n = np.empty(nblocks, dtype=np.int64)
         bad = np.empty(nblocks, dtype=np.int64)
-        scan(codes, queries, False, True, valid, hk._MIN_BLOCK_ROWS, heap_s, heap_i, heap_n, bad)
+        if parallel:
+            hk._scan_topk(
+                codes, queries, False, True, valid, hk._MIN_BLOCK_ROWS, heap_s, heap_i, heap_n, bad
+            )
+        else:  # block by block, as the one-block path calls it
+            prepared = hk._prepare_queries(queries)
+            for blk in range(nblocks):
+                start, stop = blk * hk._MIN_BLOCK_ROWS, min(m, (blk + 1) * hk._MIN_BLOCK_ROWS)
+                heap_n[blk], bad[blk] = hk._scan_block(
+                    codes, queries, prepared, False, True, valid, start, stop, blk, heap_s, heap_i
+                )
         out.append((heap_s, heap_i, heap_n, bad))
     (ps, pi, pn, pbad), (ss, si, sn, sbad) = out
     assert np.array_equal(pn, sn) and np.array_equal(pbad, sbad)
