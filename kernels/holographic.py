@@ -47,6 +47,7 @@ __all__ = [
 # Results do not depend on the blocking (exact scores, strict total order).
 _BLOCKS_PER_THREAD = 8
 _MIN_BLOCK_ROWS = 2048
+_NO_MASK = np.ones(1, dtype=np.uint8)
 
 # --------------------------------------------------------------------- helpers
 
@@ -86,6 +87,19 @@ def _sumsq_f32(row):
     for j in range(row.shape[0]):
         acc += row[j] * row[j]
     return acc
+
+
+@jit()
+def _dot_sumsq_f32(row, q):
+    """Dot of two float32 vectors and the row's squared norm, in float32, in one pass
+    (a single query's screening estimate: the row is read once)."""
+    acc = np.float32(0.0)
+    nn = np.float32(0.0)
+    for j in range(row.shape[0]):
+        x = row[j]
+        acc += x * q[j]
+        nn += x * x
+    return acc, nn
 
 
 @jit()
@@ -186,7 +200,10 @@ def _scan_block(
         if has_mask and valid[i] == 0:
             continue
         row = codes[i]
-        nn32 = _sumsq_f32(row)
+        if nq == 1:  # one query: its estimate and the row norm in one pass over the row
+            est[0], nn32 = _dot_sumsq_f32(row, queries[0])
+        else:
+            nn32 = _sumsq_f32(row)
         # NaN/inf anywhere in the row makes nn32 non-finite, failing this test.
         screen = n == kb and 1e-30 < nn32 < 1e30
         nn64 = -1.0
@@ -210,7 +227,7 @@ def _scan_block(
                 est[q0 + 1] = a1
                 est[q0 + 2] = a2
                 est[q0 + 3] = a3
-            for q in range(nq4, nq):
+            for q in range(nq4 if nq > 1 else nq, nq):
                 est[q] = _dot_f32(row, queries[q])
             if normalized:
                 est_scale = 1.0
@@ -465,6 +482,16 @@ def topk_cosine(
     k = check_int("k", k, lo=1)
     if not query.any():
         raise ValueError("query must not be all zeros (its cosine is undefined)")
+    m = codes.shape[0]
+    if m <= _MIN_BLOCK_ROWS:  # one block: the same scan in one dispatch (small memories)
+        has_mask = valid is not None
+        mask = _check_valid(valid, m) if has_mask else _NO_MASK
+        out_i = np.empty(min(k, m), dtype=np.int64)
+        out_s = np.empty(min(k, m), dtype=np.float64)
+        got = _topk_into(codes, query, k, bool(normalized), has_mask, mask, out_i, out_s)
+        if got >= 0:
+            return out_i[:got], out_s[:got]
+        # A non-finite row: the general search below names it.
     out_i, out_s = _search(codes, query.reshape(1, d), k, normalized, valid)
     return out_i[0], out_s[0]
 

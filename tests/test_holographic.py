@@ -425,3 +425,32 @@ def test_the_serial_and_the_parallel_scan_agree_block_for_block():
     want = sorted(range(small.shape[0]), key=lambda i: (-sims[i], i))[:k]
     assert ids.tolist() == want
     assert np.allclose(scores, sims[want], atol=1e-6)
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+@pytest.mark.parametrize("masked", [False, True])
+def test_one_block_single_dispatch_equals_the_general_search(normalized, masked):
+    # A small memory takes one dispatch (_topk_into); it must give the general
+    # search's ids and scores exactly, ties and masks included.
+    rng = np.random.default_rng(11)
+    for m in (1, 9, 300, holo._MIN_BLOCK_ROWS):
+        codes = _unit_rows(rng, m, 32) if normalized else _random_codes(rng, m, 32)
+        if m > 8:
+            codes[m // 2] = codes[m // 3] = codes[1]  # planted exact ties
+        valid = (rng.random(m) > 0.2).astype(np.uint8) if masked else None
+        for _ in range(20):
+            q = rng.standard_normal(32).astype(np.float32)
+            k = int(rng.integers(1, 12))
+            got = holo.topk_cosine(codes, q, k, normalized=normalized, valid=valid)
+            want = holo._search(codes, q.reshape(1, 32), k, normalized, valid)
+            np.testing.assert_array_equal(got[0], want[0][0])
+            np.testing.assert_array_equal(got[1], want[1][0])
+            ref = naive.topk_cosine(codes, q, k, normalized=normalized, valid=valid)
+            np.testing.assert_array_equal(got[0], ref[0])
+
+
+def test_one_block_non_finite_row_is_still_named():
+    codes = np.ones((50, 4), dtype=np.float32)
+    codes[17, 2] = np.inf
+    with pytest.raises(ValueError, match="row 17"):
+        holo.topk_cosine(codes, np.ones(4, dtype=np.float32), 3)

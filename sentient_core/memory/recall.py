@@ -307,8 +307,7 @@ def read_hits(
     rows, scores = rows[keep], scores[keep]
     lex = [None] * rows.size if lexical is None else lexical[keep].tolist()
     cos = [None] * rows.size if cosine is None else cosine[keep].tolist()
-    with w.store.read() as txn:
-        recs = traces.get_many(txn, m.row_id[rows].tolist())
+    recs = w.records.get_many(w.store, m.row_id[rows].tolist())
     hits = []
     stale = []
     for i, (row, rec, score) in enumerate(zip(rows.tolist(), recs, scores.tolist(), strict=True)):

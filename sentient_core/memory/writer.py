@@ -36,6 +36,7 @@ from sentient_core.memory import lexical
 from sentient_core.memory import terms as mem_terms
 from sentient_core.memory.compact import CompactCodes
 from sentient_core.memory.mirror import Mirror, PrimeIndex, load
+from sentient_core.memory.record_cache import RecordCache
 from sentient_core.memory.types import EncoderMismatchError, MemoryState, read_state
 from sentient_core.store import codes as store_codes
 from sentient_core.store import colblocks, traces
@@ -175,6 +176,8 @@ class Writer:
                 store.write(traces.backfill_columns)
         # int8 codes for single cosine recalls (memory/compact.py), built lazily.
         self.compact = CompactCodes() if compact else None
+        # The hits' decoded records between recalls while nothing is written (record_cache.py).
+        self.records = RecordCache()
         # buffers=False: py-lmdb makes bytes faster than memoryviews, and the trace
         # scan dominates the load; code blocks cost one extra memcpy that way.
         with store.read(buffers=False) as txn:

@@ -66,6 +66,14 @@ class Transactions:
     def _usable_env(self) -> lmdb.Environment:
         raise NotImplementedError
 
+    def write_stamp(self) -> int:
+        """The id of the last write transaction committed to the store, by any process.
+
+        It grows with every commit (LMDB's ``last_txnid``), so an unchanged stamp means
+        nothing was written since it was read.
+        """
+        return int(self._usable_env().info()["last_txnid"])
+
     @property
     def map_size(self) -> int:
         """Current LMDB map size of this process, in bytes."""
