@@ -198,3 +198,18 @@ def test_trace_primes_old_and_new_stores_hold_the_same_columns(tmp_path):
             assert traces.needs_upgrade(txn)
             assert {r.v for r in traces.iter_range(txn)} == {1}
             assert sum(c.primes.size for c in old_iter_chunks(txn)) == 300 * 8
+
+
+def test_ten_million_script_builds_opens_and_queries_a_small_store(tmp_path, monkeypatch):
+    # bench/ten_million.py at 3,000 traces, in this process: every figure it reports is
+    # there and the store it opens holds what it built.
+    import bench.ten_million as tm
+
+    monkeypatch.setattr(tm, "BATCH", 1_000)
+    built = tm.build(tmp_path, 3_000)
+    assert built["rows"] == 3_000 and built["disk_mb"] > 0
+    assert len(built["queries"]) == tm.N_QUERIES
+    got = tm.measure(tmp_path, built["queries"])
+    assert got["rows_open"] == 3_000
+    for key in ("open_s", "cosine_ms", "bm25_ms", "hybrid_ms", "scored_ms", "peak_mb"):
+        assert got[key] > 0, key
