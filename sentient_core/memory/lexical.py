@@ -50,10 +50,12 @@ from sentient_core.memory.types import RANKS
 from sentient_core.store import terms as store_terms
 from sentient_core.store import traces
 from sentient_core.store.errors import CorruptRecordError
-from sentient_kernels import bm25, unchecked
+from sentient_kernels import bm25, maxscore, maxscore_hybrid, unchecked
+from sentient_kernels.bounds import term_bounds
 from sentient_kernels.lexical import TermCounts
 from sentient_kernels.scored_hybrid import Overlay, finish_scored_hybrid
 from sentient_kernels.segments import (
+    Bounds,
     Packed,
     Segment,
     build_segment_unchecked,
@@ -86,10 +88,11 @@ class LexicalIndex:
         What a reader hands to the kernels (replaced whole on every change).
     """
 
-    __slots__ = ("_segments", "packed")
+    __slots__ = ("_bounds", "_segments", "packed")
 
     def __init__(self) -> None:
         self._segments: list[Segment] = []
+        self._bounds: list[Bounds] = []
         self.packed = pack([], check=False)
 
     @property
@@ -102,10 +105,20 @@ class LexicalIndex:
         return sum(int(s.rows.size) for s in self._segments)
 
     def add(
-        self, counts: TermCounts, rows: np.ndarray, keep: np.ndarray, *, merge: bool = True
+        self,
+        counts: TermCounts,
+        rows: np.ndarray,
+        keep: np.ndarray,
+        doc_len: np.ndarray,
+        avgdl: float,
+        *,
+        merge: bool = True,
     ) -> None:
         """Index texts ``keep`` of ``counts`` at ``rows`` (ascending, above every row held).
 
+        ``doc_len`` (int32, by row) holds the lengths of ``rows`` already and
+        ``avgdl`` is the memory's mean length (for the segment's
+        :class:`~sentient_kernels.segments.Bounds`).
         ``merge=False`` (a bulk load in large chunks) keeps the new segment
         apart: a few large segments cost a query nothing noticeable, merging
         them would cost the load a copy of every posting per level. The caller
@@ -114,26 +127,43 @@ class LexicalIndex:
         docs = np.flatnonzero(keep)
         if docs.size == 0:
             return
-        self.add_segment(_build(counts, rows, docs), merge=merge)
+        built = _build(counts, rows, docs, doc_len, avgdl)
+        self.add_segment(*built, doc_len, avgdl, merge=merge)
 
-    def add_segment(self, seg: Segment, *, merge: bool = True) -> None:
-        """Add a built segment (rows above every row held); see :meth:`add`."""
+    def add_segment(
+        self,
+        seg: Segment,
+        bounds: Bounds,
+        doc_len: np.ndarray,
+        avgdl: float,
+        *,
+        merge: bool = True,
+    ) -> None:
+        """Add a built segment (rows above every row held) and its bounds; see :meth:`add`."""
         if seg.rows.size == 0:
             return
         segments = [*self._segments, seg]
+        bounds_ = [*self._bounds, bounds]
         # Binary-counter merging: a segment is merged into its older neighbour
         # once it is at least as large, so sizes halve from oldest to newest.
+        # A merged segment's block bounds are computed again (a pass as long as the merge's copy).
         while merge and len(segments) > 1 and segments[-2].rows.size <= segments[-1].rows.size:
             newer = segments.pop()
+            bounds_.pop()
             segments[-1] = merge_unchecked(segments[-1], newer)
+            bounds_[-1] = term_bounds(segments[-1], doc_len, K1, B, avgdl)
         self._segments = segments
-        self.packed = pack(segments, check=False)  # publish
+        self._bounds = bounds_
+        self.packed = pack(segments, check=False, bounds=bounds_)  # publish
 
 
-def _build(counts: TermCounts, rows: np.ndarray, docs: np.ndarray) -> Segment:
-    return build_segment_unchecked(
+def _build(
+    counts: TermCounts, rows: np.ndarray, docs: np.ndarray, doc_len: np.ndarray, avgdl: float
+) -> tuple[Segment, Bounds]:
+    seg = build_segment_unchecked(
         counts.offsets[docs], counts.offsets[docs + 1], counts.terms, counts.tfs, rows[docs]
     )
+    return seg, term_bounds(seg, doc_len, K1, B, avgdl)
 
 
 def _add(
@@ -144,7 +174,11 @@ def _add(
     m.doc_len[rows] = lengths
     keep = m.valid[rows] != 0
     m.lex_total += int(lengths[keep].sum())
-    index.add(counts, rows, keep, merge=merge)
+    index.add(counts, rows, keep, m.doc_len, _avgdl(m), merge=merge)
+
+
+def _avgdl(m: Mirror) -> float:
+    return m.lex_total / m.active if m.active > 0 else 0.0
 
 
 def append(m: Mirror, index: LexicalIndex, counts: TermCounts, rows: np.ndarray) -> None:
@@ -176,6 +210,7 @@ def load(txn: Txn, m: Mirror) -> LexicalIndex:
     stored = mem_terms.usable(txn)
     # The inversion (a nogil kernel) of one chunk runs on a worker thread
     # while this thread reads and decodes the next one from LMDB.
+    kept = 0
     with ThreadPoolExecutor(1, thread_name_prefix="lexical-load") as pool:
         pending = []
         for a in range(0, n, store_terms.CHUNK):
@@ -193,9 +228,13 @@ def load(txn: Txn, m: Mirror) -> LexicalIndex:
             m.doc_len[rows] = lengths
             keep = m.valid[rows] != 0
             m.lex_total += int(lengths[keep].sum())
-            pending.append(pool.submit(_build, counts, rows, np.flatnonzero(keep)))
+            docs = np.flatnonzero(keep)
+            kept += docs.size
+            # Bounds at the mean length so far (any reference is correct; a close one is tight).
+            ref = m.lex_total / kept if kept else 0.0
+            pending.append(pool.submit(_build, counts, rows, docs, m.doc_len, ref))
         for job in pending:
-            index.add_segment(job.result(), merge=False)
+            index.add_segment(*job.result(), m.doc_len, _avgdl(m), merge=False)
     return index
 
 
@@ -286,10 +325,24 @@ def rank_rows(
     (hybrid) its cosine. An ``overlay`` (hybrid, with ``valid``) adds the
     learned scorer's factors inside the selection
     (:func:`sentient_kernels.scored_hybrid.finish_scored_hybrid`).
+
+    BM25 and the hybrid skip the postings that cannot reach the top-k
+    (:mod:`sentient_kernels.maxscore`); the scored hybrid accumulates every
+    posting of the query's terms (:mod:`sentient_kernels.bm25`).
     """
+    if rank == "bm25" or code is None or codes is None:
+        rows, raw, idf = maxscore.topk_unchecked(
+            packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k, K1, B
+        )
+        ceil = bm25.ceiling(idf, weights)
+        rel = raw / ceil if ceil > 0 else raw
+        return rows, rel, rel, None
+    if overlay is None or valid is None:
+        return maxscore_hybrid.hybrid_unchecked(
+            packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k, codes[:n], code, alpha
+        )
     acc, touched, seen = _SCRATCH.get(n)
     idf = np.empty(terms.shape[0])
-    has_mask = valid is not None
     nt = unchecked.bm25_accumulate(
         packed.terms,
         packed.starts,
@@ -298,8 +351,8 @@ def rank_rows(
         terms,
         weights,
         n,
-        has_mask,
-        valid if has_mask else _ALL,
+        True,
+        valid,
         doc_len,
         n_docs,
         avgdl,
@@ -310,28 +363,6 @@ def rank_rows(
         idf,
     )
     ceil = bm25.ceiling(idf, weights)
-    if rank == "bm25" or code is None or codes is None:
-        rows = np.empty(min(k, nt), dtype=np.int64)
-        raw = np.empty(rows.shape[0])
-        unchecked.bm25_select(acc, touched, nt, k, rows, raw)
-        rel = raw / ceil if ceil > 0 else raw
-        return rows, rel, rel, None
-    if overlay is not None and valid is not None:
-        return finish_scored_hybrid(
-            acc, touched, nt, ceil, codes[:n], code, alpha, k, valid[:n], overlay, seen
-        )
-    return bm25.finish_hybrid(
-        acc,
-        touched,
-        nt,
-        ceil,
-        codes[:n],
-        code,
-        alpha,
-        k,
-        valid[:n] if valid is not None else None,
-        seen,
+    return finish_scored_hybrid(
+        acc, touched, nt, ceil, codes[:n], code, alpha, k, valid[:n], overlay, seen
     )
-
-
-_ALL = np.ones(1, dtype=np.uint8)
