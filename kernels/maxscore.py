@@ -42,7 +42,6 @@ terms), so a row is skipped only if its exact score is below the threshold.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import numpy as np
 
@@ -65,7 +64,7 @@ from sentient_kernels.config import jit
 from sentient_kernels.holographic import _dot_f32
 from sentient_kernels.segments import BLOCK, Packed, Segment
 
-__all__ = ["Planned", "plan_query", "retired_rows", "topk", "topk_unchecked"]
+__all__ = ["retired_rows", "topk", "topk_unchecked"]
 
 # Bit-reproducible against the exhaustive kernels: no fast-math anywhere here.
 _jit = jit(fastmath=False)
@@ -365,11 +364,93 @@ def _daat(idx, plan, has_mask, valid, bm, hybrid, ceil, alpha, cos, skip, hs, hi
 
 
 @_jit
-def _bm25_output(hs, hidx, nh, out_rows, out_scores):
+def _planned(
+    terms, starts, rows, blocks, term_f, params, qterms, qweights, n, has_mask, valid, bad, stats
+):
+    """:func:`_plan` into new arrays: (lo, hi, blk0, ub, scale, weight) and the idf.
+
+    An entry point: the typed lists come as separate arguments, never in a
+    tuple (a tuple holding a typed list or an array is typed by Numba's slow
+    path, several µs per element on every call).
+    """
+    nq = qterms.size
+    ns = len(terms)
+    lo = np.empty((nq, ns), dtype=np.int64)
+    hi = np.empty((nq, ns), dtype=np.int64)
+    blk0 = np.empty((nq, ns), dtype=np.int64)
+    ub = np.empty((nq, ns))
+    scale = np.empty(ns)
+    weight = np.empty(nq)
+    idf = np.empty(nq)
+    seg = (terms, starts, rows, blocks, term_f, params)
+    _plan(
+        seg, qterms, qweights, n, has_mask, valid, bad, stats, lo, hi, blk0, ub, scale, weight, idf
+    )
+    return (lo, hi, blk0, ub, scale, weight), idf
+
+
+@_jit
+def _topk(
+    terms,
+    starts,
+    rows,
+    tfs,
+    blocks,
+    block_f,
+    term_f,
+    params,
+    qterms,
+    qweights,
+    n,
+    has_mask,
+    valid,
+    bad,
+    doc_len,
+    stats,
+    kk,
+):
+    """Plan, MaxScore and the sorted top-``kk`` in one call: (rows, scores, idf)."""
+    plan, idf = _planned(
+        terms,
+        starts,
+        rows,
+        blocks,
+        term_f,
+        params,
+        qterms,
+        qweights,
+        n,
+        has_mask,
+        valid,
+        bad,
+        stats,
+    )
+    _, avgdl, k1, b = stats
+    hs = np.empty(kk)
+    hidx = np.empty(kk, dtype=np.int64)
+    cos = (np.zeros((1, 1), dtype=np.float32), np.zeros(1), 1.0, np.zeros(1, np.float32), -1.0)
+    nh = _daat(
+        (rows, tfs, block_f),
+        plan,
+        has_mask,
+        valid,
+        (doc_len, avgdl, k1, b),
+        False,
+        1.0,
+        0.0,
+        cos,
+        np.zeros(0, dtype=np.int64),
+        hs,
+        hidx,
+        0,
+    )
     order = _sorted_order(hs, hidx, nh)
+    out_rows = np.empty(nh, dtype=np.int64)
+    out_scores = np.empty(nh)
     for t in range(nh):
         out_rows[t] = hidx[order[t]]
         out_scores[t] = hs[order[t]]
+    return out_rows, out_scores, idf
 
 
 # --------------------------------------------------------------------- wrappers
@@ -383,48 +464,6 @@ def retired_rows(valid: np.ndarray | None, n: int) -> np.ndarray:
     if np.count_nonzero(live) == n:
         return _NO_ROWS
     return np.flatnonzero(live == 0)
-
-
-class Planned(NamedTuple):
-    """A query planned over packed segments: what :func:`_daat` takes, and the idf."""
-
-    idx: tuple
-    plan: tuple
-    bm: tuple
-    idf: np.ndarray
-
-
-def plan_query(
-    packed: Packed,
-    n: int,
-    valid: np.ndarray | None,
-    doc_len: np.ndarray,
-    n_docs: float,
-    avgdl: float,
-    terms: np.ndarray,
-    weights: np.ndarray,
-    k1: float,
-    b: float,
-) -> Planned:
-    """Posting ranges, df, idf, weights and bounds of a query (see :func:`_plan`)."""
-    nq = terms.shape[0]
-    ns = len(packed.terms)
-    lo = np.empty((nq, ns), dtype=np.int64)
-    hi = np.empty((nq, ns), dtype=np.int64)
-    blk0 = np.empty((nq, ns), dtype=np.int64)
-    ub = np.empty((nq, ns))
-    scale = np.empty(ns)
-    weight = np.empty(nq)
-    idf = np.empty(nq)
-    has_mask = valid is not None
-    seg = (packed.terms, packed.starts, packed.rows, packed.blocks, packed.term_f, packed.params)
-    stats = (float(n_docs), float(avgdl), float(k1), float(b))
-    mask = valid if has_mask else _ALL
-    bad = retired_rows(valid, n)
-    _plan(seg, terms, weights, n, has_mask, mask, bad, stats, lo, hi, blk0, ub, scale, weight, idf)
-    idx = (packed.rows, packed.tfs, packed.block_f)
-    bm = (doc_len, float(avgdl), float(k1), float(b))
-    return Planned(idx, (lo, hi, blk0, ub, scale, weight), bm, idf)
 
 
 def topk_unchecked(
@@ -447,17 +486,26 @@ def topk_unchecked(
     rows (best first, ties to the lower row, only rows sharing a term), their
     BM25 scores and each query term's idf.
     """
-    q = plan_query(packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k1, b)
-    kk = max(1, min(k, n))
-    hs = np.empty(kk)
-    hidx = np.empty(kk, dtype=np.int64)
     has_mask = valid is not None
-    mask = valid if has_mask else _ALL
-    nh = _daat(q.idx, q.plan, has_mask, mask, q.bm, False, 1.0, 0.0, NO_COS, _NO_ROWS, hs, hidx, 0)
-    rows = np.empty(nh, dtype=np.int64)
-    scores = np.empty(nh)
-    _bm25_output(hs, hidx, nh, rows, scores)
-    return rows, scores, q.idf
+    return _topk(
+        packed.terms,
+        packed.starts,
+        packed.rows,
+        packed.tfs,
+        packed.blocks,
+        packed.block_f,
+        packed.term_f,
+        packed.params,
+        terms,
+        weights,
+        n,
+        has_mask,
+        valid if has_mask else _ALL,
+        retired_rows(valid, n),
+        doc_len,
+        (float(n_docs), float(avgdl), float(k1), float(b)),
+        max(1, min(k, n)),
+    )
 
 
 def topk(
@@ -496,8 +544,6 @@ def topk(
 
 
 _ALL = np.ones(1, dtype=np.uint8)
-NO_COS = (np.zeros((1, 1), dtype=np.float32), np.zeros(1), 1.0, np.zeros(1, np.float32), -1.0)
-"""The ``cos`` argument of :func:`_daat` for the BM25 rank (no codes)."""
 
 
 def _warmup() -> None:

@@ -42,7 +42,7 @@ from sentient_kernels.bounds import _tf_factor
 from sentient_kernels.checks import check_array, check_int, check_scalar
 from sentient_kernels.config import jit
 from sentient_kernels.holographic import topk_cosine
-from sentient_kernels.maxscore import _ALL, _daat, _lower_bound, plan_query
+from sentient_kernels.maxscore import _ALL, _daat, _lower_bound, _planned, retired_rows
 from sentient_kernels.segments import Packed, Segment
 
 __all__ = ["hybrid_topk", "hybrid_unchecked"]
@@ -79,31 +79,60 @@ def _row_score(seg, qterms, weight, bm, r):
 
 
 @_jit
-def _seed(idx, plan, has_mask, valid, bm, ceil, alpha, cos, hs, hidx):
-    """Steps 1 and 2 of the module docstring into the heap ``hs``/``hidx``; returns its fill."""
-    codes, q64, inv_qnorm, _, _ = cos
-    kk = hs.size
+def _heap(rows, tfs, block_f, plan, has_mask, valid, doc_len, bm, ceil, alpha, codes, q64, q, kk):
+    """Steps 1 and 2 of the module docstring: the hybrid heap (scores, rows) and its fill.
+
+    ``plan`` from :func:`sentient_kernels.maxscore._planned`, ``bm`` (avgdl,
+    k1, b), ``q`` (1/|q|, the query in float32, the estimate's error bound).
+    """
+    avgdl, k1, b = bm
+    inv_qnorm, q32, margin = q
+    idx = (rows, tfs, block_f)
+    lengths = (doc_len, avgdl, k1, b)
+    cos = (codes, q64, inv_qnorm, q32, margin)
     bs = np.empty(kk)
     bi = np.empty(kk, dtype=np.int64)
-    nb = _daat(idx, plan, has_mask, valid, bm, False, ceil, alpha, cos, _NO_ROWS, bs, bi, 0)
+    nb = _daat(idx, plan, has_mask, valid, lengths, False, ceil, alpha, cos, _NO_ROWS, bs, bi, 0)
     inv_ceil = 1.0 / ceil if ceil > 0.0 else 0.0
+    hs = np.empty(kk)
+    hidx = np.empty(kk, dtype=np.int64)
     nh = 0
     for t in range(nb):
         r = bi[t]
         c = _cosine(codes, r, q64, inv_qnorm)
         nh = _offer(hs, hidx, nh, kk, _fuse(c, bs[t] * inv_ceil, alpha), r)
     skip = np.sort(bi[:nb])
-    return _daat(idx, plan, has_mask, valid, bm, True, ceil, alpha, cos, skip, hs, hidx, nh)
+    nh = _daat(idx, plan, has_mask, valid, lengths, True, ceil, alpha, cos, skip, hs, hidx, nh)
+    return hs, hidx, nh
 
 
 @_jit
-def _finish(seg, qterms, weight, bm, ceil, alpha, cos, cand, hs, hidx, nh, out):
-    """Step 3: offer the rows of ``cand`` not in the heap; the sorted heap into ``out``.
+def _finish(
+    terms,
+    starts,
+    rows,
+    tfs,
+    qterms,
+    weight,
+    doc_len,
+    bm,
+    ceil,
+    alpha,
+    codes,
+    q64,
+    inv_qnorm,
+    cand,
+    hs,
+    hidx,
+    nh,
+):
+    """Step 3: offer the rows of ``cand`` not in the heap; returns (4, fill) sorted best first.
 
-    ``out`` (4, k): rows, scores, ``bm25/ceil`` and cosine of each row, best
-    first. Returns the heap's fill.
+    Rows: row, score, ``bm25/ceil``, cosine.
     """
-    codes, q64, inv_qnorm, _, _ = cos
+    seg = (terms, starts, rows, tfs)
+    avgdl, k1, b = bm
+    lengths = (doc_len, avgdl, k1, b)
     kk = hs.size
     inv_ceil = 1.0 / ceil if ceil > 0.0 else 0.0
     for t in range(cand.size):
@@ -113,20 +142,21 @@ def _finish(seg, qterms, weight, bm, ceil, alpha, cos, cand, hs, hidx, nh, out):
             held = held or hidx[u] == r
         if held:
             continue  # a row offered twice would sit in the heap twice
-        rel = _row_score(seg, qterms, weight, bm, r) * inv_ceil
+        rel = _row_score(seg, qterms, weight, lengths, r) * inv_ceil
         nh = _offer(hs, hidx, nh, kk, _fuse(_cosine(codes, r, q64, inv_qnorm), rel, alpha), r)
     order = _sorted_order(hs, hidx, nh)
+    out = np.empty((4, nh))
     for t in range(nh):
         r = hidx[order[t]]
         out[0, t] = r
         out[1, t] = hs[order[t]]
-        out[2, t] = _row_score(seg, qterms, weight, bm, r) * inv_ceil
+        out[2, t] = _row_score(seg, qterms, weight, lengths, r) * inv_ceil
         out[3, t] = _cosine(codes, r, q64, inv_qnorm)
-    return nh
+    return out
 
 
-def _cos_inputs(codes: np.ndarray, qcode: np.ndarray) -> tuple:
-    """(codes, q64, 1/|q|, q32, margin) for the kernels' cosines and their float32 estimates.
+def _cos_inputs(codes: np.ndarray, qcode: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """(q64, 1/|q|, margin) for the kernels' cosines and their float32 estimates.
 
     For any summation order ``|dot32 − dot| <= γ_D |x| |q|``, ``γ_D = D u / (1 − D u)``,
     ``u = 2⁻²⁴`` (:func:`sentient_kernels.holographic._prepare_queries`); rows have
@@ -141,7 +171,7 @@ def _cos_inputs(codes: np.ndarray, qcode: np.ndarray) -> tuple:
     margin = -1.0
     if d * unit < 0.01 and 1e-30 < qq < 1e30:
         margin = 2.5 * (d * unit / (1.0 - d * unit)) * _COS_CEIL
-    return codes, q64, 1.0 / math.sqrt(qq), qcode, margin
+    return q64, 1.0 / math.sqrt(qq), margin
 
 
 def hybrid_unchecked(
@@ -167,26 +197,69 @@ def hybrid_unchecked(
     ``bm25/ceiling`` and cosine of each row, best first (as
     :func:`sentient_kernels.bm25.finish_hybrid`).
     """
-    q = plan_query(packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k1, b)
-    ceil = float(np.dot(weights, q.idf))
-    n_rows = codes.shape[0]
-    kk = min(k, max(1, n_rows))
-    hs = np.empty(kk)
-    hidx = np.empty(kk, dtype=np.int64)
-    cos = _cos_inputs(codes, qcode)
     has_mask = valid is not None
     mask = valid if has_mask else _ALL
-    nh = _seed(q.idx, q.plan, has_mask, mask, q.bm, ceil, alpha, cos, hs, hidx)
+    plan, idf = _planned(
+        packed.terms,
+        packed.starts,
+        packed.rows,
+        packed.blocks,
+        packed.term_f,
+        packed.params,
+        terms,
+        weights,
+        n,
+        has_mask,
+        mask,
+        retired_rows(valid, n),
+        (float(n_docs), float(avgdl), float(k1), float(b)),
+    )
+    ceil = float(np.dot(weights, idf))
+    n_rows = codes.shape[0]
+    kk = min(k, max(1, n_rows))
+    bm = (float(avgdl), float(k1), float(b))
+    q64, inv_qnorm, margin = _cos_inputs(codes, qcode)
+    hs, hidx, nh = _heap(
+        packed.rows,
+        packed.tfs,
+        packed.block_f,
+        plan,
+        has_mask,
+        mask,
+        doc_len,
+        bm,
+        ceil,
+        alpha,
+        codes,
+        q64,
+        (inv_qnorm, qcode, margin),
+        kk,
+    )
     cand = _NO_ROWS
     if n_rows and not (nh == kk and hs[0] > alpha * _COS_CEIL / (1.0 + alpha)):
         cand, _ = topk_cosine(
             codes, qcode, kk, normalized=True, valid=valid[:n_rows] if valid is not None else None
         )
-    out = np.empty((4, kk))
-    seg = (packed.terms, packed.starts, packed.rows, packed.tfs)
-    weight = q.plan[-1]
-    nh = _finish(seg, terms, weight, q.bm, ceil, alpha, cos, cand, hs, hidx, nh, out)
-    return out[0, :nh].astype(np.int64), out[1, :nh].copy(), out[2, :nh].copy(), out[3, :nh].copy()
+    out = _finish(
+        packed.terms,
+        packed.starts,
+        packed.rows,
+        packed.tfs,
+        terms,
+        plan[5],
+        doc_len,
+        bm,
+        ceil,
+        alpha,
+        codes,
+        q64,
+        inv_qnorm,
+        cand,
+        hs,
+        hidx,
+        nh,
+    )
+    return out[0].astype(np.int64), out[1].copy(), out[2].copy(), out[3].copy()
 
 
 def hybrid_topk(

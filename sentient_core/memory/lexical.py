@@ -275,6 +275,7 @@ def search(
     code: np.ndarray | None,
     overlay: Overlay | None = None,
     valid: np.ndarray | None = None,
+    exhaustive: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Top-k active rows below ``n`` of the mirror by ``rank`` ("bm25" or "hybrid").
 
@@ -282,6 +283,7 @@ def search(
     score inside the selection (:mod:`sentient_kernels.scored_hybrid`); ``valid``
     (uint8 over the rows, default the mirror's) then also drops vetoed rows.
     BM25's statistics stay the memory's (every active row counts in N and avgdl).
+    ``exhaustive``: see :func:`rank_rows`.
     """
     active = m.active
     return rank_rows(
@@ -298,6 +300,7 @@ def search(
         m.codes,
         code,
         overlay=overlay,
+        exhaustive=exhaustive,
     )
 
 
@@ -316,6 +319,7 @@ def rank_rows(
     code: np.ndarray | None,
     alpha: float = HYBRID_ALPHA,
     overlay: Overlay | None = None,
+    exhaustive: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Top-k rows below ``n`` by "bm25" or "hybrid" (unchecked: inputs valid by construction).
 
@@ -327,22 +331,27 @@ def rank_rows(
     (:func:`sentient_kernels.scored_hybrid.finish_scored_hybrid`).
 
     BM25 and the hybrid skip the postings that cannot reach the top-k
-    (:mod:`sentient_kernels.maxscore`); the scored hybrid accumulates every
-    posting of the query's terms (:mod:`sentient_kernels.bm25`).
+    (:mod:`sentient_kernels.maxscore`); the scored hybrid, and every rank with
+    ``exhaustive`` (the same results, bit for bit: a reference for tests and
+    benchmarks), add every posting of the query's terms into an accumulator
+    (:mod:`sentient_kernels.bm25`).
     """
-    if rank == "bm25" or code is None or codes is None:
+    lexical_only = rank == "bm25" or code is None or codes is None
+    if not exhaustive and lexical_only:
         rows, raw, idf = maxscore.topk_unchecked(
             packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k, K1, B
         )
         ceil = bm25.ceiling(idf, weights)
         rel = raw / ceil if ceil > 0 else raw
         return rows, rel, rel, None
-    if overlay is None or valid is None:
+    if not exhaustive and (overlay is None or valid is None):
+        assert codes is not None and code is not None
         return maxscore_hybrid.hybrid_unchecked(
             packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k, codes[:n], code, alpha
         )
     acc, touched, seen = _SCRATCH.get(n)
     idf = np.empty(terms.shape[0])
+    has_mask = valid is not None
     nt = unchecked.bm25_accumulate(
         packed.terms,
         packed.starts,
@@ -351,8 +360,8 @@ def rank_rows(
         terms,
         weights,
         n,
-        True,
-        valid,
+        has_mask,
+        valid if has_mask else _ALL,
         doc_len,
         n_docs,
         avgdl,
@@ -363,6 +372,20 @@ def rank_rows(
         idf,
     )
     ceil = bm25.ceiling(idf, weights)
-    return finish_scored_hybrid(
-        acc, touched, nt, ceil, codes[:n], code, alpha, k, valid[:n], overlay, seen
+    if lexical_only:
+        rows = np.empty(min(k, nt), dtype=np.int64)
+        raw = np.empty(rows.shape[0])
+        unchecked.bm25_select(acc, touched, nt, k, rows, raw)
+        rel = raw / ceil if ceil > 0 else raw
+        return rows, rel, rel, None
+    assert codes is not None and code is not None
+    if overlay is not None and valid is not None:
+        return finish_scored_hybrid(
+            acc, touched, nt, ceil, codes[:n], code, alpha, k, valid[:n], overlay, seen
+        )
+    return bm25.finish_hybrid(
+        acc, touched, nt, ceil, codes[:n], code, alpha, k, valid[:n] if has_mask else None, seen
     )
+
+
+_ALL = np.ones(1, dtype=np.uint8)
