@@ -37,6 +37,11 @@ hybrid is the cosine) and the rows sharing a term, and of the latter only
 those whose bound (their BM25 with the k-th cosine) can still reach the
 current k-th score get their cosine computed.
 
+These kernels add every posting of every query term into an accumulator;
+:mod:`sentient_kernels.maxscore` and :mod:`sentient_kernels.maxscore_hybrid`
+give the same top-k, bit for bit, skipping the postings that cannot reach it
+(the memory's BM25 and hybrid ranks use them).
+
 Segments are :class:`sentient_kernels.segments.Segment`; a list of them is handed to
 the kernels as Numba typed lists (:func:`sentient_kernels.segments.pack`), which a
 caller that queries one index many times builds once.

@@ -1,41 +1,37 @@
-"""Exact BM25 and hybrid top-k that skips most postings: MaxScore over posting segments.
+"""Exact BM25 top-k that skips most postings: block-max MaxScore over posting segments.
 
 The scores, the top-k and its order (score descending, ties to the lower row)
-are exactly those of the exhaustive kernels of :mod:`sentient_kernels.bm25`
-(which add every posting of every query term into an accumulator): every row
-that can reach the top-k is scored by the same float64 operations in the same
-query-term order, bit for bit; only rows that provably cannot are skipped.
+are exactly those of :func:`sentient_kernels.bm25.topk`, which adds every
+posting of every query term into an accumulator: every row that can reach the
+top-k is scored by the same float64 operations in the same query-term order,
+bit for bit; only rows that provably cannot are skipped.
 
-How (Turtle & Flood's MaxScore, document at a time, one segment after the other):
+How (Turtle & Flood's MaxScore, document at a time, one segment after the
+other, with per-block bounds as in block-max WAND):
 
-* A query term's contribution in a segment is bounded by its weight times the
-  BM25 tf factor of its largest tf in the shortest document holding it there
-  (the segment's :class:`~sentient_kernels.segments.Bounds`; the factor rises
-  with tf and falls with the length).
+* A query term's contribution to a row is its weight ``w·idf`` times the tf
+  factor, and each segment's :class:`~sentient_kernels.segments.Bounds` give
+  the largest factor of every block of 64 postings and of every list (at the
+  query's mean length: :func:`sentient_kernels.bounds.factor_scale`).
 * The terms of a segment are sorted by bound; the longest prefix whose bounds
-  add up to less than the current threshold is *non-essential*: a row holding
-  only those terms cannot reach the top-k, so candidates are the rows of the
-  *essential* terms only, and the non-essential lists are probed (galloping
-  search) for a candidate only while its partial score plus the bounds not yet
-  probed can still reach the threshold. Frequent terms have small idf, hence
-  small bounds: their long lists are skipped, not read.
+  add up to less than the threshold is *non-essential*: a row holding only
+  those terms cannot reach the top-k, so candidates are the rows of the
+  *essential* terms, and the non-essential lists are probed (galloping search)
+  for a candidate only while its partial score plus the bounds not yet probed
+  can reach the threshold. Frequent terms have small idf, hence small bounds:
+  their long lists are probed, not read.
+* Before a candidate is scored, the bounds of the essential lists' current
+  blocks plus the non-essential bounds are tested: when they cannot reach the
+  threshold, every row up to the first end of those blocks is skipped at once.
 * Document frequencies are counted per segment from the posting offsets (rows
   at or above ``n`` cut by binary search); the rows a mask retires are looked
   up in the lists (or the list is scanned when they are many), so ``df`` is
   exactly the exhaustive kernel's.
 
-The threshold of the BM25 rank is the k-th score found. The hybrid
-``(bm25/ceiling + α·cos)/(1 + α)`` runs BM25's top-k first, scores those rows
-fully (a strong k-th hybrid score), then runs again with the BM25 threshold
-the k-th hybrid score implies (a row with ``bm25/ceiling + α·cos_max`` below it
-loses, ``cos_max`` the largest cosine a unit code has), computing the cosine only
-of rows whose exact BM25 leaves them a chance. Rows sharing no query term are
-handled as in :func:`sentient_kernels.bm25.finish_hybrid`: only when the k-th
-score does not beat ``α·cos_max/(1 + α)`` is the cosine top-k over all valid
-rows computed and offered.
-
-Rounding: a bound and a pruning threshold are compared with a relative slack
-of :data:`_SLACK` (far above the float64 error of a sum of a few dozen
+The threshold is the k-th score found (:func:`_threshold`; the hybrid of
+:mod:`sentient_kernels.maxscore_hybrid` derives a BM25 threshold from its k-th
+hybrid score). Rounding: a bound and a threshold are compared with a relative
+slack of :data:`_SLACK` (far above the float64 error of a sum of a few dozen
 terms), so a row is skipped only if its exact score is below the threshold.
 """
 

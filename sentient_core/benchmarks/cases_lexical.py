@@ -32,6 +32,7 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -282,12 +283,17 @@ def latency(rows: int, repeat: int = 1) -> dict[str, dict[str, float]]:
     entry = build(rows)
     memory = HolographicMemory(entry["store"])
     retriever = entry["bm25s"]
-    calls = {
-        rank: (lambda q, rank=rank: memory.recall(q, K, touch=False, rank=rank)) for rank in RANKS
-    }
+
+    def recall(rank: str) -> Callable[[str], object]:
+        return lambda q: memory.recall(q, K, touch=False, rank=rank)
+
+    def search(rank: str, exhaustive: bool) -> Callable[[str], object]:
+        return lambda q: _search(memory, q, rank, exhaustive)
+
+    calls: dict[str, Callable[[str], object]] = {rank: recall(rank) for rank in RANKS}
     for rank in ("hybrid", "bm25"):
-        calls[f"search {rank}"] = lambda q, rank=rank: _search(memory, q, rank, False)
-        calls[f"search {rank} exhaustive"] = lambda q, rank=rank: _search(memory, q, rank, True)
+        calls[f"search {rank}"] = search(rank, False)
+        calls[f"search {rank} exhaustive"] = search(rank, True)
     if retriever is not None:
         calls["bm25s"] = lambda q: retriever.retrieve(
             _bm25s_query(entry, q), k=K, show_progress=False, n_threads=1

@@ -14,6 +14,15 @@ keeps one segment per chunk (no merging: a few large segments cost a query
 nothing noticeable), inverting each chunk on a worker thread while the next
 is read.
 
+Every segment carries the bounds of its postings' BM25 tf factors per block
+of 64 postings (:func:`sentient_kernels.bounds.term_bounds`, computed when
+the segment is built or merged, at the memory's mean length then; kept in
+RAM, not stored), with which the BM25 and hybrid ranks skip the postings that
+cannot reach the top-k (block-max MaxScore, :mod:`sentient_kernels.maxscore`
+and :mod:`sentient_kernels.maxscore_hybrid`): the same rows and scores, bit
+for bit, as adding every posting of the query's terms into an accumulator
+(``exhaustive=True``, which the scored hybrid still does).
+
 Ranks (:data:`RANKS`)
 ---------------------
 ``"bm25"``
@@ -384,7 +393,16 @@ def rank_rows(
             acc, touched, nt, ceil, codes[:n], code, alpha, k, valid[:n], overlay, seen
         )
     return bm25.finish_hybrid(
-        acc, touched, nt, ceil, codes[:n], code, alpha, k, valid[:n] if has_mask else None, seen
+        acc,
+        touched,
+        nt,
+        ceil,
+        codes[:n],
+        code,
+        alpha,
+        k,
+        None if valid is None else valid[:n],
+        seen,
     )
 
 
