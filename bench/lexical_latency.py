@@ -1,18 +1,24 @@
 """Recall latency per query, median and p95: hybrid, BM25, cosine and bm25s, same run.
 
-    python bench/lexical_latency.py                 # 100k and 1M traces (a few minutes)
+    python bench/lexical_latency.py                 # 100k and 1M traces (several minutes)
     python bench/lexical_latency.py --rows 10000
 
 Builds the stores of ``sentient_core.benchmarks.cases_lexical`` (Zipf texts,
 codes and terms computed by the memory; bm25s indexes the same token ids) and
-times the same queries interleaved: ``memory.recall(q, 10, touch=False,
-rank=...)`` for each rank, then bm25s ``retrieve`` (one thread). Also reports
-the store's build time and ``HolographicMemory(store)`` open time.
+times the same queries interleaved, one call of each variant per query in turn
+(A/B/A/B…): ``memory.recall(q, 10, touch=False, rank=...)`` for each rank,
+bm25s ``retrieve`` (one thread), and the BM25/hybrid ranking alone
+(``lexical.search``) with MaxScore and with the exhaustive accumulation it
+replaced (same rows and scores). Prints each row's ratio to bm25s, and with
+several sizes the growth slope ``log(t_large / t_small) / log(n_large / n_small)``
+of each median. Also reports the store's build time and
+``HolographicMemory(store)`` open time.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 
@@ -27,7 +33,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=3, help="passes over the 64 queries")
     args = parser.parse_args()
-    print(f"{'traces':>9s} {'rank':8s} {'median ms':>10s} {'p95 ms':>8s}")
+    medians: dict[int, dict[str, float]] = {}
+    print(f"{'traces':>9s} {'variant':26s} {'median ms':>10s} {'p95 ms':>8s} {'/ bm25s':>8s}")
     for rows in args.rows:
         entry = cases_lexical.build(rows)
         opens = []
@@ -36,13 +43,24 @@ def main() -> None:
             HolographicMemory(entry["store"])
             opens.append(time.perf_counter() - t0)
         lat = cases_lexical.latency(rows, repeat=args.repeat)
+        peer = lat.get("bm25s", {}).get("median_ms")
         for name, v in lat.items():
-            print(f"{rows:>9d} {name:8s} {v['median_ms']:10.2f} {v['p95_ms']:8.2f}")
+            ratio = f"{v['median_ms'] / peer:8.2f}" if peer else f"{'-':>8s}"
+            print(f"{rows:>9d} {name:26s} {v['median_ms']:10.2f} {v['p95_ms']:8.2f} {ratio}")
+        medians[rows] = {name: v["median_ms"] for name, v in lat.items()}
         print(
             f"{rows:>9d} store build {entry['build_s']:.1f} s; memory.open median"
             f" {statistics.median(opens):.2f} s (of {', '.join(f'{t:.2f}' for t in opens)})",
             flush=True,
         )
+    sizes = sorted(medians)
+    if len(sizes) > 1:
+        small, large = sizes[0], sizes[-1]
+        print(f"growth slope of the median, {small} -> {large} traces:")
+        for name in medians[large]:
+            a, b = medians[small].get(name), medians[large][name]
+            if a:
+                print(f"  {name:26s} {math.log(b / a) / math.log(large / small):5.2f}")
 
 
 if __name__ == "__main__":

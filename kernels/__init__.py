@@ -16,7 +16,10 @@ text         Tokenise/hash/count UTF-8 text into hashed codes and keyword ranks.
 text_one     One text encoded end to end (code, excitation, strongest primes) in one call.
 lexical      Hashed terms per text (the encoder's tokens), counted, and their storage form.
 segments     Inverted-index segments over rows (build, merge).
+bounds       Per-block bounds of BM25's tf factors (what lets MaxScore skip postings).
 bm25         Exact BM25 top-k over posting segments, and a BM25 + cosine hybrid.
+maxscore     The same BM25 top-k, skipping postings that cannot reach it (block-max MaxScore).
+maxscore_hybrid  The same hybrid top-k on MaxScore.
 postings     Group row numbers by key (posting lists) in one counting-sort pass.
 unchecked    The raw kernels behind the wrappers, without checks, for hot paths
              and for calling from your own ``@njit`` code (preconditions stated).
@@ -32,12 +35,15 @@ on-disk cache) every kernel.
 
 from sentient_kernels import (
     bm25,
+    bounds,
     checks,
     config,
     credit,
     holographic,
     interference,
     lexical,
+    maxscore,
+    maxscore_hybrid,
     overlay,
     postings,
     prsc,
@@ -54,12 +60,15 @@ from sentient_kernels import (
 
 __all__ = [
     "bm25",
+    "bounds",
     "checks",
     "config",
     "credit",
     "holographic",
     "interference",
     "lexical",
+    "maxscore",
+    "maxscore_hybrid",
     "overlay",
     "postings",
     "prsc",

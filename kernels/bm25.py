@@ -37,8 +37,13 @@ hybrid is the cosine) and the rows sharing a term, and of the latter only
 those whose bound (their BM25 with the k-th cosine) can still reach the
 current k-th score get their cosine computed.
 
+These kernels add every posting of every query term into an accumulator;
+:mod:`sentient_kernels.maxscore` and :mod:`sentient_kernels.maxscore_hybrid`
+give the same top-k, bit for bit, skipping the postings that cannot reach it
+(the memory's BM25 and hybrid ranks use them).
+
 Segments are :class:`sentient_kernels.segments.Segment`; a list of them is handed to
-the kernels as four Numba typed lists (:func:`sentient_kernels.segments.pack`), which a
+the kernels as Numba typed lists (:func:`sentient_kernels.segments.pack`), which a
 caller that queries one index many times builds once.
 """
 
@@ -50,10 +55,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from sentient_kernels.bounds import pack_with_bounds
 from sentient_kernels.checks import check_array, check_int, check_scalar
 from sentient_kernels.config import jit
 from sentient_kernels.holographic import _heap_push, _heap_replace_root, _worse, topk_cosine
-from sentient_kernels.segments import Packed, Segment, pack
+from sentient_kernels.segments import Packed, Segment
 
 __all__ = ["K1", "B", "ceiling", "hybrid_topk", "scores", "topk", "warmup_index"]
 
@@ -319,7 +325,6 @@ class _Query(NamedTuple):
 def _check_query(
     segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b
 ) -> _Query:
-    packed = segments if isinstance(segments, Packed) else pack(segments)
     doc_len = check_array("doc_len", doc_len, dtype=np.int32, ndim=1)
     n = doc_len.shape[0]
     if doc_len.size and doc_len.min() < 0:
@@ -352,6 +357,10 @@ def _check_query(
     avgdl = check_scalar("avgdl", avgdl, lo=0.0)
     k1 = check_scalar("k1", k1, lo=0.0)
     b = check_scalar("b", b, lo=0.0, hi=1.0)
+    if isinstance(segments, Packed):
+        packed = segments
+    else:
+        packed = pack_with_bounds(segments, doc_len, k1, b)
     return _Query(packed, terms, weights, n, has_mask, mask, doc_len, n_docs, avgdl, k1, b)
 
 

@@ -5,8 +5,14 @@ term (ascending 64-bit hash, see :mod:`sentient_kernels.lexical`) the ascending 
 that hold it, with their term frequencies. An index grows by building a
 segment from newly added rows (:func:`build_segment`) and merging segments
 (:func:`merge_segments`, every row of the newer segment above every row of
-the older). BM25 scoring over a list of segments lives in :mod:`sentient_kernels.bm25`,
-which takes the list as four Numba typed lists (:func:`pack`).
+the older). BM25 scoring over a list of segments lives in :mod:`sentient_kernels.bm25`
+and :mod:`sentient_kernels.maxscore`, which take the list as Numba typed lists
+(:func:`pack`).
+
+A packed segment also carries :class:`Bounds`: its posting lists cut into
+blocks of :data:`BLOCK` postings and, per block and per term, the largest BM25
+tf factor of their postings (computed by :func:`sentient_kernels.bounds.term_bounds`),
+with which :mod:`sentient_kernels.maxscore` skips what cannot reach a top-k.
 
 Building and merging are pure integer work: the result does not depend on
 batch sizes or on how segments were merged.
@@ -26,11 +32,14 @@ from sentient_kernels.config import jit
 from sentient_kernels.lexical import TermCounts
 
 __all__ = [
+    "BLOCK",
+    "Bounds",
     "Packed",
     "Segment",
     "build_segment",
     "empty_segment",
     "merge_segments",
+    "no_bounds",
     "pack",
 ]
 
@@ -41,6 +50,10 @@ _TERMS = types.Array(types.uint64, 1, "C")
 _STARTS = types.Array(types.int64, 1, "C")
 _ROWS = types.Array(types.int32, 1, "C")
 _TFS = types.Array(types.uint16, 1, "C")
+_FLOATS = types.Array(types.float64, 1, "C")
+
+BLOCK = 64
+"""Postings per block of :class:`Bounds` (a list's last block may hold fewer)."""
 
 
 class Segment(NamedTuple):
@@ -62,6 +75,34 @@ class Segment(NamedTuple):
     starts: np.ndarray
     rows: np.ndarray
     tfs: np.ndarray
+
+
+class Bounds(NamedTuple):
+    """Blocks of a segment's posting lists and bounds of their postings' BM25 tf factors.
+
+    Term ``t``'s postings ``starts[t]:starts[t + 1]`` are cut into blocks of
+    :data:`BLOCK` from its first posting: its blocks are ``blocks[t]:blocks[t + 1]``.
+    The tf factor of a posting is ``tf / (tf + k1·(1 − b + b·dl/avgdl))``; at
+    another ``avgdl`` it is at most the stored bound times
+    ``max(1, avgdl / params[0])`` (the factor is at most 1 whatever the parameters).
+
+    Attributes
+    ----------
+    blocks : (T + 1,) int64
+        First block of each term.
+    block_f : (NB,) float64
+        Largest tf factor of the block's postings (with ``params``).
+    term_f : (T,) float64
+        Largest tf factor of the term's postings.
+    params : (3,) float64
+        ``avgdl_ref, k1, b`` the factors were computed with (``avgdl_ref`` =
+        inf: lengths taken as 0, a bound at any ``avgdl``; k1 = NaN: factors of 1).
+    """
+
+    blocks: np.ndarray
+    block_f: np.ndarray
+    term_f: np.ndarray
+    params: np.ndarray
 
 
 # --------------------------------------------------------------------- kernels
@@ -203,6 +244,19 @@ def _merge_segments(a_terms, a_starts, a_rows, a_tfs, b_terms, b_starts, b_rows,
     return terms[:t].copy(), starts[: t + 1].copy(), rows, tfs
 
 
+@_jit
+def _block_layout(starts):
+    """First block of each term (``(T + 1,)``) when its postings are cut into blocks of BLOCK."""
+    n_terms = starts.size - 1
+    blocks = np.empty(n_terms + 1, dtype=np.int64)
+    nb = 0
+    for t in range(n_terms):
+        blocks[t] = nb
+        nb += (starts[t + 1] - starts[t] + BLOCK - 1) // BLOCK
+    blocks[n_terms] = nb
+    return blocks
+
+
 # --------------------------------------------------------------------- wrappers
 
 
@@ -302,33 +356,72 @@ def empty_segment() -> Segment:
     )
 
 
+def no_bounds(seg: Segment) -> Bounds:
+    """:class:`Bounds` that assume nothing: every factor at most 1 (correct for any query)."""
+    blocks = _block_layout(seg.starts)
+    nan = float("nan")
+    return Bounds(
+        blocks,
+        np.ones(int(blocks[-1])),
+        np.ones(seg.terms.shape[0]),
+        np.array([float("inf"), nan, nan]),
+    )
+
+
 class Packed(NamedTuple):
-    """Segments as the kernels take them: one Numba typed list per field."""
+    """Segments as the kernels take them: one Numba typed list per field.
+
+    ``blocks``, ``block_f``, ``term_f`` and ``params`` are the segments' :class:`Bounds`.
+    """
 
     terms: List
     starts: List
     rows: List
     tfs: List
+    blocks: List
+    block_f: List
+    term_f: List
+    params: List
 
 
-def pack(segments: Sequence[Segment], *, check: bool = True) -> Packed:
+def pack(
+    segments: Sequence[Segment],
+    *,
+    check: bool = True,
+    bounds: Sequence[Bounds] | None = None,
+) -> Packed:
     """Typed lists of the segments' arrays, to pass to the kernels.
 
-    ``check=False`` skips validating each segment (for segments valid by construction).
+    ``check=False`` skips validating each segment (for segments valid by
+    construction). ``bounds`` gives each segment's :class:`Bounds` (valid
+    by construction, see :func:`sentient_kernels.bounds.term_bounds`);
+    without them every segment gets :func:`no_bounds` (correct, but
+    :mod:`sentient_kernels.maxscore` then skips little).
     """
     out = Packed(
         List.empty_list(_TERMS),
         List.empty_list(_STARTS),
         List.empty_list(_ROWS),
         List.empty_list(_TFS),
+        List.empty_list(_STARTS),
+        List.empty_list(_FLOATS),
+        List.empty_list(_FLOATS),
+        List.empty_list(_FLOATS),
     )
+    if bounds is not None and len(bounds) != len(segments):
+        raise ValueError(f"bounds must hold one entry per segment ({len(segments)})")
     for i, seg in enumerate(segments):
         if check:
             seg = _check_segment(f"segments[{i}]", seg)
+        bnd = bounds[i] if bounds is not None else no_bounds(seg)
         out.terms.append(seg.terms)
         out.starts.append(seg.starts)
         out.rows.append(seg.rows)
         out.tfs.append(seg.tfs)
+        out.blocks.append(bnd.blocks)
+        out.block_f.append(bnd.block_f)
+        out.term_f.append(bnd.term_f)
+        out.params.append(bnd.params)
     return out
 
 
@@ -342,3 +435,4 @@ def _warmup() -> None:
     seg = build_segment(counts, np.array([0, 1], dtype=np.int64))
     more = build_segment(counts, np.array([2, 3], dtype=np.int64))
     pack([merge_segments(seg, more), empty_segment()])
+    _block_layout(seg.starts)

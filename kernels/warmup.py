@@ -34,7 +34,10 @@ MODULES = (
     "postings",
     "lexical",
     "segments",
+    "bounds",
     "bm25",
+    "maxscore",
+    "maxscore_hybrid",
     "overlay",
     "scored_hybrid",
 )

@@ -94,3 +94,32 @@ def hybrid(
     h = (score[rows] / ceiling + alpha * cos) / (1.0 + alpha)
     order = np.lexsort((rows, -h))[:k]
     return rows[order], h[order]
+
+
+def tf_factor(tf: int, dl: int, avgdl: float, k1: float, b: float) -> float:
+    """BM25's tf factor, as :func:`scores` computes it (a ratio of 1 when ``avgdl`` is 0)."""
+    ratio = dl / avgdl if avgdl > 0.0 else 1.0
+    return tf / (tf + k1 * (1.0 - b + b * ratio))
+
+
+def block_bounds(
+    postings: dict[int, list[tuple[int, int]]],
+    doc_len: list[int],
+    avgdl_ref: float,
+    k1: float,
+    b: float,
+    block: int,
+) -> tuple[list[list[float]], list[float]]:
+    """Per term (ascending): the largest tf factor of each run of ``block`` postings, and of all.
+
+    ``postings`` is :func:`segment`'s form; rows beyond ``doc_len`` have length 0.
+    """
+    blocks, terms = [], []
+    for plist in postings.values():
+        facs = [
+            tf_factor(tf, doc_len[r] if r < len(doc_len) else 0, avgdl_ref, k1, b)
+            for r, tf in plist
+        ]
+        blocks.append([max(facs[i : i + block]) for i in range(0, len(facs), block)])
+        terms.append(max(facs))
+    return blocks, terms

@@ -153,11 +153,14 @@ def test_a_server_recall_enters_no_module_twice():
     from bench.recall_path import HANDLE, record, repeated
 
     paths = {rank: record(rank) for rank in ("scored", "hybrid", "bm25", "cosine")}
-    # The façade, memory's recall and the BM25 kernels are on the path; ranking by the
-    # learned scorer adds meta-memory's recall.
-    assert {"sentient_core.core", "sentient_core.memory.recall", "sentient_kernels.bm25"} <= set(
-        paths["hybrid"]
-    )
+    # The façade, memory's recall and the hybrid's MaxScore kernels are on the path;
+    # ranking by the learned scorer adds meta-memory's recall.
+    assert {
+        "sentient_core.core",
+        "sentient_core.memory.recall",
+        "sentient_kernels.maxscore_hybrid",
+    } <= set(paths["hybrid"])
+    assert "sentient_kernels.maxscore" in paths["bm25"]
     assert "sentient_core.metamemory.recall" not in paths["hybrid"]
     assert {"sentient_core.metamemory.recall", "sentient_core.relevance"} <= set(paths["scored"])
     for rank, path in paths.items():

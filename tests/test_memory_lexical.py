@@ -277,3 +277,34 @@ def test_counting_a_batch_equals_counting_each_text():
         assert batch.lengths[i] == one.lengths[0]
     no_nul = terms.count(texts[:-2])
     np.testing.assert_array_equal(no_nul.lengths, batch.lengths[:-2])
+
+
+def test_maxscore_ranks_equal_the_exhaustive_ones_through_appends_and_retirements(store):
+    """The memory's BM25 and hybrid (MaxScore) against the accumulate-every-posting path."""
+    mem = HolographicMemory(store)
+    rng = np.random.default_rng(4)
+    queries = [*QUERIES, "tide", "tide tide moon", "nowhere", "kelp drift drift storm wind sail"]
+    for batch, size in enumerate((1, 300, 2, 700, 40, 1)):
+        mem.store_batch([NewTrace(text=t) for t in texts_of(size, seed=100 + batch)])
+        ids = mem.view().mirror.row_id[: mem.view().n]
+        mem.retire([int(i) for i in rng.choice(ids, size=max(1, ids.size // 30), replace=False)])
+        view = mem.view()
+        for q in queries:
+            mq = mem.query(q)
+            for rank in ("bm25", "hybrid"):
+                got, want = (
+                    mem_lexical.search(
+                        view.lexical,
+                        view.mirror,
+                        view.n,
+                        mq.terms,
+                        mq.weights,
+                        k,
+                        rank,
+                        mq.code,
+                        exhaustive=exhaustive,
+                    )
+                    for k, exhaustive in ((10, False), (10, True))
+                )
+                for x, y in zip(got, want, strict=True):
+                    np.testing.assert_array_equal(x, y)

@@ -19,8 +19,9 @@ sides, so the medians are per-query latencies):
   and lexical index from the stored terms) against ``bm25s.BM25.load`` of its
   saved index.
 
-:func:`latency` times the same queries interleaved (ours in every rank, then
-bm25s) and gives median and p95 per side, for the report.
+:func:`latency` times the same queries interleaved (ours in every rank, bm25s,
+and the BM25/hybrid ranking alone with MaxScore and with the exhaustive
+accumulation it replaced) and gives median and p95 per side, for the report.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -47,7 +49,7 @@ KERNELS = (
     "lexical.recall[hybrid]",
 )
 
-__all__ = ["KERNELS", "build", "cases", "latency"]
+__all__ = ["KERNELS", "LATENCY_ROWS", "build", "cases", "latency"]
 
 D = 256
 K = 10
@@ -246,31 +248,70 @@ def _ceiling(memory: HolographicMemory, q: str) -> float:
     return bm25_kernels.ceiling(idf, weights)
 
 
+def _search(memory: HolographicMemory, q: str, rank: str, exhaustive: bool):
+    """The ranking alone (no hit records): MaxScore, or every posting accumulated."""
+    from sentient_core.memory import lexical
+
+    mq = memory.query(q)
+    v = mq.view
+    return lexical.search(
+        v.lexical, v.mirror, v.n, mq.terms, mq.weights, K, rank, mq.code, exhaustive=exhaustive
+    )
+
+
+LATENCY_ROWS = (
+    "hybrid",
+    "bm25",
+    "cosine",
+    "bm25s",
+    "search hybrid",
+    "search hybrid exhaustive",
+    "search bm25",
+    "search bm25 exhaustive",
+)
+"""What :func:`latency` times: ``memory.recall`` per rank, bm25s ``retrieve``, and
+:func:`sentient_core.memory.lexical.search` alone (MaxScore, and the exhaustive
+accumulation it replaced, which gives the same rows and scores)."""
+
+
 def latency(rows: int, repeat: int = 1) -> dict[str, dict[str, float]]:
-    """Median and p95 per query (ms) of each rank and of bm25s, the queries interleaved."""
+    """Median and p95 per query (ms) of each row of :data:`LATENCY_ROWS`, interleaved.
+
+    For every query, each variant runs once in turn (A/B/A/B…), so a load
+    change on the machine touches every variant alike.
+    """
     entry = build(rows)
     memory = HolographicMemory(entry["store"])
     retriever = entry["bm25s"]
-    samples: dict[str, list[float]] = {r: [] for r in RANKS}
-    samples["bm25s"] = []
+
+    def recall(rank: str) -> Callable[[str], object]:
+        return lambda q: memory.recall(q, K, touch=False, rank=rank)
+
+    def search(rank: str, exhaustive: bool) -> Callable[[str], object]:
+        return lambda q: _search(memory, q, rank, exhaustive)
+
+    calls: dict[str, Callable[[str], object]] = {rank: recall(rank) for rank in RANKS}
+    for rank in ("hybrid", "bm25"):
+        calls[f"search {rank}"] = search(rank, False)
+        calls[f"search {rank} exhaustive"] = search(rank, True)
+    if retriever is not None:
+        calls["bm25s"] = lambda q: retriever.retrieve(
+            _bm25s_query(entry, q), k=K, show_progress=False, n_threads=1
+        )
+    samples: dict[str, list[float]] = {name: [] for name in LATENCY_ROWS if name in calls}
     for q in entry["queries"] * repeat:
-        for rank in RANKS:
+        for name in samples:
+            fn = calls[name]
             t0 = time.perf_counter()
-            memory.recall(q, K, touch=False, rank=rank)
-            samples[rank].append(time.perf_counter() - t0)
-        if retriever is not None:
-            query = _bm25s_query(entry, q)
-            t0 = time.perf_counter()
-            retriever.retrieve(query, k=K, show_progress=False, n_threads=1)
-            samples["bm25s"].append(time.perf_counter() - t0)
+            fn(q)
+            samples[name].append(time.perf_counter() - t0)
     out = {}
     for name, xs in samples.items():
-        if xs:
-            ms = sorted(x * 1e3 for x in xs)
-            out[name] = {
-                "median_ms": statistics.median(ms),
-                "p95_ms": ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))],
-            }
+        ms = sorted(x * 1e3 for x in xs)
+        out[name] = {
+            "median_ms": statistics.median(ms),
+            "p95_ms": ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))],
+        }
     return out
 
 

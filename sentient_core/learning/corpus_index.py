@@ -23,6 +23,8 @@ from sentient_core.memory import terms as memory_terms
 from sentient_core.pydocs import documents as pydoc_documents
 from sentient_core.store import terms as store_terms
 from sentient_core.vocab import Source
+from sentient_kernels.bm25 import K1, B
+from sentient_kernels.bounds import term_bounds
 from sentient_kernels.lexical import TermCounts
 from sentient_kernels.segments import Packed, build_segment_unchecked, pack
 
@@ -146,8 +148,8 @@ def assemble(blocks: Sequence[Block], code_dim: int) -> PassageIndex:
             counts.tfs,
             np.arange(len(passages), dtype=np.int64),
         )
-        packed = pack([seg], check=False)
         doc_len = np.minimum(counts.lengths, 2**31 - 1).astype(np.int32)
+        packed = pack([seg], check=False, bounds=[term_bounds(seg, doc_len, K1, B)])
         avgdl = float(doc_len.mean())
     return PassageIndex(
         passages=tuple(passages),

@@ -14,6 +14,15 @@ keeps one segment per chunk (no merging: a few large segments cost a query
 nothing noticeable), inverting each chunk on a worker thread while the next
 is read.
 
+Every segment carries the bounds of its postings' BM25 tf factors per block
+of 64 postings (:func:`sentient_kernels.bounds.term_bounds`, computed when
+the segment is built or merged, at the memory's mean length then; kept in
+RAM, not stored), with which the BM25 and hybrid ranks skip the postings that
+cannot reach the top-k (block-max MaxScore, :mod:`sentient_kernels.maxscore`
+and :mod:`sentient_kernels.maxscore_hybrid`): the same rows and scores, bit
+for bit, as adding every posting of the query's terms into an accumulator
+(``exhaustive=True``, which the scored hybrid still does).
+
 Ranks (:data:`RANKS`)
 ---------------------
 ``"bm25"``
@@ -50,10 +59,12 @@ from sentient_core.memory.types import RANKS
 from sentient_core.store import terms as store_terms
 from sentient_core.store import traces
 from sentient_core.store.errors import CorruptRecordError
-from sentient_kernels import bm25, unchecked
+from sentient_kernels import bm25, maxscore, maxscore_hybrid, unchecked
+from sentient_kernels.bounds import term_bounds
 from sentient_kernels.lexical import TermCounts
 from sentient_kernels.scored_hybrid import Overlay, finish_scored_hybrid
 from sentient_kernels.segments import (
+    Bounds,
     Packed,
     Segment,
     build_segment_unchecked,
@@ -86,10 +97,11 @@ class LexicalIndex:
         What a reader hands to the kernels (replaced whole on every change).
     """
 
-    __slots__ = ("_segments", "packed")
+    __slots__ = ("_bounds", "_segments", "packed")
 
     def __init__(self) -> None:
         self._segments: list[Segment] = []
+        self._bounds: list[Bounds] = []
         self.packed = pack([], check=False)
 
     @property
@@ -102,10 +114,20 @@ class LexicalIndex:
         return sum(int(s.rows.size) for s in self._segments)
 
     def add(
-        self, counts: TermCounts, rows: np.ndarray, keep: np.ndarray, *, merge: bool = True
+        self,
+        counts: TermCounts,
+        rows: np.ndarray,
+        keep: np.ndarray,
+        doc_len: np.ndarray,
+        avgdl: float,
+        *,
+        merge: bool = True,
     ) -> None:
         """Index texts ``keep`` of ``counts`` at ``rows`` (ascending, above every row held).
 
+        ``doc_len`` (int32, by row) holds the lengths of ``rows`` already and
+        ``avgdl`` is the memory's mean length (for the segment's
+        :class:`~sentient_kernels.segments.Bounds`).
         ``merge=False`` (a bulk load in large chunks) keeps the new segment
         apart: a few large segments cost a query nothing noticeable, merging
         them would cost the load a copy of every posting per level. The caller
@@ -114,26 +136,43 @@ class LexicalIndex:
         docs = np.flatnonzero(keep)
         if docs.size == 0:
             return
-        self.add_segment(_build(counts, rows, docs), merge=merge)
+        built = _build(counts, rows, docs, doc_len, avgdl)
+        self.add_segment(*built, doc_len, avgdl, merge=merge)
 
-    def add_segment(self, seg: Segment, *, merge: bool = True) -> None:
-        """Add a built segment (rows above every row held); see :meth:`add`."""
+    def add_segment(
+        self,
+        seg: Segment,
+        bounds: Bounds,
+        doc_len: np.ndarray,
+        avgdl: float,
+        *,
+        merge: bool = True,
+    ) -> None:
+        """Add a built segment (rows above every row held) and its bounds; see :meth:`add`."""
         if seg.rows.size == 0:
             return
         segments = [*self._segments, seg]
+        bounds_ = [*self._bounds, bounds]
         # Binary-counter merging: a segment is merged into its older neighbour
         # once it is at least as large, so sizes halve from oldest to newest.
+        # A merged segment's block bounds are computed again (a pass as long as the merge's copy).
         while merge and len(segments) > 1 and segments[-2].rows.size <= segments[-1].rows.size:
             newer = segments.pop()
+            bounds_.pop()
             segments[-1] = merge_unchecked(segments[-1], newer)
+            bounds_[-1] = term_bounds(segments[-1], doc_len, K1, B, avgdl)
         self._segments = segments
-        self.packed = pack(segments, check=False)  # publish
+        self._bounds = bounds_
+        self.packed = pack(segments, check=False, bounds=bounds_)  # publish
 
 
-def _build(counts: TermCounts, rows: np.ndarray, docs: np.ndarray) -> Segment:
-    return build_segment_unchecked(
+def _build(
+    counts: TermCounts, rows: np.ndarray, docs: np.ndarray, doc_len: np.ndarray, avgdl: float
+) -> tuple[Segment, Bounds]:
+    seg = build_segment_unchecked(
         counts.offsets[docs], counts.offsets[docs + 1], counts.terms, counts.tfs, rows[docs]
     )
+    return seg, term_bounds(seg, doc_len, K1, B, avgdl)
 
 
 def _add(
@@ -144,7 +183,11 @@ def _add(
     m.doc_len[rows] = lengths
     keep = m.valid[rows] != 0
     m.lex_total += int(lengths[keep].sum())
-    index.add(counts, rows, keep, merge=merge)
+    index.add(counts, rows, keep, m.doc_len, _avgdl(m), merge=merge)
+
+
+def _avgdl(m: Mirror) -> float:
+    return m.lex_total / m.active if m.active > 0 else 0.0
 
 
 def append(m: Mirror, index: LexicalIndex, counts: TermCounts, rows: np.ndarray) -> None:
@@ -176,6 +219,7 @@ def load(txn: Txn, m: Mirror) -> LexicalIndex:
     stored = mem_terms.usable(txn)
     # The inversion (a nogil kernel) of one chunk runs on a worker thread
     # while this thread reads and decodes the next one from LMDB.
+    kept = 0
     with ThreadPoolExecutor(1, thread_name_prefix="lexical-load") as pool:
         pending = []
         for a in range(0, n, store_terms.CHUNK):
@@ -193,9 +237,13 @@ def load(txn: Txn, m: Mirror) -> LexicalIndex:
             m.doc_len[rows] = lengths
             keep = m.valid[rows] != 0
             m.lex_total += int(lengths[keep].sum())
-            pending.append(pool.submit(_build, counts, rows, np.flatnonzero(keep)))
+            docs = np.flatnonzero(keep)
+            kept += docs.size
+            # Bounds at the mean length so far (any reference is correct; a close one is tight).
+            ref = m.lex_total / kept if kept else 0.0
+            pending.append(pool.submit(_build, counts, rows, docs, m.doc_len, ref))
         for job in pending:
-            index.add_segment(job.result(), merge=False)
+            index.add_segment(*job.result(), m.doc_len, _avgdl(m), merge=False)
     return index
 
 
@@ -236,6 +284,7 @@ def search(
     code: np.ndarray | None,
     overlay: Overlay | None = None,
     valid: np.ndarray | None = None,
+    exhaustive: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Top-k active rows below ``n`` of the mirror by ``rank`` ("bm25" or "hybrid").
 
@@ -243,6 +292,7 @@ def search(
     score inside the selection (:mod:`sentient_kernels.scored_hybrid`); ``valid``
     (uint8 over the rows, default the mirror's) then also drops vetoed rows.
     BM25's statistics stay the memory's (every active row counts in N and avgdl).
+    ``exhaustive``: see :func:`rank_rows`.
     """
     active = m.active
     return rank_rows(
@@ -259,6 +309,7 @@ def search(
         m.codes,
         code,
         overlay=overlay,
+        exhaustive=exhaustive,
     )
 
 
@@ -277,6 +328,7 @@ def rank_rows(
     code: np.ndarray | None,
     alpha: float = HYBRID_ALPHA,
     overlay: Overlay | None = None,
+    exhaustive: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Top-k rows below ``n`` by "bm25" or "hybrid" (unchecked: inputs valid by construction).
 
@@ -286,7 +338,26 @@ def rank_rows(
     (hybrid) its cosine. An ``overlay`` (hybrid, with ``valid``) adds the
     learned scorer's factors inside the selection
     (:func:`sentient_kernels.scored_hybrid.finish_scored_hybrid`).
+
+    BM25 and the hybrid skip the postings that cannot reach the top-k
+    (:mod:`sentient_kernels.maxscore`); the scored hybrid, and every rank with
+    ``exhaustive`` (the same results, bit for bit: a reference for tests and
+    benchmarks), add every posting of the query's terms into an accumulator
+    (:mod:`sentient_kernels.bm25`).
     """
+    lexical_only = rank == "bm25" or code is None or codes is None
+    if not exhaustive and lexical_only:
+        rows, raw, idf = maxscore.topk_unchecked(
+            packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k, K1, B
+        )
+        ceil = bm25.ceiling(idf, weights)
+        rel = raw / ceil if ceil > 0 else raw
+        return rows, rel, rel, None
+    if not exhaustive and (overlay is None or valid is None):
+        assert codes is not None and code is not None
+        return maxscore_hybrid.hybrid_unchecked(
+            packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k, codes[:n], code, alpha
+        )
     acc, touched, seen = _SCRATCH.get(n)
     idf = np.empty(terms.shape[0])
     has_mask = valid is not None
@@ -310,12 +381,13 @@ def rank_rows(
         idf,
     )
     ceil = bm25.ceiling(idf, weights)
-    if rank == "bm25" or code is None or codes is None:
+    if lexical_only:
         rows = np.empty(min(k, nt), dtype=np.int64)
         raw = np.empty(rows.shape[0])
         unchecked.bm25_select(acc, touched, nt, k, rows, raw)
         rel = raw / ceil if ceil > 0 else raw
         return rows, rel, rel, None
+    assert codes is not None and code is not None
     if overlay is not None and valid is not None:
         return finish_scored_hybrid(
             acc, touched, nt, ceil, codes[:n], code, alpha, k, valid[:n], overlay, seen
@@ -329,7 +401,7 @@ def rank_rows(
         code,
         alpha,
         k,
-        valid[:n] if valid is not None else None,
+        None if valid is None else valid[:n],
         seen,
     )
 
