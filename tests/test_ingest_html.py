@@ -41,3 +41,31 @@ def test_score_is_a_multiset_comparison():
     assert score([], ["a"]) == (0.0, 0.0)
     words = truth_words(b"<main><p>one two</p><script>x y</script><p>three</p></main>", "//main")
     assert words == ["one", "two", "three"]
+
+
+def test_paragraph_marks_as_the_regex_passes_made_them():
+    """_paragraphs (string methods) equals the four regex passes it replaced."""
+    import random
+    import re
+
+    from sentient_core.ingest import html_text as h
+
+    para, line = h._PARA, h._LINE
+    passes = [
+        (re.compile(r"\s+"), " "),
+        (re.compile(f" ?([{para}{line}]) ?"), r"\1"),
+        (re.compile(f"{line}*{para}[{para}{line}]*"), "\n\n"),
+        (re.compile(f"{line}+"), "\n"),
+    ]
+
+    def by_regex(text: str) -> str:
+        for rx, rep in passes:
+            text = rx.sub(rep, text)
+        return text.strip()
+
+    pieces = [" ", "  ", "\t", "\n", "\xa0", "\u3000", "\x1c", "\u2028", "a", "é", "x y"]
+    pieces += [para, line, para + para, f" {para} ", f"{line} {line}"]
+    rng = random.Random(0)
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert h._paragraphs(text) == by_regex(text), repr(text)

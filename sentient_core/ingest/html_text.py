@@ -115,10 +115,6 @@ def html_charset(path: str | os.PathLike[str], data: bytes) -> str | None:
 # reserved for internal use (any in the page itself are removed first).
 _PARA = "\ufdd0"
 _LINE = "\ufdd1"
-_SPACES = re.compile(r"\s+")
-_SPACE_AT_MARK = re.compile(f" ?([{_PARA}{_LINE}]) ?")
-_PARA_RUN = re.compile(f"{_LINE}*{_PARA}[{_PARA}{_LINE}]*")
-_LINE_RUN = re.compile(f"{_LINE}+")
 _BLOCK, _PRE, _BR, _CELL = 1, 2, 3, 4
 _ACTION: dict[str, int] = {tag: _BLOCK for tag in _HTML_BLOCK} | {
     "pre": _PRE,
@@ -225,12 +221,31 @@ def _walk_text(root, skip: set, skip_tags: frozenset[str], deadline: Deadline) -
             tail = el.tail
             if tail and el is not root:
                 append(tail.replace("\n", _LINE) if pre else tail)
-    # Collapse whitespace, then turn runs of marks into paragraph or line breaks
-    # (all in C: one regex pass each, however many paragraphs there are).
-    text = _SPACES.sub(" ", "".join(pieces))
-    text = _SPACE_AT_MARK.sub(r"\1", text)
-    text = _PARA_RUN.sub("\n\n", text)
-    return _LINE_RUN.sub("\n", text).strip()
+    return _paragraphs("".join(pieces))
+
+
+def _paragraphs(text: str) -> str:
+    """Whitespace collapsed; a run of marks becomes a paragraph break if it holds one,
+    else a line break; the spaces next to marks and at either end go.
+
+    All in C string methods, however many paragraphs there are: ``str.split``
+    splits on exactly what the regex ``\\s`` matches (both are ``str.isspace``),
+    so the words joined by single spaces are the text with every whitespace run
+    made one space, less the ends. Then each space next to a mark goes; the text
+    between paragraph marks, less line marks at its ends (they belong to the
+    paragraph mark's run), has its runs of line marks made line breaks, and the
+    non-empty paragraphs are joined by blank lines.
+    """
+    text = " ".join(text.split())
+    if _PARA not in text and _LINE not in text:
+        return text
+    for mark in (_PARA, _LINE):
+        text = text.replace(f" {mark}", mark).replace(f"{mark} ", mark)
+    paragraphs = (
+        "\n".join(line for line in part.split(_LINE) if line) if _LINE in part else part
+        for part in text.split(_PARA)
+    )
+    return "\n\n".join(p for p in paragraphs if p)
 
 
 def html_text(path: str | os.PathLike[str], source: str, deadline: Deadline) -> str:
