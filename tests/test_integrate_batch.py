@@ -160,3 +160,62 @@ def test_prepared_texts_commit_the_same_as_ingested_texts(tmp_path):
         stores.append(dump(store))
         store.close()
     assert stores[0] == stores[1]
+
+
+def columns(n: int = 2, **change):
+    from sentient_core.memory.columns import TraceColumns
+    from sentient_core.memory.terms import count
+    from sentient_core.store import content
+
+    texts = [f"text number {i}" for i in range(n)]
+    cols = dict(
+        texts=texts,
+        codes=np.ones((n, 256), np.float32),
+        smf=np.eye(16)[:n],
+        primes=[(2, 3)] * n,
+        sources=["s"] * n,
+        tags=[("t",)] * n,
+        topics=["topic"] * n,
+        keywords=[("text", "number")] * n,
+        kind="observed",
+        importance=0.5,
+        terms=count(texts),
+        digests=content.digests(texts),
+    )
+    cols.update(change)
+    return TraceColumns(**cols)
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"kind": ""}, "kind"),
+        ({"importance": 1.5}, "importance"),
+        ({"smf": np.full((2, 16), np.nan)}, "smf"),
+        ({"codes": np.ones((2, 8), np.float32)}, "codes"),
+        ({"codes": np.full((2, 256), np.inf, np.float32)}, "non-finite"),
+        ({"primes": [(2, 1), (3,)]}, "primes"),
+        ({"primes": [(2, 70_000), (3,)]}, "primes"),
+        ({"keywords": [("a", 1), ()]}, "keywords"),
+        ({"tags": [["a"], ()]}, "tags"),
+        ({"topics": ["a"]}, "topics"),
+        ({"sources": ["a", b"b"]}, "sources"),
+    ],
+)
+def test_columns_are_checked_before_anything_is_stored(tmp_path, change, match):
+    with Store.open(tmp_path / "s", code_dim=256) as store:
+        memory = HolographicMemory(store)
+        memory.prepare(columns())  # the unchanged columns pass
+        with pytest.raises((ValueError, TypeError), match=match):
+            memory.prepare(columns(**change))
+        assert memory.count == 0
+
+
+def test_checked_columns_store_records_that_decode(tmp_path):
+    with Store.open(tmp_path / "s", code_dim=256) as store:
+        memory = HolographicMemory(store)
+        prepared = memory.prepare(columns(3))
+        assert prepared.checked
+        stored = memory.write(lambda tx: tx.store_batch(prepared))
+        assert [memory.get(r.id) for r in stored] == stored
+        assert check_integrity(store).ok

@@ -41,7 +41,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
+from contextlib import closing
 
 import msgspec
 
@@ -51,16 +51,14 @@ from sentient_core.ingest import (
     MAX_WHOLE_FILE_BYTES,
     IngestError,
     chunk_text,
-    extract_bytes,
     iter_chunks,
     iter_files,
     iter_text,
-    kind_of,
-    read_bytes,
     safe_path_text,
 )
 from sentient_core.integrate.assemble import Assembler, as_items
-from sentient_core.integrate.ledger import FileLedger, bytes_digest, file_digest
+from sentient_core.integrate.ledger import FileLedger, file_digest
+from sentient_core.integrate.loading import Loaded, Loader
 from sentient_core.integrate.summary import (
     STAGES,
     IngestSummary,
@@ -244,32 +242,35 @@ class Integrator:
         t_start = time.perf_counter()
         pending = _Pending()
         bytes_done = 0
-        for i, (path, size) in enumerate(zip(files, sizes, strict=True)):
-            if stop is not None and stop():
-                summary.interrupted = True
-                break
-            try:
-                ok = self._ingest_file(path, size, pending, summary)
-            except (StoreIOError, StoreFullError) as err:
-                summary.stopped_by = str(err)
-                pending.clear()
-                break
-            if ok:
-                summary.files += 1
-                summary.bytes += size
-            bytes_done += size
-            if progress is not None:
-                progress(
-                    Progress(
-                        files_done=i + 1,
-                        files_total=len(files),
-                        bytes_done=bytes_done,
-                        bytes_total=bytes_total,
-                        chunks=summary.chunks + len(pending),
-                        elapsed=time.perf_counter() - t_start,
-                        current=safe_path_text(path),
+        # Files are read, extracted and chunked ahead by a worker thread (loading.py);
+        # closing stops it (files after a stop are not read).
+        with closing(self._loader().iter_loaded(list(zip(files, sizes, strict=True)))) as loaded:
+            for i, (path, size) in enumerate(zip(files, sizes, strict=True)):
+                if stop is not None and stop():
+                    summary.interrupted = True
+                    break
+                try:
+                    ok = self._ingest_file(next(loaded), pending, summary)
+                except (StoreIOError, StoreFullError) as err:
+                    summary.stopped_by = str(err)
+                    pending.clear()
+                    break
+                if ok:
+                    summary.files += 1
+                    summary.bytes += size
+                bytes_done += size
+                if progress is not None:
+                    progress(
+                        Progress(
+                            files_done=i + 1,
+                            files_total=len(files),
+                            bytes_done=bytes_done,
+                            bytes_total=bytes_total,
+                            chunks=summary.chunks + len(pending),
+                            elapsed=time.perf_counter() - t_start,
+                            current=safe_path_text(path),
+                        )
                     )
-                )
         if not summary.stopped_by:
             try:
                 self._flush(pending, summary)
@@ -363,56 +364,69 @@ class Integrator:
 
     # -- stages -------------------------------------------------------------
 
-    def _ingest_file(self, path: str, size: int, pending: _Pending, summary: IngestSummary) -> bool:
+    def _loader(self) -> Loader:
+        return Loader(
+            self._files,
+            stream_threshold=self.stream_threshold,
+            max_file_bytes=self.max_file_bytes,
+            time_budget=self.time_budget,
+            chunk_size=self.chunk_size,
+            chunk_overlap=self.chunk_overlap,
+        )
+
+    def _ingest_file(self, loaded: Loaded, pending: _Pending, summary: IngestSummary) -> bool:
         st = summary.stages
-        source = safe_path_text(Path(path).resolve())
-        shown = safe_path_text(path)
+        st.read += loaded.read
+        st.extract += loaded.extract
+        st.chunk += loaded.chunk
+        source, shown, path = loaded.source, loaded.shown, loaded.path
         if source in self._files:  # named twice in this run (a folder and a file in it)
             return False
+        if loaded.error:
+            summary.skipped.append(SkippedFile(shown, loaded.error))
+            return False
+        if loaded.streamed:
+            return self._ingest_large(path, source, shown, pending, summary)
+        # Decided here, not by the worker: an earlier file of this run may have changed it.
+        unchanged, old = self._files.look(source, loaded.digest)
+        if unchanged:
+            summary.unchanged += 1
+            return False
+        if loaded.unchanged:  # the worker did not extract it; it changed meanwhile (rare)
+            return self._ingest_file(self._loader().load(path, loaded.size), pending, summary)
+        if not loaded.chunks:
+            summary.skipped.append(SkippedFile(shown, "no text to ingest"))
+            return False
+        self._files.track(source, loaded.digest, old)
+        # Whole file in hand and chunked before anything is queued: a failure
+        # leaves nothing of it behind.
+        for text in loaded.chunks:
+            pending.add(text, source)
+            self._files.chunk_queued(source)
+            if len(pending) >= self.batch:
+                self._flush(pending, summary)
+        self._files.all_queued(source, summary)
+        return True
+
+    def _ingest_large(
+        self, path: str, source: str, shown: str, pending: _Pending, summary: IngestSummary
+    ) -> bool:
+        """A plain-text file above the stream threshold: streamed, never held whole."""
+        st = summary.stages
         try:
-            streamed = size > self.stream_threshold and kind_of(path) in ("txt", "md")
             t = time.perf_counter()
-            if streamed:
-                digest = file_digest(path)
-                st.read += time.perf_counter() - t
-                if self._files.start(source, digest, summary):
-                    return False
-                t = time.perf_counter()
-                pieces: Iterable[str] = iter_text(path)
-                st.extract += time.perf_counter() - t
-            else:
-                data = read_bytes(path, self.max_file_bytes)
-                digest = bytes_digest(data)
-                st.read += time.perf_counter() - t
-                if self._files.start(source, digest, summary):
-                    return False
-                t = time.perf_counter()
-                pieces = (extract_bytes(path, data, time_budget=self.time_budget),)
-                del data
-                st.extract += time.perf_counter() - t
+            digest = file_digest(path)
+            st.read += time.perf_counter() - t
+            if self._files.start(source, digest, summary):
+                return False
+            t = time.perf_counter()
+            pieces: Iterable[str] = iter_text(path)
+            st.extract += time.perf_counter() - t
         except (IngestError, OSError) as err:
             self._files.drop(source)
             why = err.reason if isinstance(err, IngestError) else f"cannot read: {err}"
             summary.skipped.append(SkippedFile(shown, why))
             return False
-        if not streamed:
-            # Whole file in hand: chunk it all before anything is queued, so a
-            # failure leaves nothing of this file behind.
-            t = time.perf_counter()
-            (text,) = pieces
-            chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
-            st.chunk += time.perf_counter() - t
-            if not chunks:
-                summary.skipped.append(SkippedFile(shown, "no text to ingest"))
-                self._files.drop(source)
-                return False
-            for c in chunks:
-                pending.add(c.text, source)
-                self._files.chunk_queued(source)
-                if len(pending) >= self.batch:
-                    self._flush(pending, summary)
-            self._files.all_queued(source, summary)
-            return True
         if not self._ingest_streamed(shown, source, pieces, pending, summary):
             self._files.drop(source)
             return False

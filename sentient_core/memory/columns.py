@@ -17,7 +17,7 @@ import numpy as np
 
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.memory.storing import Prepared, unit_rows
-from sentient_core.store.records import SMF_AXES, TraceRecord
+from sentient_core.store.records import MAX_PRIME, SMF_AXES, TraceRecord
 from sentient_kernels.lexical import TermCounts
 
 __all__ = ["TraceColumns", "prepare"]
@@ -65,8 +65,16 @@ def prepare(code_dim: int, now: float, cols: TraceColumns) -> Prepared:
     for name in ("primes", "sources", "tags", "topics", "keywords", "digests"):
         if len(getattr(cols, name)) != n:
             raise ArgumentError(f"{name} holds {len(getattr(cols, name))} values for {n} texts")
-    if not all(t.__class__ is str for t in cols.texts):
-        raise ArgumentTypeError("texts must be str")
+    for name in ("texts", "sources", "topics"):
+        if not all(t.__class__ is str for t in getattr(cols, name)):
+            raise ArgumentTypeError(f"{name} must be str")
+    for name in ("tags", "keywords"):
+        if not all(
+            g.__class__ is tuple and all(w.__class__ is str for w in g) for g in getattr(cols, name)
+        ):
+            raise ArgumentTypeError(f"{name} must be tuples of str")
+    if not 0.0 <= now <= 1e11:
+        raise ArgumentError(f"now must be Unix seconds, got {now!r}")
     if not isinstance(cols.kind, str) or not cols.kind:
         raise ArgumentError("kind must be a non-empty string")
     imp = cols.importance
@@ -81,8 +89,11 @@ def prepare(code_dim: int, now: float, cols: TraceColumns) -> Prepared:
         raise ArgumentError(f"smf must be {n} rows of {SMF_AXES} finite floats")
     if not np.isfinite(codes).all():
         raise ArgumentError("codes contain non-finite values (NaN or inf)")
-    if any(p and min(p) < 2 for p in cols.primes):
-        raise ArgumentError("primes must be integers >= 2")
+    if not all(
+        p.__class__ is tuple and all(q.__class__ is int and 2 <= q <= MAX_PRIME for q in p)
+        for p in cols.primes
+    ):
+        raise ArgumentError(f"primes must be tuples of integers in [2, {MAX_PRIME}]")
     offsets = cols.terms.offsets
     if offsets.shape != (n + 1,) or cols.terms.lengths.shape != (n,):
         raise ArgumentError(f"terms must be the terms of {n} texts")
@@ -107,4 +118,6 @@ def prepare(code_dim: int, now: float, cols: TraceColumns) -> Prepared:
         )
         for i in range(n)
     ]
-    return Prepared(records, codes, cols.terms, None, list(cols.digests))
+    # Every field was checked above, column by column: the records are encoded
+    # without decoding each one back to validate it (``checked``).
+    return Prepared(records, codes, cols.terms, None, list(cols.digests), checked=True)

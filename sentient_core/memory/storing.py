@@ -54,15 +54,17 @@ __all__ = ["Prepared", "check_near", "prepare", "store_batch", "store_unique", "
 
 class Prepared(msgspec.Struct, frozen=True):
     """Items checked and encoded, ready to store: records, unit codes and terms, the
-    encoder stamp to write (if any) and, when already computed, the texts' content
-    digests. Made outside the transaction (:func:`prepare`,
-    :func:`sentient_core.memory.columns.prepare`)."""
+    encoder stamp to write (if any), when already computed, the texts' content
+    digests, and whether every record field was checked already (``checked``: then
+    they are encoded without a validating decode). Made outside the transaction
+    (:func:`prepare`, :func:`sentient_core.memory.columns.prepare`)."""
 
     records: list[TraceRecord]
     codes: np.ndarray
     terms: TermCounts
     stamp: TextEncoder | None
     digests: list[bytes] | None = None
+    checked: bool = False
 
 
 def prepare(w: Writer, items: Sequence[NewTrace]) -> Prepared:
@@ -151,7 +153,7 @@ def _append(
         )
         write_state(txn, state)
     codes = prepared.codes[keep]
-    stored = traces.append(txn, records, codes, digests=digests)
+    stored = traces.append(txn, records, codes, digests=digests, checked=prepared.checked)
     # Their terms, in the same transaction (the lexical index is built from them).
     counts = mem_terms.select(prepared.terms, keep)
     mem_terms.write(txn, [r.id for r in stored], counts)
