@@ -1,11 +1,12 @@
-"""The file stages of integration (read, extract, chunk), one file ahead in a worker thread.
+"""The per-file stages of integration (read, extract, chunk, analyse), ahead in a worker thread.
 
-While the integrator encodes, observes and commits one file's chunks, the next
-files are read, checked against their records (unchanged files are not
-extracted), extracted and chunked by one worker thread, at most
-:data:`AHEAD` files ahead, in order. The kernels and the store's commit
-release the GIL, so the worker's extraction runs in their shadow on a second
-core. Plain-text files above the stream threshold are not loaded here: the
+While the integrator observes and commits one file's chunks, the next files are
+read, checked against their records (unchanged files are not extracted),
+extracted, chunked and analysed (:mod:`~sentient_core.integrate.analysed`:
+codes, excitations, keywords, terms, digests; nothing of the observer) by one
+worker thread, at most :data:`AHEAD` files ahead, in order. The analysis
+kernels and the store's commit release the GIL, so the two threads overlap on
+two cores. Plain-text files above the stream threshold are not loaded here: the
 integrator streams them itself. A failure is returned (``Loaded.error``), never
 raised; nothing of a file reaches memory before the integrator takes its
 :class:`Loaded`.
@@ -19,6 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
+from sentient_core.encoder import TokenPrimeEncoder
 from sentient_core.ingest import (
     IngestError,
     chunk_text,
@@ -27,7 +29,9 @@ from sentient_core.ingest import (
     read_bytes,
     safe_path_text,
 )
+from sentient_core.integrate.analysed import ChunkAnalysis, analyse
 from sentient_core.integrate.ledger import FileLedger, bytes_digest
+from sentient_core.integrate.summary import StageTimes
 from sentient_core.store import files as store_files
 
 __all__ = ["AHEAD", "Loaded", "Loader"]
@@ -48,10 +52,9 @@ class Loaded(NamedTuple):
     unchanged: bool = False
     old: store_files.FileRecord | None = None
     chunks: tuple[str, ...] = ()
+    found: ChunkAnalysis | None = None
     error: str = ""
-    read: float = 0.0
-    extract: float = 0.0
-    chunk: float = 0.0
+    stages: StageTimes = StageTimes()
 
 
 class Loader:
@@ -61,6 +64,9 @@ class Loader:
     ----------
     ledger : FileLedger
         Says (read only) whether a file is unchanged.
+    encoder : TextEncoder
+        The observer's encoder; a token encoder's chunks are analysed here too
+        (:func:`~sentient_core.integrate.analysed.analyse`).
     stream_threshold, max_file_bytes, time_budget, chunk_size, chunk_overlap
         As for :class:`~sentient_core.integrate.Integrator`.
     """
@@ -68,6 +74,7 @@ class Loader:
     def __init__(
         self,
         ledger: FileLedger,
+        encoder: object,
         *,
         stream_threshold: int,
         max_file_bytes: int,
@@ -76,6 +83,7 @@ class Loader:
         chunk_overlap: int,
     ) -> None:
         self.ledger = ledger
+        self.encoder = encoder
         self.stream_threshold = stream_threshold
         self.max_file_bytes = max_file_bytes
         self.time_budget = time_budget
@@ -83,29 +91,33 @@ class Loader:
         self.chunk_overlap = chunk_overlap
 
     def load(self, path: str, size: int) -> Loaded:
-        """Read, check, extract and chunk one file (in the calling thread)."""
+        """Read, check, extract, chunk and analyse one file (in the calling thread)."""
         source = safe_path_text(Path(path).resolve())
         shown = safe_path_text(path)
         if size > self.stream_threshold and kind_of(path) in ("txt", "md"):
             return Loaded(path, size, source, shown, streamed=True)
+        st = StageTimes()
         try:
-            t0 = time.perf_counter()
+            t = time.perf_counter()
             data = read_bytes(path, self.max_file_bytes)
             digest = bytes_digest(data)
             unchanged, old = self.ledger.look(source, digest)
-            t1 = time.perf_counter()
+            st.read = time.perf_counter() - t
             if unchanged:
-                return Loaded(
-                    path, size, source, shown, digest=digest, unchanged=True, read=t1 - t0
-                )
+                return Loaded(path, size, source, shown, digest=digest, unchanged=True, stages=st)
+            t = time.perf_counter()
             text = extract_bytes(path, data, time_budget=self.time_budget)
             del data
-            t2 = time.perf_counter()
-            chunks = tuple(c.text for c in chunk_text(text, self.chunk_size, self.chunk_overlap))
-            t3 = time.perf_counter()
+            st.extract = time.perf_counter() - t
+            t = time.perf_counter()
+            chunks = [c.text for c in chunk_text(text, self.chunk_size, self.chunk_overlap)]
+            st.chunk = time.perf_counter() - t
         except (IngestError, OSError) as err:
             why = err.reason if isinstance(err, IngestError) else f"cannot read: {err}"
             return Loaded(path, size, source, shown, error=why)
+        found = None
+        if chunks and isinstance(self.encoder, TokenPrimeEncoder):
+            found = analyse(self.encoder, chunks, st)
         return Loaded(
             path,
             size,
@@ -113,10 +125,9 @@ class Loader:
             shown,
             digest=digest,
             old=old,
-            chunks=chunks,
-            read=t1 - t0,
-            extract=t2 - t1,
-            chunk=t3 - t2,
+            chunks=tuple(chunks),
+            found=found,
+            stages=st,
         )
 
     def iter_loaded(self, files: Sequence[tuple[str, int]]) -> Generator[Loaded, None, None]:

@@ -45,6 +45,7 @@ from contextlib import closing
 
 import msgspec
 
+from sentient_core.encoder import TokenPrimeEncoder
 from sentient_core.errors import ArgumentError
 from sentient_core.ingest import (
     DEFAULT_TIME_BUDGET,
@@ -56,6 +57,7 @@ from sentient_core.ingest import (
     iter_text,
     safe_path_text,
 )
+from sentient_core.integrate.analysed import ChunkAnalysis, analyse, join
 from sentient_core.integrate.assemble import Assembler, as_items
 from sentient_core.integrate.ledger import FileLedger, file_digest
 from sentient_core.integrate.loading import Loaded, Loader
@@ -87,25 +89,70 @@ DEFAULT_BATCH = 512
 
 
 class _Pending:
-    """Chunks waiting for the next commit, with the file each came from."""
+    """Chunks waiting for the next commit, with the file each came from and, when it
+    was analysed already (by the loading thread), its analysis and position in it."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
         self.sources: list[str] = []
         self.tags: list[tuple[str, ...] | None] = []
+        self.found: list[tuple[ChunkAnalysis, int] | None] = []
 
     def __len__(self) -> int:
         return len(self.texts)
 
-    def add(self, text: str, source: str, tags: tuple[str, ...] | None = None) -> None:
+    def add(
+        self,
+        text: str,
+        source: str,
+        tags: tuple[str, ...] | None = None,
+        found: tuple[ChunkAnalysis, int] | None = None,
+    ) -> None:
         self.texts.append(text)
         self.sources.append(source)
         self.tags.append(tags)
+        self.found.append(found)
 
     def clear(self) -> None:
         self.texts.clear()
         self.sources.clear()
         self.tags.clear()
+        self.found.clear()
+
+    def drop(self, source: str) -> None:
+        """Forget the chunks of ``source`` (it failed part-way)."""
+        keep = [i for i, s in enumerate(self.sources) if s != source]
+        self.texts = [self.texts[i] for i in keep]
+        self.sources = [self.sources[i] for i in keep]
+        self.tags = [self.tags[i] for i in keep]
+        self.found = [self.found[i] for i in keep]
+
+    def analysis(self, encoder: object, st: StageTimes) -> ChunkAnalysis | None:
+        """The pending chunks' analysis: the loader's, joined, with the chunks it did
+        not analyse analysed here (None for an encoder other than the token encoder)."""
+        if not isinstance(encoder, TokenPrimeEncoder):
+            return None
+        parts: list[tuple[ChunkAnalysis, int, int]] = []
+        i, n = 0, len(self.texts)
+        while i < n:
+            got = self.found[i]
+            j = i + 1
+            if got is None:
+                while j < n and self.found[j] is None:
+                    j += 1
+                parts.append((analyse(encoder, self.texts[i:j], st), 0, j - i))
+            else:
+                a, at = got
+                while (
+                    j < n
+                    and (nxt := self.found[j]) is not None
+                    and nxt[0] is a
+                    and nxt[1] == at + j - i
+                ):
+                    j += 1
+                parts.append((a, at, at + j - i))
+            i = j
+        return join(parts)
 
 
 class TextBatch(msgspec.Struct, frozen=True):
@@ -367,6 +414,7 @@ class Integrator:
     def _loader(self) -> Loader:
         return Loader(
             self._files,
+            self.observer.encoder,
             stream_threshold=self.stream_threshold,
             max_file_bytes=self.max_file_bytes,
             time_budget=self.time_budget,
@@ -376,9 +424,8 @@ class Integrator:
 
     def _ingest_file(self, loaded: Loaded, pending: _Pending, summary: IngestSummary) -> bool:
         st = summary.stages
-        st.read += loaded.read
-        st.extract += loaded.extract
-        st.chunk += loaded.chunk
+        for stage in STAGES:
+            setattr(st, stage, getattr(st, stage) + getattr(loaded.stages, stage))
         source, shown, path = loaded.source, loaded.shown, loaded.path
         if source in self._files:  # named twice in this run (a folder and a file in it)
             return False
@@ -400,8 +447,8 @@ class Integrator:
         self._files.track(source, loaded.digest, old)
         # Whole file in hand and chunked before anything is queued: a failure
         # leaves nothing of it behind.
-        for text in loaded.chunks:
-            pending.add(text, source)
+        for i, text in enumerate(loaded.chunks):
+            pending.add(text, source, None, None if loaded.found is None else (loaded.found, i))
             self._files.chunk_queued(source)
             if len(pending) >= self.batch:
                 self._flush(pending, summary)
@@ -463,7 +510,7 @@ class Integrator:
                     )
         except (IngestError, OSError, UnicodeError) as err:
             reason = err.reason if isinstance(err, IngestError) else f"{type(err).__name__}: {err}"
-            self._drop_source(pending, source)
+            pending.drop(source)
             if committed_ids:
                 self.memory.retire(committed_ids)
                 summary.chunks -= len(committed_ids)
@@ -473,17 +520,6 @@ class Integrator:
             summary.skipped.append(SkippedFile(path, "no text to ingest"))
             return False
         return True
-
-    @staticmethod
-    def _drop_source(pending: _Pending, source: str) -> None:
-        keep = [
-            (t, s, g)
-            for t, s, g in zip(pending.texts, pending.sources, pending.tags, strict=True)
-            if s != source
-        ]
-        pending.clear()
-        for t, s, g in keep:
-            pending.add(t, s, g)
 
     def _flush(self, pending: _Pending, summary: IngestSummary) -> list[tuple[str, Stored]]:
         """Encode, observe, assemble and commit the pending chunks, in ONE transaction with
@@ -495,8 +531,9 @@ class Integrator:
         """
         if not pending:
             return []
+        found = pending.analysis(self.observer.encoder, summary.stages)
         made = self._assembler.assemble(
-            pending.texts, pending.sources, pending.tags, summary.stages
+            pending.texts, pending.sources, pending.tags, summary.stages, found
         )
         sources = list(pending.sources)
         not_a_use = self._files.not_a_use(sources)
