@@ -12,7 +12,6 @@ observers end in the same state.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import numpy as np
@@ -220,29 +219,3 @@ def test_checked_columns_store_records_that_decode(tmp_path):
         stored = memory.write(lambda tx: tx.store_batch(prepared))
         assert [memory.get(r.id) for r in stored] == stored
         assert check_integrity(store).ok
-
-
-def test_joined_slices_equal_one_analysis():
-    from sentient_core.integrate.analysed import analyse, join
-    from sentient_core.integrate.summary import StageTimes
-
-    enc = get_encoder("token")
-    texts = [_prose(i, 900) for i in range(9)] + ["", "😀 naïve"]
-    whole = analyse(enc, texts, StageTimes())
-    a = analyse(enc, texts[:4], StageTimes())
-    b = analyse(enc, texts[4:], StageTimes())
-    joined = join([(a, 0, 2), (a, 2, 4), (b, 0, 3), (b, 3, 7)])
-
-    def values(x):
-        return (
-            [getattr(x, f.name) for f in dataclasses.fields(x)]
-            if dataclasses.is_dataclass(x)
-            else list(x)
-        )
-
-    for got, want in zip(joined, whole, strict=True):
-        if isinstance(want, list):
-            assert got == want
-        else:  # EncodedBatch, TermCounts
-            for x, y in zip(values(got), values(want), strict=True):
-                assert np.array_equal(x, y)

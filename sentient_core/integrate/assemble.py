@@ -11,17 +11,18 @@ same observer trajectory, ``tests/test_integrate_batch.py``).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
-from sentient_core.encoder import TokenPrimeEncoder
 from sentient_core.ingest import topic_and_keywords
-from sentient_core.integrate.analysed import ChunkAnalysis, analyse, topic_lines
+from sentient_core.ingest.keywords import heading
 from sentient_core.integrate.summary import StageTimes
 from sentient_core.memory import HolographicMemory, NewTrace
 from sentient_core.memory.columns import TraceColumns
 from sentient_core.memory.storing import Prepared
 from sentient_core.observer import Observer
+from sentient_core.store import content
 
-__all__ = ["Assembler", "as_items"]
+__all__ = ["Assembler", "as_items", "topic_lines"]
 
 
 class Assembler:
@@ -54,22 +55,26 @@ class Assembler:
         sources: list[str],
         tags: list[tuple[str, ...] | None],
         st: StageTimes,
-        found: ChunkAnalysis | None = None,
     ) -> Prepared | list[NewTrace]:
         """Encode, find keywords, observe (the observer changes) and assemble the chunks.
 
         With an encoder that analyses batches (the token encoder) every step runs
-        over the whole batch: the chunks' analysis (``found``, or made here:
-        :func:`~sentient_core.integrate.analysed.analyse`), one kernel call
-        exciting and ticking the observer once per chunk (``observe``) and the
-        records checked column by column (``code``). Otherwise chunk by chunk,
-        as :class:`NewTrace` items.
+        over the whole batch: one kernel pass for the codes, excitations, keyword
+        candidates and terms (``encode``), topic lines (``keywords``), one kernel
+        call exciting and ticking the observer once per chunk (``observe``), the
+        content digests in one pass and the records checked column by column
+        (``code``). Otherwise chunk by chunk, as :class:`NewTrace` items.
         """
-        encoder = self.observer.encoder
-        if not isinstance(encoder, TokenPrimeEncoder):
+        analyse = getattr(self.observer.encoder, "analyse_many", None)
+        if analyse is None:
             return self._items(texts, sources, tags, st)
-        if found is None:
-            found = analyse(encoder, texts, st)
+        t = time.perf_counter()
+        found = analyse(texts, 8)
+        st.encode += time.perf_counter() - t
+
+        t = time.perf_counter()
+        topics = topic_lines(texts, found.keywords, 8)
+        st.keywords += time.perf_counter() - t
 
         t = time.perf_counter()
         b = found.batch
@@ -84,12 +89,12 @@ class Assembler:
             primes=found.dominant,
             sources=list(sources),
             tags=[self.tags if g is None else tuple(g) for g in tags],
-            topics=found.topics,
-            keywords=found.keywords,
+            topics=[topic for topic, _ in topics],
+            keywords=[tuple(words) for _, words in topics],
             kind=self.kind,
             importance=self.importance,
             terms=found.terms,
-            digests=found.digests,
+            digests=content.digests(texts),
         )
         prepared = self.memory.prepare(cols)
         st.code += time.perf_counter() - t
@@ -102,7 +107,7 @@ class Assembler:
         tags: list[tuple[str, ...] | None],
         st: StageTimes,
     ) -> list[NewTrace]:
-        """:meth:`assemble` chunk by chunk (an encoder other than the token encoder)."""
+        """:meth:`assemble` chunk by chunk (an encoder without ``analyse_many``)."""
         t = time.perf_counter()
         batch = self.observer.encoder.encode_many(texts)
         encoded = [batch.item(i) for i in range(len(texts))]
@@ -141,6 +146,14 @@ class Assembler:
             )
         st.code += time.perf_counter() - t
         return items
+
+
+def topic_lines(
+    texts: Sequence[str], tops: Sequence[list[str]], k: int
+) -> list[tuple[str, list[str]]]:
+    """(topic, keywords) per text from its top ``max(k, 3)`` keywords: the first
+    heading-like line, else the top three keywords (as ``topic_and_keywords``)."""
+    return [(heading(x) or " ".join(top[:3]), top[:k]) for x, top in zip(texts, tops, strict=True)]
 
 
 def as_items(prepared: Prepared) -> list[NewTrace]:

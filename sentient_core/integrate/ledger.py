@@ -72,31 +72,20 @@ class FileLedger:
 
     def start(self, source: str, digest: str, summary: IngestSummary) -> bool:
         """Whether the file is unchanged (skip it); otherwise it is tracked from now on."""
-        unchanged, old = self.look(source, digest)
-        if unchanged:
-            summary.unchanged += 1
-            return True
-        self.track(source, digest, old)
-        return False
-
-    def look(self, source: str, digest: str) -> tuple[bool, store_files.FileRecord | None]:
-        """(whether the file is unchanged, its record) — read only, from any thread."""
         with self.memory.datastore.read() as txn:
             old = store_files.get(txn, source)
             if old is not None and old.digest == digest:
                 recs = (store_traces.get(txn, i) for i in old.trace_ids)
                 if all(r is not None and not r.retired for r in recs):
-                    return True, old
-        return False, old
-
-    def track(self, source: str, digest: str, old: store_files.FileRecord | None) -> None:
-        """Track a changed or new file (``old``: its record, from :meth:`look`)."""
+                    summary.unchanged += 1
+                    return True
         try:
             st = os.stat(source)
             size, mtime_ns = st.st_size, st.st_mtime_ns
         except (OSError, ValueError):  # gone meanwhile, or an unencodable name
             size, mtime_ns = 0, 0
         self._tracks[source] = _Track(digest, size, mtime_ns, old)
+        return False
 
     def drop(self, source: str) -> None:
         """Forget the file (it failed; nothing of it is recorded)."""

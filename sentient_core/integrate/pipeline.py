@@ -41,26 +41,26 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import closing
+from pathlib import Path
 
 import msgspec
 
-from sentient_core.encoder import TokenPrimeEncoder
 from sentient_core.errors import ArgumentError
 from sentient_core.ingest import (
     DEFAULT_TIME_BUDGET,
     MAX_WHOLE_FILE_BYTES,
     IngestError,
     chunk_text,
+    extract_bytes,
     iter_chunks,
     iter_files,
     iter_text,
+    kind_of,
+    read_bytes,
     safe_path_text,
 )
-from sentient_core.integrate.analysed import ChunkAnalysis, analyse, join
 from sentient_core.integrate.assemble import Assembler, as_items
-from sentient_core.integrate.ledger import FileLedger, file_digest
-from sentient_core.integrate.loading import Loaded, Loader
+from sentient_core.integrate.ledger import FileLedger, bytes_digest, file_digest
 from sentient_core.integrate.summary import (
     STAGES,
     IngestSummary,
@@ -89,70 +89,25 @@ DEFAULT_BATCH = 512
 
 
 class _Pending:
-    """Chunks waiting for the next commit, with the file each came from and, when it
-    was analysed already (by the loading thread), its analysis and position in it."""
+    """Chunks waiting for the next commit, with the file each came from."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
         self.sources: list[str] = []
         self.tags: list[tuple[str, ...] | None] = []
-        self.found: list[tuple[ChunkAnalysis, int] | None] = []
 
     def __len__(self) -> int:
         return len(self.texts)
 
-    def add(
-        self,
-        text: str,
-        source: str,
-        tags: tuple[str, ...] | None = None,
-        found: tuple[ChunkAnalysis, int] | None = None,
-    ) -> None:
+    def add(self, text: str, source: str, tags: tuple[str, ...] | None = None) -> None:
         self.texts.append(text)
         self.sources.append(source)
         self.tags.append(tags)
-        self.found.append(found)
 
     def clear(self) -> None:
         self.texts.clear()
         self.sources.clear()
         self.tags.clear()
-        self.found.clear()
-
-    def drop(self, source: str) -> None:
-        """Forget the chunks of ``source`` (it failed part-way)."""
-        keep = [i for i, s in enumerate(self.sources) if s != source]
-        self.texts = [self.texts[i] for i in keep]
-        self.sources = [self.sources[i] for i in keep]
-        self.tags = [self.tags[i] for i in keep]
-        self.found = [self.found[i] for i in keep]
-
-    def analysis(self, encoder: object, st: StageTimes) -> ChunkAnalysis | None:
-        """The pending chunks' analysis: the loader's, joined, with the chunks it did
-        not analyse analysed here (None for an encoder other than the token encoder)."""
-        if not isinstance(encoder, TokenPrimeEncoder):
-            return None
-        parts: list[tuple[ChunkAnalysis, int, int]] = []
-        i, n = 0, len(self.texts)
-        while i < n:
-            got = self.found[i]
-            j = i + 1
-            if got is None:
-                while j < n and self.found[j] is None:
-                    j += 1
-                parts.append((analyse(encoder, self.texts[i:j], st), 0, j - i))
-            else:
-                a, at = got
-                while (
-                    j < n
-                    and (nxt := self.found[j]) is not None
-                    and nxt[0] is a
-                    and nxt[1] == at + j - i
-                ):
-                    j += 1
-                parts.append((a, at, at + j - i))
-            i = j
-        return join(parts)
 
 
 class TextBatch(msgspec.Struct, frozen=True):
@@ -289,35 +244,32 @@ class Integrator:
         t_start = time.perf_counter()
         pending = _Pending()
         bytes_done = 0
-        # Files are read, extracted and chunked ahead by a worker thread (loading.py);
-        # closing stops it (files after a stop are not read).
-        with closing(self._loader().iter_loaded(list(zip(files, sizes, strict=True)))) as loaded:
-            for i, (path, size) in enumerate(zip(files, sizes, strict=True)):
-                if stop is not None and stop():
-                    summary.interrupted = True
-                    break
-                try:
-                    ok = self._ingest_file(next(loaded), pending, summary)
-                except (StoreIOError, StoreFullError) as err:
-                    summary.stopped_by = str(err)
-                    pending.clear()
-                    break
-                if ok:
-                    summary.files += 1
-                    summary.bytes += size
-                bytes_done += size
-                if progress is not None:
-                    progress(
-                        Progress(
-                            files_done=i + 1,
-                            files_total=len(files),
-                            bytes_done=bytes_done,
-                            bytes_total=bytes_total,
-                            chunks=summary.chunks + len(pending),
-                            elapsed=time.perf_counter() - t_start,
-                            current=safe_path_text(path),
-                        )
+        for i, (path, size) in enumerate(zip(files, sizes, strict=True)):
+            if stop is not None and stop():
+                summary.interrupted = True
+                break
+            try:
+                ok = self._ingest_file(path, size, pending, summary)
+            except (StoreIOError, StoreFullError) as err:
+                summary.stopped_by = str(err)
+                pending.clear()
+                break
+            if ok:
+                summary.files += 1
+                summary.bytes += size
+            bytes_done += size
+            if progress is not None:
+                progress(
+                    Progress(
+                        files_done=i + 1,
+                        files_total=len(files),
+                        bytes_done=bytes_done,
+                        bytes_total=bytes_total,
+                        chunks=summary.chunks + len(pending),
+                        elapsed=time.perf_counter() - t_start,
+                        current=safe_path_text(path),
                     )
+                )
         if not summary.stopped_by:
             try:
                 self._flush(pending, summary)
@@ -411,69 +363,56 @@ class Integrator:
 
     # -- stages -------------------------------------------------------------
 
-    def _loader(self) -> Loader:
-        return Loader(
-            self._files,
-            self.observer.encoder,
-            stream_threshold=self.stream_threshold,
-            max_file_bytes=self.max_file_bytes,
-            time_budget=self.time_budget,
-            chunk_size=self.chunk_size,
-            chunk_overlap=self.chunk_overlap,
-        )
-
-    def _ingest_file(self, loaded: Loaded, pending: _Pending, summary: IngestSummary) -> bool:
+    def _ingest_file(self, path: str, size: int, pending: _Pending, summary: IngestSummary) -> bool:
         st = summary.stages
-        for stage in STAGES:
-            setattr(st, stage, getattr(st, stage) + getattr(loaded.stages, stage))
-        source, shown, path = loaded.source, loaded.shown, loaded.path
+        source = safe_path_text(Path(path).resolve())
+        shown = safe_path_text(path)
         if source in self._files:  # named twice in this run (a folder and a file in it)
             return False
-        if loaded.error:
-            summary.skipped.append(SkippedFile(shown, loaded.error))
-            return False
-        if loaded.streamed:
-            return self._ingest_large(path, source, shown, pending, summary)
-        # Decided here, not by the worker: an earlier file of this run may have changed it.
-        unchanged, old = self._files.look(source, loaded.digest)
-        if unchanged:
-            summary.unchanged += 1
-            return False
-        if loaded.unchanged:  # the worker did not extract it; it changed meanwhile (rare)
-            return self._ingest_file(self._loader().load(path, loaded.size), pending, summary)
-        if not loaded.chunks:
-            summary.skipped.append(SkippedFile(shown, "no text to ingest"))
-            return False
-        self._files.track(source, loaded.digest, old)
-        # Whole file in hand and chunked before anything is queued: a failure
-        # leaves nothing of it behind.
-        for i, text in enumerate(loaded.chunks):
-            pending.add(text, source, None, None if loaded.found is None else (loaded.found, i))
-            self._files.chunk_queued(source)
-            if len(pending) >= self.batch:
-                self._flush(pending, summary)
-        self._files.all_queued(source, summary)
-        return True
-
-    def _ingest_large(
-        self, path: str, source: str, shown: str, pending: _Pending, summary: IngestSummary
-    ) -> bool:
-        """A plain-text file above the stream threshold: streamed, never held whole."""
-        st = summary.stages
         try:
+            streamed = size > self.stream_threshold and kind_of(path) in ("txt", "md")
             t = time.perf_counter()
-            digest = file_digest(path)
-            st.read += time.perf_counter() - t
-            if self._files.start(source, digest, summary):
-                return False
-            t = time.perf_counter()
-            pieces: Iterable[str] = iter_text(path)
-            st.extract += time.perf_counter() - t
+            if streamed:
+                digest = file_digest(path)
+                st.read += time.perf_counter() - t
+                if self._files.start(source, digest, summary):
+                    return False
+                t = time.perf_counter()
+                pieces: Iterable[str] = iter_text(path)
+                st.extract += time.perf_counter() - t
+            else:
+                data = read_bytes(path, self.max_file_bytes)
+                digest = bytes_digest(data)
+                st.read += time.perf_counter() - t
+                if self._files.start(source, digest, summary):
+                    return False
+                t = time.perf_counter()
+                pieces = (extract_bytes(path, data, time_budget=self.time_budget),)
+                del data
+                st.extract += time.perf_counter() - t
         except (IngestError, OSError) as err:
             self._files.drop(source)
             why = err.reason if isinstance(err, IngestError) else f"cannot read: {err}"
             summary.skipped.append(SkippedFile(shown, why))
             return False
+        if not streamed:
+            # Whole file in hand: chunk it all before anything is queued, so a
+            # failure leaves nothing of this file behind.
+            t = time.perf_counter()
+            (text,) = pieces
+            chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
+            st.chunk += time.perf_counter() - t
+            if not chunks:
+                summary.skipped.append(SkippedFile(shown, "no text to ingest"))
+                self._files.drop(source)
+                return False
+            for c in chunks:
+                pending.add(c.text, source)
+                self._files.chunk_queued(source)
+                if len(pending) >= self.batch:
+                    self._flush(pending, summary)
+            self._files.all_queued(source, summary)
+            return True
         if not self._ingest_streamed(shown, source, pieces, pending, summary):
             self._files.drop(source)
             return False
@@ -510,7 +449,7 @@ class Integrator:
                     )
         except (IngestError, OSError, UnicodeError) as err:
             reason = err.reason if isinstance(err, IngestError) else f"{type(err).__name__}: {err}"
-            pending.drop(source)
+            self._drop_source(pending, source)
             if committed_ids:
                 self.memory.retire(committed_ids)
                 summary.chunks -= len(committed_ids)
@@ -520,6 +459,17 @@ class Integrator:
             summary.skipped.append(SkippedFile(path, "no text to ingest"))
             return False
         return True
+
+    @staticmethod
+    def _drop_source(pending: _Pending, source: str) -> None:
+        keep = [
+            (t, s, g)
+            for t, s, g in zip(pending.texts, pending.sources, pending.tags, strict=True)
+            if s != source
+        ]
+        pending.clear()
+        for t, s, g in keep:
+            pending.add(t, s, g)
 
     def _flush(self, pending: _Pending, summary: IngestSummary) -> list[tuple[str, Stored]]:
         """Encode, observe, assemble and commit the pending chunks, in ONE transaction with
@@ -531,9 +481,8 @@ class Integrator:
         """
         if not pending:
             return []
-        found = pending.analysis(self.observer.encoder, summary.stages)
         made = self._assembler.assemble(
-            pending.texts, pending.sources, pending.tags, summary.stages, found
+            pending.texts, pending.sources, pending.tags, summary.stages
         )
         sources = list(pending.sources)
         not_a_use = self._files.not_a_use(sources)
