@@ -30,19 +30,28 @@ def _collapse(buf, offsets, space_cp, out, out_offsets):
     for t in range(offsets.size - 1):
         lo, hi = offsets[t], offsets[t + 1]
         start = pos
-        gap = False  # whitespace seen since the last word character
+        gap = np.int64(0)  # 1: whitespace seen since the last word character
         i = lo
         while i < hi:
-            b = np.int64(buf[i])
-            width = 1
+            b = buf[i]
             if b < 0x80:
-                cp = np.int64(b)
-            elif b < 0xE0:
-                cp = ((b & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F)
+                # ASCII, branch-free: a space goes out before a word byte that follows a
+                # gap (and is overwritten when nothing follows), the byte unless it is
+                # whitespace.
+                space = np.int64(space_cp[b])
+                out[pos] = 0x20
+                pos += gap & (1 - space) & np.int64(pos > start)
+                out[pos] = b
+                pos += 1 - space
+                gap = space
+                i += 1
+                continue
+            if b < 0xE0:
+                cp = ((np.int64(b) & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F)
                 width = 2
             elif b < 0xF0:
                 cp = (
-                    ((b & 0x0F) << 12)
+                    ((np.int64(b) & 0x0F) << 12)
                     | ((np.int64(buf[i + 1]) & 0x3F) << 6)
                     | (np.int64(buf[i + 2]) & 0x3F)
                 )
@@ -51,12 +60,12 @@ def _collapse(buf, offsets, space_cp, out, out_offsets):
                 cp = np.int64(-1)  # 4-byte sequences are never whitespace
                 width = 4
             if cp >= 0 and cp < n_table and space_cp[cp]:
-                gap = True
+                gap = np.int64(1)
             else:
                 if gap and pos > start:
                     out[pos] = 0x20
                     pos += 1
-                gap = False
+                gap = np.int64(0)
                 for k in range(width):
                     out[pos] = buf[i + k]
                     pos += 1
@@ -68,7 +77,7 @@ def collapse_spaces_unchecked(
     buf: np.ndarray, offsets: np.ndarray, space_cp: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`collapse_spaces` without the checks (arguments valid by construction)."""
-    out = np.empty(buf.shape[0], dtype=np.uint8)
+    out = np.empty(buf.shape[0] + 1, dtype=np.uint8)  # + 1: the tentative space
     out_offsets = np.empty(offsets.shape[0], dtype=np.int64)
     _collapse(buf, offsets, space_cp, out, out_offsets)
     return out[: out_offsets[-1]], out_offsets
