@@ -61,6 +61,31 @@ def test_kernel_equals_input_by_input(seed):
     assert not np.array_equal(got[2][0], got[2][-1])  # the field moved
 
 
+def test_kernel_matches_the_pure_python_reference():
+    """Against tests/naive_prsc.excite + tests/naive_tick (pure Python): ~1e-12."""
+    from tests.naive import prsc as naive_prsc
+    from tests.naive import tick as naive_tick
+
+    batch = get_encoder("token").encode_many(TEXTS[:40])
+    state, s = prsc.init_state(64, 5), smf.initial()
+    phase, amp, ref_s = state.phase.copy(), state.amplitude.copy(), s.copy()
+    coh, ent, fields = tick.excite_and_tick(
+        state, s, batch.offsets, batch.indices, batch.amounts, batch.phases, eta=0.1
+    )
+    for t in range(len(batch)):
+        lo, hi = batch.offsets[t], batch.offsets[t + 1]
+        if hi > lo:
+            phase, amp = naive_prsc.excite(
+                phase, amp, batch.indices[lo:hi], batch.amounts[lo:hi], batch.phases[lo:hi], 0.5
+            )
+        phase, amp, ref_s, c, e = naive_tick.run_ticks_naive(
+            phase, amp, state.frequency, ref_s, 1, eta=0.1
+        )
+        np.testing.assert_allclose(fields[t], ref_s, rtol=0, atol=1e-12)
+        assert abs(coh[t] - c[0]) < 1e-12 and abs(ent[t] - e[0]) < 1e-12
+    np.testing.assert_allclose(state.amplitude, amp, rtol=0, atol=1e-12)
+
+
 def observed_one_by_one(obs: Observer, batch) -> np.ndarray:
     fields = []
     for i in range(len(batch)):

@@ -8,11 +8,22 @@ read      raw bytes from disk (read once; a file over the cap is refused from
 extract   bytes → text (txt/md/json, html via lxml, pdf via pypdf), within a
           per-file time budget
 chunk     text → 2000-char chunks with 200 overlap (sentence breaks)
-encode    chunk → tokens → prime excitations + hashed code (one fused kernel)
-keywords  chunk → topic and keywords
-observe   excite the oscillators with each chunk and tick once (PRSC + SMF)
-code      assemble trace records: code, SMF orientation, primes, metadata
-commit    one LMDB write transaction per batch of chunks (durable)
+encode    the batch's chunks → codes, prime excitations and dominant primes,
+          keyword candidates and lexical terms: one kernel pass, each chunk
+          tokenised once (:mod:`sentient_kernels.text_batch`)
+keywords  chunk → topic line and keywords (from the candidates)
+observe   excite the oscillators with each chunk and tick once (PRSC + SMF),
+          the whole batch in one kernel call (:meth:`Observer.observe_batch`;
+          the same trajectory, bit for bit, as chunk after chunk)
+code      content digests (one kernel pass) and trace records checked by column
+          (:mod:`sentient_core.memory.columns`)
+commit    ONE durable LMDB write transaction per batch of chunks: its traces,
+          codes, terms and digests, and the records of the files it completes
+
+With an encoder other than the token encoder the stages from ``encode`` to
+``code`` run chunk by chunk (:mod:`sentient_core.integrate.assemble`); that is
+the reference the batch path is tested against (``tests/test_integrate_batch.py``:
+byte-identical stores, the same observer state).
 
 Failure policy: a file that cannot be read or extracted is reported by name
 with the reason and skipped before anything of it is stored; no single file
@@ -26,7 +37,11 @@ it are retired in one compensating transaction, so nothing of a bad file stays
 recallable. Peak memory is bounded by one batch plus one text block.
 
 Idempotence: an unchanged file is skipped, a changed one supersedes its old
-traces (:mod:`sentient_core.integrate.ledger`).
+traces (:mod:`sentient_core.integrate.ledger`). A file's record (and the
+retirement of its superseded traces) is written in the transaction of the batch
+holding its last chunks, so a crash leaves either the whole batch with those
+records or none of it; ingesting again finishes the job (content digests find
+what was stored).
 
 Once, then re-runnable: the stages up to ``code`` change the observer, so they
 run once, outside any transaction; only ``commit`` runs inside one (which the
