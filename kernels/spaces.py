@@ -25,7 +25,7 @@ __all__ = ["collapse_spaces"]
 def _collapse(buf, offsets, space_cp, out, out_offsets):
     """Each text's words joined by single spaces into ``out``; its span in ``out_offsets``."""
     n_table = space_cp.size
-    pos = 0
+    pos = np.int64(0)
     out_offsets[0] = 0
     for t in range(offsets.size - 1):
         lo, hi = offsets[t], offsets[t + 1]
