@@ -114,12 +114,13 @@ def test_observer_batch_equals_process_encoded_and_tick(encoder):
     assert obs.coherence == ref.coherence and obs.entropy == ref.entropy
 
 
-def test_observer_batch_of_nothing_applies_queued_input_only():
+def test_observer_batch_of_nothing_changes_nothing():
     obs = Observer(seed=1)
     obs.process_text("moon tides")
+    before = obs.to_record()
     empty = np.zeros(1, np.int64)
     fields = obs.observe_batch(empty, np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
-    assert fields.shape == (0, 16) and obs.pending == 0 and obs.ticks == 0
+    assert fields.shape == (0, 16) and obs.to_record() == before and obs.pending == 1
 
 
 def test_rejects_bad_arguments_without_touching_state():

@@ -211,7 +211,6 @@ class Integrator:
         self.time_budget = time_budget
         self.max_file_bytes = max_file_bytes
         self._files = FileLedger(memory)
-        self._assembler = Assembler(memory, observer, kind, importance, self.tags)
 
     # -- public -------------------------------------------------------------
 
@@ -351,7 +350,7 @@ class Integrator:
             size += len(text.encode())
         if not pending:
             return TextBatch((), size, stages)
-        made = self._assembler.assemble(pending.texts, pending.sources, pending.tags, stages)
+        made = self._assembler().assemble(pending.texts, pending.sources, pending.tags, stages)
         if isinstance(made, list):
             return TextBatch(tuple(made), size, stages)
         t = time.perf_counter()
@@ -377,6 +376,10 @@ class Integrator:
         return summary
 
     # -- stages -------------------------------------------------------------
+
+    def _assembler(self) -> Assembler:
+        # Made per batch: it sees the integrator's current settings.
+        return Assembler(self.memory, self.observer, self.kind, self.importance, self.tags)
 
     def _ingest_file(self, path: str, size: int, pending: _Pending, summary: IngestSummary) -> bool:
         st = summary.stages
@@ -496,7 +499,7 @@ class Integrator:
         """
         if not pending:
             return []
-        made = self._assembler.assemble(
+        made = self._assembler().assemble(
             pending.texts, pending.sources, pending.tags, summary.stages
         )
         sources = list(pending.sources)

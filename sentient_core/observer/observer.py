@@ -236,13 +236,13 @@ class Observer(ObserverDynamics):
             indices, amounts, phases = osc[keep], amounts[keep], phases[keep]
         n = offsets.shape[0] - 1
         coherence, entropy, fields = np.empty(n), np.empty(n), np.empty((n, 16))
+        if n == 0:
+            return fields  # no input, no tick (input queued before stays queued)
         with self._lock:
             state = self._state
             for pending in self._pending:  # queued before: applied with the first input
                 unchecked.prsc_excite(state.phase, state.amplitude, *pending, self._pull, True)
             self._pending.clear()
-            if n == 0:
-                return fields
             unchecked.excite_and_tick(
                 state.phase,
                 state.amplitude,
