@@ -14,6 +14,8 @@ credit       Memory credit with hysteresis (strength changes from surprise event
 tick         Fused observer tick: PRSC step + SMF update per step, in one call.
 text         Tokenise/hash/count UTF-8 text into hashed codes and keyword ranks.
 text_one     One text encoded end to end (code, excitation, strongest primes) in one call.
+text_batch   A batch analysed in one pass: codes, excitations, strongest primes, keywords, terms.
+spaces       Whitespace runs collapsed over UTF-8 bytes (content digests of a batch).
 lexical      Hashed terms per text (the encoder's tokens), counted, and their storage form.
 segments     Inverted-index segments over rows (build, merge).
 bounds       Per-block bounds of BM25's tf factors (what lets MaxScore skip postings).
@@ -52,7 +54,9 @@ from sentient_kernels import (
     sedenion,
     segments,
     smf,
+    spaces,
     text,
+    text_batch,
     text_one,
     tick,
     unchecked,
@@ -77,7 +81,9 @@ __all__ = [
     "sedenion",
     "segments",
     "smf",
+    "spaces",
     "text",
+    "text_batch",
     "text_one",
     "tick",
     "unchecked",

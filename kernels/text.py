@@ -237,6 +237,17 @@ def _scan_tokens(buf, lo, hi, word_cp, stop_table, min_chars, max_chars, hashes,
                 h = (h ^ np.uint64(buf[i + k])) * _U_FNV_PRIME
             n_bytes += width
             n_chars += 1
+            i += width
+            # The rest of a run of ASCII word bytes in a tight loop (most of any text).
+            while i < hi:
+                c = buf[i]
+                if c >= 0x80 or not word_cp[c]:
+                    break
+                h = (h ^ np.uint64(c)) * _U_FNV_PRIME
+                n_bytes += 1
+                n_chars += 1
+                i += 1
+            continue
         elif in_tok:
             in_tok = False
             if min_chars <= n_chars <= max_chars:

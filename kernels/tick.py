@@ -27,8 +27,9 @@ import numpy as np
 from sentient_kernels import prsc, prsc_tick, smf, smf_delta
 from sentient_kernels.checks import check_array, check_int, check_scalar
 from sentient_kernels.config import jit
+from sentient_kernels.prsc import _excite
 
-__all__ = ["run_ticks"]
+__all__ = ["excite_and_tick", "run_ticks"]
 
 # Coherence weights are max(COHERENCE_FLOOR, A) (SPEC §1).
 _COHERENCE_FLOOR = 0.1
@@ -91,6 +92,145 @@ def _run_ticks(
             coherence_out[t - first_coherence] = _coherence_trig(amplitude, sin_phase, cos_phase)
         if t >= first_entropy:
             entropy_out[t - first_entropy] = smf._entropy(s, smf.EPS)
+
+
+@jit(fastmath=False)
+def _excite_and_tick(
+    phase,
+    amplitude,
+    frequency,
+    s,
+    offsets,
+    indices,
+    amounts,
+    targets,
+    pull,
+    dt,
+    coupling,
+    decay,
+    eta,
+    coherence_out,
+    entropy_out,
+    smf_out,
+):
+    """Per input ``t``: excite by entries ``offsets[t]:offsets[t + 1]``, then one tick.
+
+    The same kernel calls, in the same order, as the observer queueing one
+    input and ticking once, input after input (``prsc._excite`` if the input
+    excites anything, then ``_run_ticks`` of one step), so the trajectory is
+    the same bit for bit. Records the coherence, entropy and field after each
+    input's tick in ``coherence_out[t]``, ``entropy_out[t]``, ``smf_out[t]``.
+    """
+    for t in range(offsets.size - 1):
+        lo, hi = offsets[t], offsets[t + 1]
+        if hi > lo:
+            _excite(phase, amplitude, indices[lo:hi], amounts[lo:hi], targets[lo:hi], pull, True)
+        _run_ticks(
+            phase,
+            amplitude,
+            frequency,
+            s,
+            1,
+            dt,
+            coupling,
+            decay,
+            eta,
+            coherence_out[t : t + 1],
+            entropy_out[t : t + 1],
+        )
+        smf_out[t, :] = s
+
+
+def excite_and_tick(
+    state: prsc.PrscState,
+    s: np.ndarray,
+    offsets: np.ndarray,
+    indices: np.ndarray,
+    amounts: np.ndarray,
+    targets: np.ndarray,
+    *,
+    pull: float = 0.5,
+    dt: float = 1.0 / 60.0,
+    coupling: float = 0.3,
+    damping: float = 0.02,
+    eta: float = smf.DEFAULT_ETA,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Excite and tick once per input, for a batch of inputs, in one kernel call.
+
+    For each input ``t`` in order: :func:`sentient_kernels.prsc.excite` with the
+    entries ``offsets[t]:offsets[t + 1]`` (oscillator indices, amounts, target
+    phases, ``pull``), skipped when there are none, then one
+    :func:`run_ticks` step. Bit-identical to making those calls input by input.
+
+    Parameters
+    ----------
+    state : PrscState
+        Oscillator bank, modified in place.
+    s : ndarray of float64, shape (16,)
+        SMF field, modified in place.
+    offsets : ndarray of int64, shape (n + 1,)
+        Non-decreasing, from 0 to ``indices.size``.
+    indices : ndarray of int64, shape (E,)
+        Oscillator indices in [0, N).
+    amounts : ndarray of float64, shape (E,)
+        Non-negative, finite amplitude increments.
+    targets : ndarray of float64, shape (E,)
+        Finite target phases.
+    pull : float
+        Fraction of the arc toward the target, in [0, 1].
+    dt, coupling, damping, eta
+        As for :func:`run_ticks`.
+
+    Returns
+    -------
+    coherence, entropy : ndarray of float64, shape (n,)
+        After each input's tick.
+    smf : ndarray of float64, shape (n, 16)
+        The field after each input's tick.
+    """
+    prsc.check_state(state)
+    s = check_array("s", s, dtype=np.float64, shape=(smf.DIM,))
+    offsets = check_array("offsets", offsets, dtype=np.int64, ndim=1, min_rows=1)
+    indices = check_array("indices", indices, dtype=np.int64, ndim=1)
+    e = indices.shape[0]
+    amounts = check_array("amounts", amounts, dtype=np.float64, shape=(e,))
+    targets = check_array("targets", targets, dtype=np.float64, shape=(e,))
+    if offsets[0] != 0 or offsets[-1] != e or (np.diff(offsets) < 0).any():
+        raise ValueError(f"offsets must be non-decreasing from 0 to {e} (the length of indices)")
+    n_osc = state.phase.shape[0]
+    if e and (indices.min() < 0 or indices.max() >= n_osc):
+        raise ValueError(f"indices must lie in [0, {n_osc})")
+    if e and amounts.min() < 0.0:
+        raise ValueError("amounts must be >= 0")
+    pull = check_scalar("pull", pull, lo=0.0, hi=1.0)
+    dt = check_scalar("dt", dt, lo=0.0, lo_open=True)
+    coupling = check_scalar("coupling", coupling)
+    damping = check_scalar("damping", damping, lo=0.0)
+    eta = check_scalar("eta", eta, lo=0.0, hi=1.0)
+    decay = 1.0 - damping * dt
+    if decay < 0.0:
+        raise ValueError(f"damping*dt must be <= 1, got {damping * dt}")
+    n = offsets.shape[0] - 1
+    coherence, entropy, fields = np.empty(n), np.empty(n), np.empty((n, smf.DIM))
+    _excite_and_tick(
+        state.phase,
+        state.amplitude,
+        state.frequency,
+        s,
+        offsets,
+        indices,
+        amounts,
+        targets,
+        pull,
+        dt,
+        coupling,
+        decay,
+        eta,
+        coherence,
+        entropy,
+        fields,
+    )
+    return coherence, entropy, fields
 
 
 # "Record nothing" (writeable so every call has the same Numba signature).
@@ -206,3 +346,6 @@ def _warmup() -> None:
         _NO_RECORD,
     )
     _coherence_trig(state.amplitude, np.sin(state.phase), np.cos(state.phase))
+    offsets = np.array([0, 1, 1], dtype=np.int64)
+    one = np.array([0.1])
+    excite_and_tick(state, s, offsets, np.array([1], dtype=np.int64), one, one.copy())

@@ -121,6 +121,15 @@ run_ticks(phase, amplitude, frequency, s, steps, dt, coupling, decay, eta, coher
     the values after the last m ticks (a longer array gets them in its last
     ``steps`` entries). Pass ``np.empty(0)`` to record nothing.
 
+excite_and_tick(phase, amplitude, frequency, s, offsets, indices, amounts, targets, pull, dt, coupling, decay, eta, coherence_out, entropy_out, smf_out) -> None
+    Per input ``t``: prsc_excite with entries ``offsets[t]:offsets[t + 1]``
+    (skipped if none), then run_ticks of one step, recording coherence,
+    entropy and ``s`` in ``coherence_out[t]``, ``entropy_out[t]``,
+    ``smf_out[t]`` (float64 (n,), (n,), (n, 16); n = offsets.size - 1), as
+    :func:`sentient_kernels.tick.excite_and_tick`. Preconditions of
+    prsc_excite (**indices in [0, N)**) and run_ticks; offsets
+    non-decreasing within the entry arrays.
+
 Text (layout of ``buf``, ``offsets``, ``word_cp``, ``stop_table`` as in :mod:`sentient_kernels.text`)
 ------------------------------------------------------------------------------------
 text_encode(buf, offsets, word_cp, stop_table, min_chars, max_chars, code_dim, bigram_weight, n_bank, k_primes, want_excitation, codes_out, n_tokens_out, ex_re, ex_im) -> None
@@ -191,6 +200,7 @@ from sentient_kernels import (
 __all__ = [
     "bm25_accumulate",
     "bm25_select",
+    "excite_and_tick",
     "holographic_topk_cosine",
     "prsc_coherence",
     "prsc_excite",
@@ -232,6 +242,7 @@ prsc_excite = prsc._excite
 prsc_prime_state = prsc._prime_state
 
 run_ticks = tick._run_ticks
+excite_and_tick = tick._excite_and_tick
 
 text_encode = text._encode_kernel
 text_keywords = text._keyword_kernel

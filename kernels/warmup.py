@@ -31,6 +31,8 @@ MODULES = (
     "text",
     "excitation",
     "text_one",
+    "text_batch",
+    "spaces",
     "postings",
     "lexical",
     "segments",

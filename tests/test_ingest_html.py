@@ -41,3 +41,47 @@ def test_score_is_a_multiset_comparison():
     assert score([], ["a"]) == (0.0, 0.0)
     words = truth_words(b"<main><p>one two</p><script>x y</script><p>three</p></main>", "//main")
     assert words == ["one", "two", "three"]
+
+
+def test_paragraph_marks_as_the_regex_passes_made_them():
+    """_Paragraphs (marks as calls, line by line) equals the four regex passes over the
+    text with marks in it that it replaced."""
+    import random
+    import re
+
+    from sentient_core.ingest import html_text as h
+
+    para, line = "\ufdd0", "\ufdd1"
+    passes = [
+        (re.compile(r"\s+"), " "),
+        (re.compile(f" ?([{para}{line}]) ?"), r"\1"),
+        (re.compile(f"{line}*{para}[{para}{line}]*"), "\n\n"),
+        (re.compile(f"{line}+"), "\n"),
+    ]
+
+    def by_regex(text: str) -> str:
+        for rx, rep in passes:
+            text = rx.sub(rep, text)
+        return text.strip()
+
+    pieces = [" ", "  ", "\t", "\n", "\xa0", "\u3000", "\x1c", "\u2028", "a", "é", "x y", "日本"]
+    rng = random.Random(0)
+    for _ in range(20_000):
+        out, marked = h._Paragraphs(), []
+        for _ in range(rng.randint(0, 12)):
+            kind = rng.random()
+            if kind < 0.15:
+                out.paragraph()
+                marked.append(para)
+            elif kind < 0.25:
+                out.line()
+                marked.append(line)
+            elif kind < 0.35:  # inside <pre>: newlines are line marks
+                text = "".join(rng.choice(pieces) for _ in range(3))
+                out.add_pre(text)
+                marked.append(text.replace("\n", line))
+            else:
+                text = rng.choice(pieces)
+                out.add(text)
+                marked.append(text)
+        assert out.text() == by_regex("".join(marked)), repr(marked)

@@ -7,7 +7,7 @@ The work runs as one Numba kernel per batch over the concatenated UTF-8 bytes
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, NamedTuple
 
 import msgspec
 import numpy as np
@@ -32,9 +32,10 @@ from sentient_core.encoder.types import (
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.ingest.keywords import keywords as _python_keywords
 from sentient_kernels import text as text_kernels
-from sentient_kernels import unchecked
+from sentient_kernels import text_batch, unchecked
+from sentient_kernels.lexical import TermCounts
 
-__all__ = ["TokenEncoderConfig", "TokenPrimeEncoder"]
+__all__ = ["TextAnalysis", "TokenEncoderConfig", "TokenPrimeEncoder"]
 
 
 class TokenEncoderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -62,6 +63,56 @@ class TokenEncoderConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True
     primes_per_token: Annotated[int, msgspec.Meta(ge=1, le=2)] = 2
     excitation_gain: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.3
     n_dominant: Annotated[int, msgspec.Meta(ge=0, le=4096)] = 8
+
+
+class TextAnalysis(NamedTuple):
+    """What :meth:`TokenPrimeEncoder.analyse_many` finds in a batch of texts.
+
+    Attributes
+    ----------
+    batch : EncodedBatch
+        As :meth:`TokenPrimeEncoder.encode_many`.
+    dominant : list of tuple of int
+        Each text's dominant primes (``batch.item(i).dominant_primes``).
+    keywords : list of list of str
+        As :meth:`TokenPrimeEncoder.keywords_many`.
+    terms : TermCounts
+        The texts' lexical terms (:func:`sentient_core.memory.terms.count`).
+    """
+
+    batch: EncodedBatch
+    dominant: list[tuple[int, ...]]
+    keywords: list[list[str]]
+    terms: TermCounts
+
+
+def _keywords(
+    texts: list[str],
+    joined: bytes,
+    cand_start: np.ndarray,
+    cand_end: np.ndarray,
+    counts: np.ndarray,
+    k: int,
+    n_cand: int,
+) -> list[list[str]]:
+    """The top ``k`` keywords of each text from the kernel's candidate spans in ``joined``
+    (pure numbers dropped; the Python ranking when they leave fewer than ``k``)."""
+    out: list[list[str]] = []
+    starts, ends, used = cand_start.tolist(), cand_end.tolist(), counts.tolist()
+    for t in range(len(texts)):
+        c = used[t]
+        top: list[str] = []
+        if k:  # decode only as many candidates as it takes
+            for a, b in zip(starts[t][:c], ends[t][:c], strict=True):
+                word = joined[a:b].decode("utf-8", "surrogatepass")
+                if not word.isdigit():
+                    top.append(word)
+                    if len(top) == k:
+                        break
+        if len(top) < k and c == n_cand:
+            top = _python_keywords(texts[t], k)  # many numbers among the top: rare
+        out.append(top)
+    return out
 
 
 class TokenPrimeEncoder:
@@ -180,21 +231,55 @@ class TokenPrimeEncoder:
             MAX_TOKEN_CHARS,
             n_cand,
         )
-        out: list[list[str]] = []
-        for t in range(len(texts)):
-            words = [
-                joined[a:b].decode("utf-8", "surrogatepass")
-                for a, b in zip(
-                    cand_start[t, : counts[t]].tolist(),
-                    cand_end[t, : counts[t]].tolist(),
-                    strict=True,
-                )
-            ]
-            top = [w for w in words if not w.isdigit()][:k]
-            if len(top) < k and counts[t] == n_cand:
-                top = _python_keywords(texts[t], k)  # many numbers among the top: rare
-            out.append(top)
-        return out
+        return _keywords(texts, joined, cand_start, cand_end, counts, k, n_cand)
+
+    def analyse_many(self, texts: Sequence[str], k: int = 8) -> TextAnalysis:
+        """:meth:`encode_many`, :meth:`keywords_many` and the texts' lexical terms
+        (:func:`sentient_core.memory.terms.count`) in one kernel pass
+        (:func:`sentient_kernels.text_batch.analyse`): the same results."""
+        texts = check_texts(texts)
+        if k < 0:
+            raise ArgumentError(f"k must be >= 0, got {k}")
+        parts = [t.lower().encode("utf-8", "surrogatepass") for t in texts]
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in parts], out=offsets[1:])
+        joined = b"".join(parts)
+        buf = np.frombuffer(joined, dtype=np.uint8)
+        astral = bool(buf.size) and bool((buf >= 0xF0).any())
+        n_cand = 2 * k + 8  # as keywords_many
+        cfg = self.config
+        a = text_batch.analyse_unchecked(
+            buf,
+            offsets,
+            WORD_TABLE.get(True) if astral else WORD_TABLE.bmp,
+            STOP_TABLE,
+            MIN_TOKEN_CHARS,
+            MAX_TOKEN_CHARS,
+            self.code_dim,
+            self.bank_primes,
+            self._bigram_weight,
+            cfg.primes_per_token,
+            cfg.excitation_gain,
+            cfg.n_dominant,
+            n_cand,
+        )
+        dominant = a.dominant.tolist()
+        used = a.n_dominant_used.tolist()
+        return TextAnalysis(
+            batch=EncodedBatch(
+                codes=a.codes,
+                offsets=a.ex_offsets,
+                indices=a.ex_indices,
+                amounts=a.ex_amounts,
+                phases=a.ex_phases,
+                n_tokens=a.n_tokens,
+                bank_primes=self.bank_primes,
+                n_dominant=cfg.n_dominant,
+            ),
+            dominant=[tuple(row[:u]) for row, u in zip(dominant, used, strict=True)],
+            keywords=_keywords(texts, joined, a.cand_start, a.cand_end, a.n_cand_used, k, n_cand),
+            terms=TermCounts(a.term_offsets, a.terms, a.tfs, a.n_tokens),
+        )
 
     def encode(self, text: str) -> EncodedText:
         """Encode one text (excitation, code, dominant primes).

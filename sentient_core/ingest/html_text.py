@@ -111,14 +111,11 @@ def html_charset(path: str | os.PathLike[str], data: bytes) -> str | None:
 
 # --- text
 
-# Paragraph and line marks inside the collected text: Unicode noncharacters,
-# reserved for internal use (any in the page itself are removed first).
+# The two Unicode noncharacters that once marked paragraphs and lines inside the
+# collected text; the marks are calls now (_Paragraphs), but a page's own copies
+# are still removed, so the text stays what it was.
 _PARA = "\ufdd0"
 _LINE = "\ufdd1"
-_SPACES = re.compile(r"\s+")
-_SPACE_AT_MARK = re.compile(f" ?([{_PARA}{_LINE}]) ?")
-_PARA_RUN = re.compile(f"{_LINE}*{_PARA}[{_PARA}{_LINE}]*")
-_LINE_RUN = re.compile(f"{_LINE}+")
 _BLOCK, _PRE, _BR, _CELL = 1, 2, 3, 4
 _ACTION: dict[str, int] = {tag: _BLOCK for tag in _HTML_BLOCK} | {
     "pre": _PRE,
@@ -183,13 +180,13 @@ def _walk_text(root, skip: set, skip_tags: frozenset[str], deadline: Deadline) -
     """Visible text under ``root`` (without the subtrees in ``skip`` or tagged
     ``skip_tags``), in paragraphs.
 
-    One pass over the tree's start/end events collects text pieces and marks;
-    whitespace is then collapsed and marks become line breaks by regexes. Element
+    One pass over the tree's start/end events hands text pieces and marks (a
+    paragraph before and after a block, a line for a ``<br>`` or a newline
+    inside ``<pre>``) to :class:`_Paragraphs`, which makes the text. Element
     texts are only read, never written back (lxml refuses to store control
     characters a page may legally contain).
     """
-    pieces: list[str] = []
-    append = pieces.append
+    out = _Paragraphs()
     pre = 0
     steps = 0
     walk = lxml.etree.iterwalk(root, events=("start", "end"))
@@ -205,32 +202,80 @@ def _walk_text(root, skip: set, skip_tags: frozenset[str], deadline: Deadline) -
                 continue
             if action is not None:
                 if action == _BR:
-                    append(_LINE)
+                    out.line()
                 elif action == _CELL:
-                    append(" ")
+                    out.add(" ")
                 else:
-                    append(_PARA)
+                    out.paragraph()
                     pre += action == _PRE
             text = el.text
-            if text:
-                append(text.replace("\n", _LINE) if pre else text)
+            if text and pre:
+                out.add_pre(text)
+            elif text:
+                out.add(text)
         else:
             if action is not None and tag not in skip_tags and el not in skip:
                 if action == _CELL:
-                    append(" ")
+                    out.add(" ")
                 elif action != _BR:
-                    append(_PARA)
+                    out.paragraph()
                     if action == _PRE:
                         pre = max(0, pre - 1)
             tail = el.tail
-            if tail and el is not root:
-                append(tail.replace("\n", _LINE) if pre else tail)
-    # Collapse whitespace, then turn runs of marks into paragraph or line breaks
-    # (all in C: one regex pass each, however many paragraphs there are).
-    text = _SPACES.sub(" ", "".join(pieces))
-    text = _SPACE_AT_MARK.sub(r"\1", text)
-    text = _PARA_RUN.sub("\n\n", text)
-    return _LINE_RUN.sub("\n", text).strip()
+            if tail and el is not root and pre:
+                out.add_pre(tail)
+            elif tail and el is not root:
+                out.add(tail)
+    return out.text()
+
+
+class _Paragraphs:
+    """Text pieces between paragraph and line marks, made text.
+
+    The words of a line (the pieces between two marks) are joined by single
+    spaces (``str.split`` splits on exactly what the regex ``\\s`` matches), the
+    non-empty lines of a paragraph by line breaks, the non-empty paragraphs by
+    blank lines: a run of marks is a paragraph break if it holds a paragraph
+    mark, else a line break, and whitespace next to a mark or at either end
+    goes. Each line is joined and split on its own, so the page's text is never
+    one string with the marks in it (a mark, outside Latin-1, would make
+    Python hold all of it at two bytes a character).
+    """
+
+    __slots__ = ("_cur", "_lines", "_paras")
+
+    def __init__(self) -> None:
+        self._cur: list[str] = []
+        self._lines: list[str] = []
+        self._paras: list[str] = []
+
+    def add(self, text: str) -> None:
+        self._cur.append(text)
+
+    def add_pre(self, text: str) -> None:
+        """Text inside ``<pre>``: its newlines are line marks."""
+        first, *rest = text.split("\n")
+        self._cur.append(first)
+        for part in rest:
+            self.line()
+            self._cur.append(part)
+
+    def line(self) -> None:
+        if self._cur:
+            words = "".join(self._cur).split()
+            self._cur.clear()
+            if words:
+                self._lines.append(" ".join(words))
+
+    def paragraph(self) -> None:
+        self.line()
+        if self._lines:
+            self._paras.append("\n".join(self._lines))
+            self._lines.clear()
+
+    def text(self) -> str:
+        self.paragraph()
+        return "\n\n".join(self._paras)
 
 
 def html_text(path: str | os.PathLike[str], source: str, deadline: Deadline) -> str:

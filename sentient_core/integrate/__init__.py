@@ -3,6 +3,7 @@
 Modules
 -------
 pipeline   :class:`Integrator`: the staged, timed pipeline behind ``ingest`` and ``profile``
+assemble   a batch of chunks made what memory stores: analysed, observed, checked by column
 ledger     :class:`FileLedger`: per-file records, so ingest is idempotent (an
            unchanged file stores nothing; a changed one supersedes its old traces)
 """

@@ -113,23 +113,63 @@ class FileLedger:
             return None
         return lambda i, holder: (old := olds[i]) is not None and holder in old.trace_ids
 
+    def finish_in(
+        self, tx: MemoryTxn, sources: Sequence[str], outcomes: Sequence[Stored]
+    ) -> list[tuple[str, int]]:
+        """Inside the commit of chunks from ``sources``: write the record of every file
+        this commit completes and retire its stale traces, in ``tx``.
+
+        Changes nothing in RAM (``tx``'s function may run again); returns
+        ``(source, traces retired)`` per file finished, for :meth:`committed`.
+        """
+        new_ids: dict[str, list[int]] = {}
+        for source, o in zip(sources, outcomes, strict=True):
+            if source in self._tracks:
+                new_ids.setdefault(source, []).append(o.record.id)
+        done = []
+        for source, ids in new_ids.items():
+            track = self._tracks[source]
+            if track.queued and track.outstanding == len(ids):
+                done.append((source, self._write(tx, source, track, [*track.ids, *ids])))
+        return done
+
     def committed(
-        self, sources: Sequence[str], outcomes: Sequence[Stored], summary: IngestSummary
+        self,
+        sources: Sequence[str],
+        outcomes: Sequence[Stored],
+        summary: IngestSummary,
+        done: Sequence[tuple[str, int]] = (),
     ) -> None:
-        """A commit of chunks from ``sources`` happened; finish every file now complete."""
+        """A commit of chunks from ``sources`` happened, finishing the files of ``done``
+        (:meth:`finish_in` in the same transaction); finish every other file now complete."""
         for source, o in zip(sources, outcomes, strict=True):
             track = self._tracks.get(source)
             if track is not None:
                 track.ids.append(o.record.id)
                 track.outstanding -= 1
+        for source, retired in done:
+            self._count(self._tracks.pop(source), retired, summary)
         for source, track in list(self._tracks.items()):
             if track.queued and track.outstanding == 0:
                 self._finish(source, track, summary)
 
     def _finish(self, source: str, track: _Track, summary: IngestSummary) -> None:
-        """Write the file's record; retire its old traces that hold none of its chunks."""
+        """Write the file's record and retire its stale traces in a transaction of their own."""
         del self._tracks[source]
-        ids = tuple(dict.fromkeys(track.ids))
+        retired = self.memory.write(lambda tx: self._write(tx, source, track, track.ids))
+        self._count(track, retired, summary)
+
+    @staticmethod
+    def _count(track: _Track, retired: int, summary: IngestSummary) -> None:
+        if track.old is not None:
+            summary.changed += track.old.digest != track.digest
+        summary.superseded += retired
+
+    @staticmethod
+    def _write(tx: MemoryTxn, source: str, track: _Track, trace_ids: Sequence[int]) -> int:
+        """Write the file's record; retire its old traces that hold none of its chunks
+        (and that no other file's record names); how many were retired."""
+        ids = tuple(dict.fromkeys(trace_ids))
         record = store_files.FileRecord(
             source=source,
             size=track.size,
@@ -140,25 +180,18 @@ class FileLedger:
         )
         stale: list[int] = []
         if track.old is not None:
-            summary.changed += track.old.digest != track.digest
             keep = set(ids)
             stale = [i for i in track.old.trace_ids if i not in keep]
         if stale:
-            with self.memory.datastore.read() as txn:
-                own = {
-                    i
-                    for i in stale
-                    if (r := store_traces.get(txn, i)) is not None and r.source == source
-                }
-                for other in store_files.iter_records(txn):
-                    if other.source != source:
-                        own.difference_update(other.trace_ids)
+            txn = tx.txn
+            own = {
+                i
+                for i in stale
+                if (r := store_traces.get(txn, i)) is not None and r.source == source
+            }
+            for other in store_files.iter_records(txn):
+                if other.source != source:
+                    own.difference_update(other.trace_ids)
             stale = sorted(own)
-        retired = self.memory.write(lambda tx: _supersede(tx, stale, record))
-        summary.superseded += len(retired)
-
-
-def _supersede(tx: MemoryTxn, stale: list[int], record: store_files.FileRecord) -> list[int]:
-    """Write a file's new record and retire its stale traces in ``tx``; the ids retired."""
-    store_files.put(tx.txn, record)
-    return tx.retire(stale)
+        store_files.put(tx.txn, record)
+        return len(tx.retire(stale))

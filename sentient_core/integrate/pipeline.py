@@ -8,11 +8,22 @@ read      raw bytes from disk (read once; a file over the cap is refused from
 extract   bytes → text (txt/md/json, html via lxml, pdf via pypdf), within a
           per-file time budget
 chunk     text → 2000-char chunks with 200 overlap (sentence breaks)
-encode    chunk → tokens → prime excitations + hashed code (one fused kernel)
-keywords  chunk → topic and keywords
-observe   excite the oscillators with each chunk and tick once (PRSC + SMF)
-code      assemble trace records: code, SMF orientation, primes, metadata
-commit    one LMDB write transaction per batch of chunks (durable)
+encode    the batch's chunks → codes, prime excitations and dominant primes,
+          keyword candidates and lexical terms: one kernel pass, each chunk
+          tokenised once (:mod:`sentient_kernels.text_batch`)
+keywords  chunk → topic line and keywords (from the candidates)
+observe   excite the oscillators with each chunk and tick once (PRSC + SMF),
+          the whole batch in one kernel call (:meth:`Observer.observe_batch`;
+          the same trajectory, bit for bit, as chunk after chunk)
+code      content digests (one kernel pass) and trace records checked by column
+          (:mod:`sentient_core.memory.columns`)
+commit    ONE durable LMDB write transaction per batch of chunks: its traces,
+          codes, terms and digests, and the records of the files it completes
+
+With an encoder other than the token encoder the stages from ``encode`` to
+``code`` run chunk by chunk (:mod:`sentient_core.integrate.assemble`); that is
+the reference the batch path is tested against (``tests/test_integrate_batch.py``:
+byte-identical stores, the same observer state).
 
 Failure policy: a file that cannot be read or extracted is reported by name
 with the reason and skipped before anything of it is stored; no single file
@@ -26,7 +37,11 @@ it are retired in one compensating transaction, so nothing of a bad file stays
 recallable. Peak memory is bounded by one batch plus one text block.
 
 Idempotence: an unchanged file is skipped, a changed one supersedes its old
-traces (:mod:`sentient_core.integrate.ledger`).
+traces (:mod:`sentient_core.integrate.ledger`). A file's record (and the
+retirement of its superseded traces) is written in the transaction of the batch
+holding its last chunks, so a crash leaves either the whole batch with those
+records or none of it; ingesting again finishes the job (content digests find
+what was stored).
 
 Once, then re-runnable: the stages up to ``code`` change the observer, so they
 run once, outside any transaction; only ``commit`` runs inside one (which the
@@ -58,9 +73,8 @@ from sentient_core.ingest import (
     kind_of,
     read_bytes,
     safe_path_text,
-    topic_and_keywords,
 )
-from sentient_core.ingest.keywords import heading
+from sentient_core.integrate.assemble import Assembler, as_items
 from sentient_core.integrate.ledger import FileLedger, bytes_digest, file_digest
 from sentient_core.integrate.summary import (
     STAGES,
@@ -70,6 +84,7 @@ from sentient_core.integrate.summary import (
     StageTimes,
 )
 from sentient_core.memory import HolographicMemory, MemoryTxn, NewTrace, Stored
+from sentient_core.memory.storing import Prepared
 from sentient_core.observer import Observer
 from sentient_core.store import StoreFullError, StoreIOError
 
@@ -122,11 +137,15 @@ class TextBatch(msgspec.Struct, frozen=True):
         UTF-8 bytes of the texts.
     stages : StageTimes
         Time spent chunking, encoding, finding keywords, observing and assembling.
+    prepared : Prepared or None
+        The same items checked and assembled for memory (when the encoder
+        analyses batches: :meth:`~sentient_core.encoder.TokenPrimeEncoder.analyse_many`).
     """
 
     items: tuple[NewTrace, ...]
     bytes: int
     stages: StageTimes
+    prepared: Prepared | None = None
 
 
 class Integrator:
@@ -329,8 +348,15 @@ class Integrator:
             for c in chunks:
                 pending.add(c.text, source, tags)
             size += len(text.encode())
-        items = self._assemble(pending, stages) if pending else []
-        return TextBatch(tuple(items), size, stages)
+        if not pending:
+            return TextBatch((), size, stages)
+        made = self._assembler().assemble(pending.texts, pending.sources, pending.tags, stages)
+        if isinstance(made, list):
+            return TextBatch(tuple(made), size, stages)
+        t = time.perf_counter()
+        items = tuple(as_items(made))
+        stages.code += time.perf_counter() - t
+        return TextBatch(items, size, stages, made)
 
     def commit_texts(self, tx: MemoryTxn, batch: TextBatch) -> IngestSummary:
         """Store a prepared batch in ``tx`` (memory's copies are not stored again);
@@ -343,12 +369,17 @@ class Integrator:
         t = time.perf_counter()
         summary = IngestSummary(bytes=batch.bytes, stages=msgspec.structs.replace(batch.stages))
         if batch.items:
-            _tally(summary, tx.store_unique(batch.items, near=self.near))
+            made = batch.prepared if batch.prepared is not None else batch.items
+            _tally(summary, tx.store_unique(made, near=self.near))
         summary.stages.commit = time.perf_counter() - t
         summary.seconds = summary.stages.total()
         return summary
 
     # -- stages -------------------------------------------------------------
+
+    def _assembler(self) -> Assembler:
+        # Made per batch: it sees the integrator's current settings.
+        return Assembler(self.memory, self.observer, self.kind, self.importance, self.tags)
 
     def _ingest_file(self, path: str, size: int, pending: _Pending, summary: IngestSummary) -> bool:
         st = summary.stages
@@ -458,60 +489,9 @@ class Integrator:
         for t, s, g in keep:
             pending.add(t, s, g)
 
-    def _topics(self, texts: list[str], k: int = 8) -> list[tuple[str, list[str]]]:
-        """(topic, keywords) per text, as :func:`~sentient_core.ingest.topic_and_keywords`."""
-        fast = getattr(self.observer.encoder, "keywords_many", None)
-        if fast is None:
-            return [topic_and_keywords(x, k) for x in texts]
-        tops = fast(texts, max(k, 3))
-        return [
-            (heading(x) or " ".join(top[:3]), top[:k]) for x, top in zip(texts, tops, strict=True)
-        ]
-
-    def _assemble(self, pending: _Pending, st: StageTimes) -> list[NewTrace]:
-        """Encode, find keywords, observe (the observer changes) and assemble the chunks."""
-        texts = pending.texts
-        t = time.perf_counter()
-        batch = self.observer.encoder.encode_many(texts)
-        encoded = [batch.item(i) for i in range(len(texts))]
-        st.encode += time.perf_counter() - t
-
-        t = time.perf_counter()
-        topics = self._topics(texts)
-        st.keywords += time.perf_counter() - t
-
-        t = time.perf_counter()
-        obs = self.observer
-        orientations = []
-        for enc in encoded:
-            obs.process_encoded(enc)
-            obs.tick(1)
-            orientations.append(tuple(obs.smf.tolist()))
-        st.observe += time.perf_counter() - t
-
-        t = time.perf_counter()
-        items = []
-        for i, text in enumerate(texts):
-            topic, words = topics[i]
-            items.append(
-                NewTrace(
-                    text=text,
-                    code=encoded[i].code,
-                    smf=orientations[i],
-                    primes=encoded[i].dominant_primes,
-                    kind=self.kind,
-                    source=pending.sources[i],
-                    importance=self.importance,
-                    tags=tags if (tags := pending.tags[i]) is not None else self.tags,
-                    topic=topic,
-                    keywords=tuple(words),
-                )
-            )
-        st.code += time.perf_counter() - t
-        return items
-
     def _flush(self, pending: _Pending, summary: IngestSummary) -> list[tuple[str, Stored]]:
-        """Encode, observe, assemble and commit the pending chunks.
+        """Encode, observe, assemble and commit the pending chunks, in ONE transaction with
+        the records of the files they complete.
 
         Chunks memory already holds are not stored again
         (:meth:`~sentient_core.memory.HolographicMemory.store_unique`). Returns
@@ -519,17 +499,24 @@ class Integrator:
         """
         if not pending:
             return []
-        items = self._assemble(pending, summary.stages)
-        t = time.perf_counter()
-        outcomes = self.memory.store_unique(
-            items, near=self.near, not_a_use=self._files.not_a_use(pending.sources)
+        made = self._assembler().assemble(
+            pending.texts, pending.sources, pending.tags, summary.stages
         )
+        sources = list(pending.sources)
+        not_a_use = self._files.not_a_use(sources)
+        files = self._files
+
+        def commit(tx: MemoryTxn) -> tuple[list[Stored], list[tuple[str, int]]]:
+            outcomes = tx.store_unique(made, near=self.near, not_a_use=not_a_use)
+            return outcomes, files.finish_in(tx, sources, outcomes)
+
+        t = time.perf_counter()
+        outcomes, done = self.memory.write(commit)
         summary.stages.commit += time.perf_counter() - t
         _tally(summary, outcomes)
-        done = list(zip(pending.sources, outcomes, strict=True))
-        self._files.committed(pending.sources, outcomes, summary)
+        files.committed(sources, outcomes, summary, done)
         pending.clear()
-        return done
+        return list(zip(sources, outcomes, strict=True))
 
 
 def _tally(summary: IngestSummary, outcomes: Sequence[Stored]) -> None:

@@ -10,6 +10,7 @@ links        links between traces, spreading activation
 lifecycle    update, retire, prune, decay
 writer       the one writer: lock, commit, in-RAM state, the views it publishes
 storing      storing traces (new only, or every item)
+columns      many traces prepared from columns (one check per column)
 unit         a unit of work: memory's steps and the caller's writes in one transaction (MemoryTxn)
 holographic  :class:`HolographicMemory`, the public face of all of the above
 

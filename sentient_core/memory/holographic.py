@@ -52,6 +52,7 @@ from typing import TypeVar
 import numpy as np
 
 from sentient_core.encoder import TextEncoder
+from sentient_core.memory import columns as _columns
 from sentient_core.memory import lifecycle as _lifecycle
 from sentient_core.memory import links as _links
 from sentient_core.memory import recall as _recall
@@ -253,6 +254,11 @@ class HolographicMemory:
         _storing.check_near(near)
         prepared = _storing.prepare(self._w, items)  # encoded outside the lock
         return self.write(lambda tx: tx.store_unique(prepared, near=near, not_a_use=not_a_use))
+
+    def prepare(self, cols: _columns.TraceColumns) -> _storing.Prepared:
+        """Check and assemble traces given by column (no transaction), for
+        ``tx.store_unique``/``tx.store_batch`` in :meth:`write` (see :mod:`.columns`)."""
+        return _columns.prepare(self._w.store.code_dim, float(self._w.clock()), cols)
 
     def write(self, fn: Callable[[MemoryTxn], T]) -> T:
         """Run ``fn(tx)`` as ONE write transaction: memory's steps and the caller's writes.

@@ -49,17 +49,22 @@ from sentient_core.store.txn import Txn
 from sentient_kernels import holographic
 from sentient_kernels.lexical import TermCounts
 
-__all__ = ["Prepared", "check_near", "prepare", "store_batch", "store_unique"]
+__all__ = ["Prepared", "check_near", "prepare", "store_batch", "store_unique", "unit_rows"]
 
 
 class Prepared(msgspec.Struct, frozen=True):
-    """Items checked and encoded, ready to store: records, unit codes and terms, and the
-    encoder stamp to write (if any). Made outside the transaction (:func:`prepare`)."""
+    """Items checked and encoded, ready to store: records, unit codes and terms, the
+    encoder stamp to write (if any), when already computed, the texts' content
+    digests, and whether every record field was checked already (``checked``: then
+    they are encoded without a validating decode). Made outside the transaction
+    (:func:`prepare`, :func:`sentient_core.memory.columns.prepare`)."""
 
     records: list[TraceRecord]
     codes: np.ndarray
     terms: TermCounts
     stamp: TextEncoder | None
+    digests: list[bytes] | None = None
+    checked: bool = False
 
 
 def prepare(w: Writer, items: Sequence[NewTrace]) -> Prepared:
@@ -92,10 +97,7 @@ def prepare(w: Writer, items: Sequence[NewTrace]) -> Prepared:
             codes[need_code] = made[[position[i] for i in need_code]]
             if not w.state.encoder_fingerprint:
                 stamp = enc
-    # Unit rows let recall skip the row norms (topk_cosine normalized=True).
-    norms = np.sqrt(np.einsum("ij,ij->i", codes, codes, dtype=np.float64))
-    nonzero = norms > 0
-    codes[nonzero] = (codes[nonzero] / norms[nonzero, None]).astype(np.float32)
+    unit_rows(codes)
     now = float(w.clock())
     records = [
         TraceRecord(
@@ -116,6 +118,16 @@ def prepare(w: Writer, items: Sequence[NewTrace]) -> Prepared:
         for i, it in enumerate(items)
     ]
     return Prepared(records, codes, mem_terms.count([it.text for it in items]), stamp)
+
+
+def unit_rows(codes: np.ndarray) -> None:
+    """Scale the nonzero rows of ``codes`` (float32) to unit L2 norm, in place.
+
+    Unit rows let recall skip the row norms (topk_cosine normalized=True).
+    """
+    norms = np.sqrt(np.einsum("ij,ij->i", codes, codes, dtype=np.float64))
+    nonzero = norms > 0
+    codes[nonzero] = (codes[nonzero] / norms[nonzero, None]).astype(np.float32)
 
 
 def _append(
@@ -141,7 +153,7 @@ def _append(
         )
         write_state(txn, state)
     codes = prepared.codes[keep]
-    stored = traces.append(txn, records, codes, digests=digests)
+    stored = traces.append(txn, records, codes, digests=digests, checked=prepared.checked)
     # Their terms, in the same transaction (the lexical index is built from them).
     counts = mem_terms.select(prepared.terms, keep)
     mem_terms.write(txn, [r.id for r in stored], counts)
@@ -150,7 +162,7 @@ def _append(
 
 def store_batch(w: Writer, txn: Txn, prepared: Prepared) -> tuple[list[TraceRecord], Change]:
     """Store every prepared item in ``txn`` (see :meth:`HolographicMemory.store_batch`)."""
-    return _append(w, txn, prepared, list(range(len(prepared.records))))
+    return _append(w, txn, prepared, list(range(len(prepared.records))), prepared.digests)
 
 
 def _most_shared(txn: Txn, text: str, candidates: list[int]) -> tuple[int | None, float]:
@@ -236,7 +248,9 @@ def store_unique(
     first: dict[bytes, int] = {}
     holders: dict[int, TraceRecord] = {}
     used: set[int] = set()
-    keys = [content.digest(r.text) for r in records]
+    keys = prepared.digests
+    if keys is None:
+        keys = [content.digest(r.text) for r in records]
     for i, rec_i in enumerate(records):
         key = keys[i]
         tid = content.lookup(txn, key)

@@ -286,3 +286,15 @@ class ObserverDynamics:
         self._coherence = float(coh[-1])
         self._entropy = float(ent[-1])
         self._ticks += n
+
+    def _record_ticks(self, coherence: np.ndarray, entropy: np.ndarray) -> None:
+        """Book ``len(coherence)`` ticks run elsewhere (their values after each tick)."""
+        n = coherence.shape[0]
+        coh, ent, direct = self._rings.window(n)
+        m = coh.shape[0]
+        coh[:] = coherence[n - m :]
+        ent[:] = entropy[n - m :]
+        self._rings.advance(coh, ent, direct)
+        self._coherence = float(coherence[-1])
+        self._entropy = float(entropy[-1])
+        self._ticks += n

@@ -33,7 +33,7 @@ from sentient_core.observer.state import (
 )
 from sentient_core.observer.ticker import Ticker
 from sentient_core.store import CorruptRecordError, Store
-from sentient_kernels import prsc, smf
+from sentient_kernels import prsc, smf, unchecked
 from sentient_kernels.checks import check_array, check_scalar
 
 __all__ = ["Observer"]
@@ -190,6 +190,79 @@ class Observer(ObserverDynamics):
         # Onto the dynamics' queue (oscillator indices now); the next tick applies it.
         with self._lock:
             self._pending.append((indices, amounts, phases))
+
+    def observe_batch(
+        self, offsets: np.ndarray, indices: np.ndarray, amounts: np.ndarray, phases: np.ndarray
+    ) -> np.ndarray:
+        """Queue input ``t`` and tick once, for every input of a batch, in one kernel call.
+
+        Input ``t`` is the excitation entries ``offsets[t]:offsets[t + 1]`` of a
+        CSR batch in this observer's encoder's bank (an
+        :class:`~sentient_core.encoder.EncodedBatch`'s ``offsets``, ``indices``,
+        ``amounts``, ``phases``). The trajectory is bit for bit that of
+        :meth:`process_encoded` then ``tick(1)`` input by input (input queued
+        before the call is applied with the first input); the lock is held for
+        the whole batch, so a background ticker's ticks fall before or after it.
+
+        Returns
+        -------
+        ndarray
+            float64 (n, 16): the SMF field after each input's tick.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If the arrays are malformed (checked once for the batch).
+        """
+        offsets = check_array("offsets", offsets, dtype=np.int64, ndim=1, min_rows=1)
+        indices = check_array("excitation.indices", indices, dtype=np.int64, ndim=1)
+        e = indices.shape[0]
+        amounts = check_array("excitation.amounts", amounts, dtype=np.float64, shape=(e,))
+        phases = check_array("excitation.phases", phases, dtype=np.float64, shape=(e,))
+        if offsets[0] != 0 or offsets[-1] != e or (np.diff(offsets) < 0).any():
+            raise ArgumentError(f"offsets must be non-decreasing from 0 to {e}")
+        if e and (indices.min() < 0 or indices.max() >= self._bank_size):
+            raise ArgumentError(
+                f"excitation.indices must lie in [0, {self._bank_size}) (the encoder's bank)"
+            )
+        if e and amounts.min() < 0.0:
+            raise ArgumentError("excitation.amounts must be >= 0")
+        if self._bank_to_osc is not None:
+            osc = self._bank_to_osc[indices]
+            keep = osc >= 0
+            kept = np.zeros(e + 1, dtype=np.int64)
+            np.cumsum(keep, out=kept[1:])
+            offsets = kept[offsets]
+            indices, amounts, phases = osc[keep], amounts[keep], phases[keep]
+        n = offsets.shape[0] - 1
+        coherence, entropy, fields = np.empty(n), np.empty(n), np.empty((n, 16))
+        if n == 0:
+            return fields  # no input, no tick (input queued before stays queued)
+        with self._lock:
+            state = self._state
+            for pending in self._pending:  # queued before: applied with the first input
+                unchecked.prsc_excite(state.phase, state.amplitude, *pending, self._pull, True)
+            self._pending.clear()
+            unchecked.excite_and_tick(
+                state.phase,
+                state.amplitude,
+                state.frequency,
+                self._smf,
+                np.ascontiguousarray(offsets),
+                np.ascontiguousarray(indices),
+                np.ascontiguousarray(amounts),
+                np.ascontiguousarray(phases),
+                self._pull,
+                self._dt,
+                self._coupling,
+                self._decay,
+                self._eta,
+                coherence,
+                entropy,
+                fields,
+            )
+            self._record_ticks(coherence, entropy)
+        return fields
 
     # -- background ticking ----------------------------------------------------------------
 

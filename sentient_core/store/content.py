@@ -10,22 +10,48 @@ again). Functions over a :class:`~sentient_core.store.txn.Txn`.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from sentient_core.store.records import key_u64, u64_key
+from sentient_kernels.spaces import collapse_spaces_unchecked
 
 if TYPE_CHECKING:
     from sentient_core.store.txn import Txn
 
-__all__ = ["digest", "lookup", "missing", "put", "remove"]
+__all__ = ["digest", "digests", "lookup", "missing", "put", "remove"]
 
 DB = "content"
+
+# What str.split() splits on (str.isspace, the same definition); no code point
+# above U+3000 is whitespace (tests/test_spaces.py checks all of them).
+_SPACE_CP = np.array([chr(c).isspace() for c in range(0x3001)], dtype=np.bool_)
+_SPACE_CP.setflags(write=False)
 
 
 def digest(text: str) -> bytes:
     """The content key of ``text`` (whitespace-insensitive, exact otherwise)."""
     normal = " ".join(text.split())
     return hashlib.blake2b(normal.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def digests(texts: Sequence[str]) -> list[bytes]:
+    """:func:`digest` of each text: the whitespace collapsed in one kernel pass for the batch."""
+    if not texts:
+        return []
+    parts = [t.encode("utf-8", "surrogatepass") for t in texts]
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in parts], out=offsets[1:])
+    buf = np.frombuffer(b"".join(parts), dtype=np.uint8)
+    out, spans = collapse_spaces_unchecked(buf, offsets, _SPACE_CP)
+    view = memoryview(out.tobytes())
+    blake = hashlib.blake2b
+    bounds = spans.tolist()
+    return [
+        blake(view[bounds[i] : bounds[i + 1]], digest_size=16).digest() for i in range(len(parts))
+    ]
 
 
 def lookup(txn: Txn, key: bytes) -> int | None:

@@ -56,6 +56,7 @@ def append(
     rows: np.ndarray,
     *,
     digests: Sequence[bytes] | None = None,
+    checked: bool = False,
 ) -> list[TraceRecord]:
     """Add traces and their code rows, and update the counters.
 
@@ -71,6 +72,9 @@ def append(
         One code row per record.
     digests : sequence of bytes, optional
         Their content digests (:func:`content.digest`), when the caller has them.
+    checked : bool
+        The caller checked every field against the record's bounds (ids and
+        rows aside): encode without decoding each record back to validate it.
 
     Returns
     -------
@@ -93,7 +97,7 @@ def append(
     next_id = before.next_id
     for i, record in enumerate(records):
         rec = replace(record, id=next_id + i, row=first_row + i)
-        if not put(u64_key(rec.id), TRACES.encode(rec), db=db, append=True):
+        if not put(u64_key(rec.id), TRACES.encode(rec, validate=not checked), db=db, append=True):
             raise CorruptRecordError(
                 f"trace id {rec.id} is not above the ids already in the store at"
                 f" {txn.store.path}; the counters are stale (run check_integrity)"
