@@ -147,3 +147,78 @@ def test_check_finds_a_block_that_disagrees_and_load_refuses_missing_rows(tmp_pa
         store.write(truncate)
         with store.read() as txn, pytest.raises(CorruptRecordError, match="run check_integrity"):
             colblocks.load(txn, 10)
+
+
+def _same_scorer_columns(store: Store) -> None:
+    from sentient_core.store import traces
+    from sentient_core.store.columns import ScorerColumns
+
+    with store.read() as txn:
+        assert colblocks.enabled(txn)
+        got = colblocks.scorer_columns(txn)
+        want = ScorerColumns(list(traces.iter_range(txn)))
+    for name in ScorerColumns.__slots__:
+        if name not in ("source_ids", "source_names"):
+            assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert got.sources == want.sources
+
+
+def test_scorer_columns_from_the_blocks_are_what_the_records_hold(tmp_path):
+    # Counts, blank texts and sources (interned ids) through stores, touches, updates of
+    # the judged counts, retirements and a reopen.
+    with Store.open(tmp_path / "s", code_dim=D) as store:
+        memory = HolographicMemory(store)
+        items = [
+            NewTrace(text="  " if i % 17 == 0 else f"note {i} about tides", source=f"src{i % 5}")
+            for i in range(140)
+        ]
+        ids = [r.id for r in memory.store_batch(items)]
+        _same_scorer_columns(store)
+        memory.recall("note tides", k=8, touch=True)  # use counts and last access
+        recs = [memory.get(i) for i in ids[20:40]]
+        memory.update(
+            [
+                msgspec.structs.replace(r, success_count=3 + i, failure_count=i % 2)
+                for i, r in enumerate(recs)
+            ]
+        )
+        memory.retire(ids[::9])
+        memory.store_batch([NewTrace(text="a new source", source="other:place")])
+        _same_scorer_columns(store)
+        assert check_integrity(store).ok
+    with Store.open(tmp_path / "s", code_dim=D) as store:
+        _same_scorer_columns(store)
+
+
+def test_blocks_of_the_first_layout_are_refilled_by_the_first_writable_open(tmp_path):
+    path = tmp_path / "v1"
+    with Store.open(path, code_dim=D) as store:
+        memory = HolographicMemory(store)
+        _fill(memory, 70)
+        store.write(lambda txn: txn.put("meta", colblocks.MARK, b"\x01"))  # layout 1
+        with store.read() as txn:
+            assert not colblocks.enabled(txn)  # not read as this layout
+            cols = colblocks.scorer_columns(txn)  # decoded from the records instead
+            assert len(cols) == 70
+    with Store.open(path, code_dim=D) as store:
+        HolographicMemory(store)
+        _same_scorer_columns(store)
+        _same_mirror(store)
+        assert check_integrity(store).ok
+
+
+def test_check_finds_a_stale_count_in_a_block(tmp_path):
+    with Store.open(tmp_path / "s", code_dim=D) as store:
+        memory = HolographicMemory(store)
+        _fill(memory, 10)
+
+        def stale(txn):
+            raw = txn.get(colblocks.DB, u64_key(0))
+            block = np.frombuffer(bytes(raw), dtype=colblocks.DTYPE).copy()
+            block["use_count"][3] += 1
+            txn.put(colblocks.DB, u64_key(0), block.tobytes())
+
+        store.write(stale)
+        report = check_integrity(store)
+        assert not report.ok
+        assert any("row 3 disagrees" in p for p in report.problems)

@@ -251,11 +251,9 @@ def factor_columns(columns: ScorerColumns, context: FactorContext) -> tuple[np.n
     def unit(x: np.ndarray) -> np.ndarray:
         return np.where(np.isfinite(x), np.clip(x, 0.0, 1.0), 0.0)
 
-    memo: dict[str, str] = {}
-    keys = [memo.setdefault(src, trace_source_key(src)) for src in columns.sources]
-    weight_of = {
-        k: min(2.0, max(0.0, context.source_weights.get(k, 1.0))) / 2.0 for k in memo.values()
-    }
+    # Per distinct source, then gathered per trace (no Python loop over the traces).
+    name_keys = [trace_source_key(src) for src in columns.source_names]
+    sid = columns.source_ids
     judged = columns.success_count + columns.failure_count
     age_h = np.maximum(0.0, context.now - columns.last_access) / 3600.0
     out[:, _COL["relevance"]] = unit(by_id(context.relevance))
@@ -271,18 +269,18 @@ def factor_columns(columns: ScorerColumns, context: FactorContext) -> tuple[np.n
         (columns.success_count - columns.failure_count) / (judged + 1),
         0.0,
     )
-    out[:, _COL["source_weight"]] = np.fromiter(
-        (weight_of[k] for k in keys), dtype=np.float64, count=n
+    weight_of = np.array(
+        [min(2.0, max(0.0, context.source_weights.get(k, 1.0))) / 2.0 for k in name_keys]
     )
+    out[:, _COL["source_weight"]] = weight_of[sid] if n else 0.0
     out[:, _COL["surprise"]] = unit(-by_id(context.credit))
     out[:, _COL["open_debt"]] = member(context.open_debt_traces)
     out[:, _COL["bias"]] = 1.0
     out[:, _COL["status_excluded"]] = columns.retired | member(context.superseded)
     out[:, _COL["invalid"]] = columns.blank
     unsafe = context.unsafe_sources
-    out[:, _COL["unsafe"]] = np.fromiter(
-        (bool(k) and k in unsafe for k in keys), dtype=np.float64, count=n
-    )
+    unsafe_of = np.array([float(bool(k) and k in unsafe) for k in name_keys])
+    out[:, _COL["unsafe"]] = unsafe_of[sid] if n else 0.0
     vetoes = [i for i, f in enumerate(FACTORS) if f.veto]
     veto = out[:, vetoes].any(axis=1) if n else np.zeros(0, dtype=bool)
     return out, np.ascontiguousarray(veto, dtype=np.bool_)

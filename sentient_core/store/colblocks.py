@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 import msgspec
 import numpy as np
 
-from sentient_core.store.columns import TraceColumns
+from sentient_core.store.columns import CHUNK, ScorerColumns, TraceColumns
+from sentient_core.store.columns import scorer_columns as decoded_scorer_columns
 from sentient_core.store.errors import CorruptRecordError, StoreError
 from sentient_core.store.records import SMF_AXES, TRACES, key_u64, u64_key
 
@@ -33,11 +34,33 @@ if TYPE_CHECKING:
     from sentient_core.store.records import TraceRecord
     from sentient_core.store.txn import Txn
 
-__all__ = ["BLOCK", "DB", "DTYPE", "MARK", "backfill", "enabled", "load", "problems", "put_records"]
+__all__ = [
+    "BLOCK",
+    "DB",
+    "DTYPE",
+    "LAYOUT",
+    "MARK",
+    "SOURCES",
+    "backfill",
+    "enabled",
+    "load",
+    "problems",
+    "put_records",
+    "scorer_columns",
+    "source_ids",
+    "source_names",
+]
 
 DB = "columns"
 MARK = b"columns"
-"""Key in ``meta`` whose presence says every trace's row is in the blocks."""
+"""Key in ``meta`` whose value (:data:`LAYOUT`) says every trace's row is in the blocks."""
+LAYOUT = b"\x02"
+"""The row layout :data:`DTYPE` (1: before the scorer's fields; such blocks are refilled
+at the first writable open, as for a store without blocks)."""
+SOURCES = "column_sources"
+"""Interned trace sources: ``u32`` id → the source (UTF-8), and ``b"s:" + source`` → id.
+Ids are assigned once and never reused (the table is never dropped)."""
+MAX_COUNT = 2**32 - 1
 BLOCK = 64
 """Rows per stored value: an update rewrites one block (64 × 184 bytes)."""
 SLOT = 8
@@ -53,23 +76,67 @@ DTYPE = np.dtype(
         ("retired", "u1"),
         ("nprimes", "u1"),
         ("wide", "u1"),
-        ("pad", "u1", (5,)),
+        ("blank", "u1"),
+        ("use_count", "<u4"),
+        ("success_count", "<u4"),
+        ("failure_count", "<u4"),
+        ("source", "<u4"),
+        ("pad", "u1", (4,)),
         ("primes", "<u2", (SLOT,)),
         ("smf", "<f8", (SMF_AXES,)),
     ]
 )
-"""One row of the mirror's columns (184 bytes, little-endian)."""
+"""One row of the mirror's and the recall scorer's columns (208 bytes, little-endian):
+``blank`` (the text is empty or whitespace), the use/success/failure counts (saturated
+at :data:`MAX_COUNT`) and ``source`` (an id of :data:`SOURCES`) are the scorer's."""
 
 
 def enabled(txn: Txn) -> bool:
     """Whether this store keeps the blocks (and so every trace has its row in them)."""
-    return txn.store.has_db(DB) and txn.get("meta", MARK) is not None
+    return txn.store.has_db(DB) and txn.get("meta", MARK) == LAYOUT
 
 
-_NO_PAD = (0,) * 5
+_NO_PAD = (0,) * 4
 
 
-def _fill(block: np.ndarray, at: int, rec: TraceRecord) -> None:
+def u32_key(n: int) -> bytes:
+    return n.to_bytes(4, "big")
+
+
+def _count(n: int) -> int:
+    return min(max(n, 0), MAX_COUNT)
+
+
+def source_ids(txn: Txn, sources: Sequence[str]) -> dict[str, int]:
+    """The id of each of ``sources`` in :data:`SOURCES`, interning new ones in ``txn``."""
+    out: dict[str, int] = {}
+    for src in sources:
+        if src in out:
+            continue
+        key = b"s:" + src.encode("utf-8")
+        raw = txn.get(SOURCES, key)
+        if raw is None:
+            sid = txn.entries(SOURCES) // 2
+            txn.put(SOURCES, u32_key(sid), src.encode("utf-8"))
+            txn.put(SOURCES, key, u32_key(sid))
+        else:
+            sid = int.from_bytes(bytes(raw), "big")
+        out[src] = sid
+    return out
+
+
+def source_names(txn: Txn) -> list[str]:
+    """Every interned source, by id (``names[id]``)."""
+    if not txn.store.has_db(SOURCES):
+        return []
+    names = []
+    for key, value in txn.cursor(SOURCES).iternext():
+        if len(key) == 4:  # u32 id → name (the b"s:" keys sort after them)
+            names.append(bytes(value).decode("utf-8"))
+    return names
+
+
+def _fill(block: np.ndarray, at: int, rec: TraceRecord, source: int) -> None:
     primes = tuple(rec.primes)
     wide = len(primes) > SLOT
     slot = (0,) * SLOT if wide else primes + (0,) * (SLOT - len(primes))
@@ -83,6 +150,11 @@ def _fill(block: np.ndarray, at: int, rec: TraceRecord) -> None:
         rec.retired,
         0 if wide else len(primes),
         wide,
+        not rec.text.strip(),
+        _count(rec.use_count),
+        _count(rec.success_count),
+        _count(rec.failure_count),
+        source,
         _NO_PAD,
         slot,
         rec.smf,
@@ -100,6 +172,7 @@ def _write(txn: Txn, recs: Sequence[TraceRecord]) -> None:
     by_block: dict[int, list[TraceRecord]] = {}
     for rec in recs:
         by_block.setdefault(rec.row // BLOCK, []).append(rec)
+    ids = source_ids(txn, [r.source for r in recs])
     for b, group in by_block.items():
         key = u64_key(b)
         raw = txn.raw.get(key, db=db)
@@ -110,7 +183,7 @@ def _write(txn: Txn, recs: Sequence[TraceRecord]) -> None:
             grown[: block.size] = block
             block = grown
         for rec in group:
-            _fill(block, rec.row - b * BLOCK, rec)
+            _fill(block, rec.row - b * BLOCK, rec, ids[rec.source])
         txn.raw.put(key, block.tobytes(), db=db)
 
 
@@ -137,7 +210,7 @@ def backfill(txn: Txn, records: Iterator[TraceRecord]) -> int:
     if batch:
         _write(txn, batch)
         n += len(batch)
-    txn.put("meta", MARK, b"\x01")
+    txn.put("meta", MARK, LAYOUT)
     return n
 
 
@@ -177,6 +250,41 @@ def load(txn: Txn, n_rows: int) -> TraceColumns | None:
     )
 
 
+def scorer_columns(txn: Txn, chunk: int = CHUNK) -> ScorerColumns:
+    """The recall scorer's columns of every stored trace (retired ones too), id order.
+
+    From the blocks when the store keeps them (no record decoded: the counts, the
+    blank flag and the interned source are in the row), else decoded from the records
+    (:func:`sentient_core.store.columns.scorer_columns`, ``chunk`` at a time).
+    """
+    if not enabled(txn):
+        return decoded_scorer_columns(txn, chunk)
+    arr = _blocks(txn)
+    rows = np.flatnonzero(arr["id"] >= 0)
+    arr = arr[rows]
+    names = source_names(txn)
+    sids = arr["source"].astype(np.int64)
+    if sids.size and int(sids.max()) >= len(names):
+        raise CorruptRecordError(
+            f"{txn.store.path} columns: a row names source {int(sids.max())} of"
+            f" {len(names)}; run check_integrity"
+        )
+    return ScorerColumns.of_arrays(
+        names,
+        ids=arr["id"].astype(np.int64),
+        rows=rows.astype(np.int64),
+        last_access=arr["last_access"].astype(np.float64),
+        use_count=arr["use_count"].astype(np.int64),
+        success_count=arr["success_count"].astype(np.int64),
+        failure_count=arr["failure_count"].astype(np.int64),
+        strength=arr["strength"].astype(np.float64),
+        importance=arr["importance"].astype(np.float64),
+        retired=arr["retired"].astype(np.bool_),
+        blank=arr["blank"].astype(np.bool_),
+        source_ids=sids,
+    )
+
+
 def _with_wide(
     txn: Txn, arr: np.ndarray, counts: np.ndarray, wide: np.ndarray, where: str
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -198,6 +306,7 @@ def problems(txn: Txn) -> Iterator[str]:
     if not enabled(txn):
         return
     arr = _blocks(txn)
+    names = {name: i for i, name in enumerate(source_names(txn))}
     seen = 0
     cur = txn.cursor("traces")
     for key, value in cur.iternext():
@@ -210,7 +319,7 @@ def problems(txn: Txn) -> Iterator[str]:
             yield f"columns: no row {rec.row} for trace {key_u64(bytes(key))}"
             continue
         want = _empty(1)
-        _fill(want, 0, rec)
+        _fill(want, 0, rec, names.get(rec.source, -1) % (MAX_COUNT + 1))
         if arr[rec.row].tobytes() != want[0].tobytes():
             yield f"columns: row {rec.row} disagrees with trace {rec.id}"
     stored = int((arr["id"] >= 0).sum())

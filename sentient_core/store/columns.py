@@ -281,7 +281,10 @@ class ScorerColumns:
     last_access, strength, importance : ndarray of float64
     retired, blank : ndarray of bool
         ``blank``: the text is empty or whitespace.
-    sources : list of str
+    source_ids : ndarray of int64
+        Each trace's source as an index into ``source_names``.
+    source_names : list of str
+        The distinct sources (a trace's source is ``source_names[source_ids[i]]``).
     """
 
     __slots__ = (
@@ -292,7 +295,8 @@ class ScorerColumns:
         "last_access",
         "retired",
         "rows",
-        "sources",
+        "source_ids",
+        "source_names",
         "strength",
         "success_count",
         "use_count",
@@ -313,20 +317,47 @@ class ScorerColumns:
         self.strength = col("strength", np.float64)
         self.importance = col("importance", np.float64)
         self.retired = col("retired", np.bool_)
-        self.sources = [r.source for r in recs]
+        index: dict[str, int] = {}
+        self.source_ids = np.fromiter(
+            (index.setdefault(r.source, len(index)) for r in recs), dtype=np.int64, count=n
+        )
+        self.source_names = list(index)
         self.blank = np.fromiter((_blank(r.text) for r in recs), dtype=np.bool_, count=n)
+
+    @property
+    def sources(self) -> list[str]:
+        """Each trace's source (a list of n strings: for tests and small stores)."""
+        names = self.source_names
+        return [names[i] for i in self.source_ids.tolist()]
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
 
     @classmethod
+    def of_arrays(cls, source_names: list[str], **arrays: np.ndarray) -> ScorerColumns:
+        """Columns from ready arrays (every slot but ``source_names`` by keyword)."""
+        out = cls([])
+        for name, value in arrays.items():
+            setattr(out, name, value)
+        out.source_names = source_names
+        return out
+
+    @classmethod
     def concat(cls, parts: Sequence[ScorerColumns]) -> ScorerColumns:
         """One set of columns from several (in order)."""
         out = cls([])
+        index: dict[str, int] = {}
+        ids = []
+        for p in parts:
+            remap = np.array(
+                [index.setdefault(name, len(index)) for name in p.source_names], dtype=np.int64
+            )
+            ids.append(remap[p.source_ids] if p.source_ids.size else p.source_ids)
+        out.source_names = list(index)
         for name in cls.__slots__:
-            if name == "sources":
-                out.sources = [s for p in parts for s in p.sources]
-            elif parts:
+            if name == "source_ids":
+                out.source_ids = np.concatenate(ids) if ids else out.source_ids
+            elif name != "source_names" and parts:
                 setattr(out, name, np.concatenate([getattr(p, name) for p in parts]))
         return out
 

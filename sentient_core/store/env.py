@@ -106,11 +106,12 @@ DB_NAMES: tuple[str, ...] = (
     "layers",
     "recipes",
     "columns",
+    "column_sources",
 )
 """Named sub-databases every store has (SPEC §2)."""
 
 ADDED_LATER: frozenset[str] = frozenset(
-    {"content", "files", "terms", "layers", "recipes", "columns"}
+    {"content", "files", "terms", "layers", "recipes", "columns", "column_sources"}
 )
 """Sub-databases added after schema version 1 was released: a read-only open of
 an older store works without them (readers then see them as absent)."""
@@ -393,8 +394,9 @@ class Store(Transactions):
             txn.put(META_KEY, raw_meta, db=self._dbs["meta"])
             txn.put(COUNTERS_KEY, COUNTERS.encode(Counters()), db=self._dbs["meta"])
             txn.put(TRACE_VERSION_KEY, u64_key(TRACE_VERSION), db=self._dbs["meta"])
-            # A new store keeps the mirror's columns as raw blocks from its first trace.
-            txn.put(b"columns", b"\x01", db=self._dbs["meta"])
+            # A new store keeps the mirror's columns as raw blocks from its first trace
+            # (the value is colblocks.LAYOUT, the blocks' row layout).
+            txn.put(b"columns", b"\x02", db=self._dbs["meta"])
         self.meta = meta
 
     # -- properties and lifetime -------------------------------------------------------------
