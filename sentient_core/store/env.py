@@ -106,11 +106,12 @@ DB_NAMES: tuple[str, ...] = (
     "layers",
     "recipes",
     "columns",
+    "lexicon",
 )
 """Named sub-databases every store has (SPEC §2)."""
 
 ADDED_LATER: frozenset[str] = frozenset(
-    {"content", "files", "terms", "layers", "recipes", "columns"}
+    {"content", "files", "terms", "layers", "recipes", "columns", "lexicon"}
 )
 """Sub-databases added after schema version 1 was released: a read-only open of
 an older store works without them (readers then see them as absent)."""
