@@ -19,7 +19,7 @@ inverting each chunk on a worker thread while the next is read.
 Every segment carries the bounds of its postings' BM25 tf factors per block
 of 64 postings (:func:`sentient_kernels.bounds.term_bounds`, computed when
 the segment is built or merged, at the memory's mean length then; kept in
-RAM, not stored), with which the BM25 and hybrid ranks skip the postings that
+RAM and in the persisted snapshot), with which the BM25 and hybrid ranks skip the postings that
 cannot reach the top-k (block-max MaxScore, :mod:`sentient_kernels.maxscore`
 and :mod:`sentient_kernels.maxscore_hybrid`): the same rows and scores, bit
 for bit, as adding every posting of the query's terms into an accumulator
