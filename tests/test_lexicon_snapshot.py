@@ -43,6 +43,13 @@ def _header(store: Store) -> lexicon.Header | None:
         return lexicon.header(txn)
 
 
+def _rows(store: Store) -> int:
+    """Rows the stored snapshot covers (fails the test when there is none)."""
+    head = _header(store)
+    assert head is not None
+    return head.rows
+
+
 def _rebuilt(store: Store, memory: HolographicMemory):
     """The index (and doc_len, lex_total) a rebuild without the snapshot gives."""
     m = memory.view().mirror
@@ -98,12 +105,12 @@ def test_snapshot_open_equals_rebuild_through_appends_retirements_reopens(tmp_pa
     store = Store.open(path, code_dim=D, durable=False)
     memory = HolographicMemory(store)
     ids = [r.id for r in memory.store_batch(_items(rng, 40))]
-    assert _header(store) is not None and _header(store).rows == 40  # first append: doubling
+    assert _rows(store) == 40  # first append: doubling
     memory.retire(ids[3:9])
     more = [r.id for r in memory.store_batch(_items(rng, 25))]
-    assert _header(store).rows == 40  # 25 rows above 40: not yet due
+    assert _rows(store) == 40  # 25 rows above 40: not yet due
     memory.store_batch(_items(rng, 20))
-    assert _header(store).rows == 85  # 45 above 40: doubled
+    assert _rows(store) == 85  # 45 above 40: doubled
     memory.retire([ids[20], more[2]])
     memory.store_batch(_items(rng, 10))
     want = _hits(memory)
@@ -113,7 +120,7 @@ def test_snapshot_open_equals_rebuild_through_appends_retirements_reopens(tmp_pa
         _same_as_rebuild(store, memory)
         assert _hits(memory) == want
         assert check_integrity(store).ok
-        assert _header(store).rows == 95
+        assert _rows(store) == 95
         store.close()
     store, memory = _open(path)
     memory.retire(more[5:8])
@@ -142,7 +149,7 @@ def _store_with_snapshot(tmp_path: Path) -> tuple[Path, list]:
     ids = [r.id for r in memory.store_batch(_items(rng, 50))]
     memory.retire(ids[::7])
     want = _hits(memory)
-    assert _header(store).rows == 50
+    assert _rows(store) == 50
     store.close()
     return path, want
 
@@ -179,7 +186,7 @@ def test_undecodable_snapshot_means_a_rebuild(
     assert not check_integrity(store).ok  # check names the damage
     store.close()
     store, memory = _open(path)  # a writable open replaces it
-    assert check_integrity(store).ok and _header(store).rows == 50
+    assert check_integrity(store).ok and _rows(store) == 50
     assert _hits(memory) == want
     store.close()
 
@@ -222,7 +229,7 @@ def test_older_store_gets_a_snapshot_on_its_first_writable_open(tmp_path: Path) 
     assert _header(store) is None and _hits(memory) == want
     store.close()
     store, memory = _open(path)  # the migration
-    assert _header(store).rows == 50 and memory._w.lex_rows == 50
+    assert _rows(store) == 50 and memory._w.lex_rows == 50
     store.close()
     store, memory = _open(path, readonly=True)
     assert memory._w.lex_rows == 50  # read from the snapshot
