@@ -9,15 +9,17 @@ them and every posting is copied O(log n) times); retired traces are excluded
 by the mirror's ``valid`` mask, in the document frequencies too. The mirror
 keeps each row's length in tokens (``doc_len``) and their sum over the
 active traces (``lex_total``), which give BM25's ``N`` and ``avgdl``.
-Opening (:func:`load`) reads the stored terms in chunks of 65536 traces and
-keeps one segment per chunk (no merging: a few large segments cost a query
-nothing noticeable), inverting each chunk on a worker thread while the next
-is read.
+Opening (:func:`load`) takes the persisted snapshot of the index when the
+store has a usable one (:mod:`sentient_core.memory.lexical_persist`: its
+segments as they were, read with one copy) and reads the stored terms of
+the rows above it only, in chunks of 65536 traces, keeping one segment per
+chunk (no merging: a few large segments cost a query nothing noticeable),
+inverting each chunk on a worker thread while the next is read.
 
 Every segment carries the bounds of its postings' BM25 tf factors per block
 of 64 postings (:func:`sentient_kernels.bounds.term_bounds`, computed when
 the segment is built or merged, at the memory's mean length then; kept in
-RAM, not stored), with which the BM25 and hybrid ranks skip the postings that
+RAM and in the persisted snapshot), with which the BM25 and hybrid ranks skip the postings that
 cannot reach the top-k (block-max MaxScore, :mod:`sentient_kernels.maxscore`
 and :mod:`sentient_kernels.maxscore_hybrid`): the same rows and scores, bit
 for bit, as adding every posting of the query's terms into an accumulator
@@ -74,6 +76,7 @@ from sentient_kernels.segments import (
 
 if TYPE_CHECKING:
     from sentient_core.memory.mirror import Mirror
+    from sentient_core.store.lexicon import Snapshot
     from sentient_core.store.txn import Txn
 
 __all__ = ["HYBRID_ALPHA", "K1", "RANKS", "B", "LexicalIndex", "load", "query_terms", "search"]
@@ -107,6 +110,11 @@ class LexicalIndex:
     @property
     def segments(self) -> tuple[Segment, ...]:
         return tuple(self._segments)
+
+    @property
+    def bounds(self) -> tuple[Bounds, ...]:
+        """Each segment's block bounds (same order as :attr:`segments`)."""
+        return tuple(self._bounds)
 
     @property
     def postings(self) -> int:
@@ -196,21 +204,40 @@ def append(m: Mirror, index: LexicalIndex, counts: TermCounts, rows: np.ndarray)
         _add(m, index, counts, rows)
 
 
-def load(txn: Txn, m: Mirror) -> LexicalIndex:
-    """Build the index of every trace of the mirror from one snapshot.
+def load(txn: Txn, m: Mirror, snapshot: Snapshot | None = None) -> LexicalIndex:
+    """Build the index of every trace of the mirror from one snapshot of the store.
 
-    Reads the stored terms, chunk by chunk in trace-id order; a chunk in which
-    some trace has no terms of this tokenisation (a store from before terms,
-    not yet backfilled, e.g. opened read-only) is tokenised from its texts.
+    With a ``snapshot`` of the index (:mod:`sentient_core.memory.lexical_persist`:
+    rows ``[0, snapshot.rows)``, at most the mirror's ``n``) its segments are
+    taken as they are and only the rows above it are read; without one every
+    row is. Rows are read from the stored terms, chunk by chunk in trace-id
+    order; a chunk in which some trace has no terms of this tokenisation (a
+    store from before terms, not yet backfilled, e.g. opened read-only) is
+    tokenised from its texts.
     """
     index = LexicalIndex()
     n = m.n
     m.lex_total = 0
     if n == 0:
         return index
-    row_id = m.row_id[:n]
-    by_id = np.argsort(row_id, kind="stable")  # rows in trace-id order
-    ids_sorted = row_id[by_id]
+    covered = 0
+    if snapshot is not None and 0 < snapshot.rows <= n:
+        covered = snapshot.rows
+        m.doc_len[:covered] = snapshot.doc_len
+        m.lex_total = int(snapshot.doc_len[m.valid[:covered] != 0].sum(dtype=np.int64))
+        for seg, bounds in zip(snapshot.segments, snapshot.bounds, strict=True):
+            index.add_segment(seg, bounds, m.doc_len, _avgdl(m), merge=False)
+    if covered < n:
+        _fold(txn, m, index, covered)
+    return index
+
+
+def _fold(txn: Txn, m: Mirror, index: LexicalIndex, first: int) -> None:
+    """Index rows ``[first, m.n)`` from their stored terms (see :func:`load`)."""
+    n = m.n
+    row_id = m.row_id[first:n]
+    by_id = first + np.argsort(row_id, kind="stable")  # rows in trace-id order
+    ids_sorted = m.row_id[by_id]
     if ids_sorted[0] < 0:
         raise CorruptRecordError(
             f"the store at {txn.store.path} has code rows that belong to no trace;"
@@ -219,10 +246,10 @@ def load(txn: Txn, m: Mirror) -> LexicalIndex:
     stored = mem_terms.usable(txn)
     # The inversion (a nogil kernel) of one chunk runs on a worker thread
     # while this thread reads and decodes the next one from LMDB.
-    kept = 0
+    kept = int((m.valid[:first] != 0).sum())
     with ThreadPoolExecutor(1, thread_name_prefix="lexical-load") as pool:
         pending = []
-        for a in range(0, n, store_terms.CHUNK):
+        for a in range(0, n - first, store_terms.CHUNK):
             ids = ids_sorted[a : a + store_terms.CHUNK]
             lo, hi = int(ids[0]), int(ids[-1]) + 1
             got, counts = store_terms.read_from(txn, lo, hi) if stored else (None, None)
@@ -244,7 +271,6 @@ def load(txn: Txn, m: Mirror) -> LexicalIndex:
             pending.append(pool.submit(_build, counts, rows, docs, m.doc_len, ref))
         for job in pending:
             index.add_segment(*job.result(), m.doc_len, _avgdl(m), merge=False)
-    return index
 
 
 def query_terms(text: str) -> tuple[np.ndarray, np.ndarray]:

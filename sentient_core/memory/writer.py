@@ -32,7 +32,7 @@ import msgspec
 import numpy as np
 
 from sentient_core.encoder import TextEncoder, get_encoder
-from sentient_core.memory import lexical
+from sentient_core.memory import lexical, lexical_persist
 from sentient_core.memory import terms as mem_terms
 from sentient_core.memory.compact import CompactCodes
 from sentient_core.memory.mirror import Mirror, PrimeIndex, load
@@ -148,6 +148,7 @@ class Writer:
     mirror: Mirror
     primes: PrimeIndex
     lexical: lexical.LexicalIndex
+    lex_rows: int  # rows the stored lexical snapshot covers (0: none usable)
     next_id: int
     state: MemoryState
 
@@ -182,6 +183,10 @@ class Writer:
         # scan dominates the load; code blocks cost one extra memcpy that way.
         with store.read(buffers=False) as txn:
             self.rebuild(txn)
+        # A store without a snapshot of its lexical index (an older one), or with many rows
+        # above it, gets one now: the next open reads it (memory/lexical_persist.py).
+        if not store.readonly and lexical_persist.due_on_open(self.lex_rows, self.mirror.n):
+            self.persist_lexicon()
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -247,6 +252,14 @@ class Writer:
                     self.refresh(False)  # rows committed around us: read everything up to now
                 if change.masked:
                     self.mirror.mask(list(change.masked))
+            if lexical_persist.due_after_append(self.lex_rows, self.mirror.n):
+                self.persist_lexicon()
+
+    def persist_lexicon(self) -> None:
+        """Store a snapshot of the lexical index over the published rows (lock held)."""
+        with self.lock:
+            if lexical_persist.save(self.store, self.lexical, self.mirror):
+                self.lex_rows = self.mirror.n
 
     def mask(self, rows: list[int], seen: Mirror) -> None:
         """Mask ``rows`` (traces found retired by another process) in the current
@@ -260,7 +273,9 @@ class Writer:
     def rebuild(self, txn: Txn) -> None:
         """(Re)build the mirror, prime index and lexical index from one snapshot."""
         m, primes = load(txn, self.store.code_dim)
-        self.lexical = lexical.load(txn, m)
+        snapshot = lexical_persist.read(self.store, m.n)
+        self.lexical = lexical.load(txn, m, snapshot)
+        self.lex_rows = 0 if snapshot is None else snapshot.rows
         self.mirror, self.primes = m, primes
         self.next_id = txn.counters().next_id
         self.state = read_state(txn)

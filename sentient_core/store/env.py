@@ -107,11 +107,12 @@ DB_NAMES: tuple[str, ...] = (
     "recipes",
     "columns",
     "column_sources",
+    "lexicon",
 )
 """Named sub-databases every store has (SPEC §2)."""
 
 ADDED_LATER: frozenset[str] = frozenset(
-    {"content", "files", "terms", "layers", "recipes", "columns", "column_sources"}
+    {"content", "files", "terms", "layers", "recipes", "columns", "column_sources", "lexicon"}
 )
 """Sub-databases added after schema version 1 was released: a read-only open of
 an older store works without them (readers then see them as absent)."""

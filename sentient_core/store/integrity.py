@@ -13,6 +13,8 @@
 * every stored term list decodes and belongs to an existing trace (a trace
   without terms is allowed: a store from before terms gets them on its first
   writable open).
+* the persisted lexical index, if any, is the index of the stored terms of the
+  rows it covers (:mod:`sentient_core.store.lexicon_check`).
 * every record of every registered record table (:mod:`sentient_core.store.table`:
   the meta-memory's surprise events, credit and floor records, scorer snapshots,
   debts, wisdom, source weights and windows) decodes under its own key, the
@@ -141,6 +143,10 @@ def check_integrity(store: Store) -> IntegrityReport:
         _check_files(txn, ids, problems)
         _check_terms(txn, ids, problems)
         for problem in colblocks.problems(txn):  # the mirror's raw columns agree
+            problems.add(problem)
+        from sentient_core.store import lexicon_check  # reads the kernels; only needed here
+
+        for problem in lexicon_check.problems(txn):  # the persisted lexical index
             problems.add(problem)
         _check_tables(txn, ids, problems)
         if counters is not None:
