@@ -38,12 +38,14 @@ class Health:
         self.reported = 0
 
     def report(self, where: str, reason: str, *, transient: bool = False) -> None:
-        """Record that ``where`` met ``reason``; logs one line when it is new."""
+        """Record that ``where`` met ``reason``; logs one line when ``where`` was not
+        degraded yet (the reason's wording may change while it lasts — a disk's free
+        megabytes — without a new line; ``/health`` shows the latest)."""
         expiry = self._clock() + TRANSIENT_S if transient else None
         with self._lock:
             old = self._reasons.get(where)
             self._reasons[where] = (reason, expiry)
-            new = old is None or old[0] != reason
+            new = old is None
             self.reported += 1
         if new:
             LOG.error("%s: %s", where, reason)
