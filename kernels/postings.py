@@ -14,7 +14,7 @@ import numpy as np
 from sentient_kernels.checks import check_array
 from sentient_kernels.config import jit
 
-__all__ = ["bucket_rows"]
+__all__ = ["bucket_rows", "group_rows"]
 
 
 @jit()
@@ -104,7 +104,112 @@ def bucket_rows(
     return fill
 
 
+@jit()
+def _group_rows(rows, counts, keys, n_keys, starts, out):
+    """Counting sort of the entries of ascending ``rows`` (``counts[i]`` keys each, in
+    ``keys``) by key; a key repeated within a row (or for a repeated row) counts once. Returns 0, or 1 if a key
+    is outside [0, n_keys), 2 if the rows are not ascending, 3 if the counts do not sum
+    to the keys given."""
+    total = 0
+    for i in range(rows.size):
+        if i > 0 and rows[i] < rows[i - 1]:
+            return 2
+        total += counts[i]
+    if total != keys.size:
+        return 3
+    size = np.zeros(n_keys, dtype=np.int64)
+    last = np.full(n_keys, -1, dtype=np.int64)  # the last row counted under each key
+    at = 0
+    for i in range(rows.size):
+        r = rows[i]
+        for j in range(at, at + counts[i]):
+            k = keys[j]
+            if k < 0 or k >= n_keys:
+                return 1
+            if last[k] != r:  # a key repeated within a row (or a row repeated) counts once
+                last[k] = r
+                size[k] += 1
+        at += counts[i]
+    starts[0] = 0
+    for k in range(n_keys):
+        starts[k + 1] = starts[k] + size[k]
+    fill = starts[:-1].copy()
+    at = 0
+    for i in range(rows.size):
+        r = rows[i]
+        for j in range(at, at + counts[i]):
+            k = keys[j]
+            # Rows ascend, so a row already filed under k is the bucket's last entry.
+            if fill[k] > starts[k] and out[fill[k] - 1] == r:
+                continue
+            out[fill[k]] = r
+            fill[k] += 1
+        at += counts[i]
+    return 0
+
+
+_GROUP_ERRORS = {
+    1: "keys must lie in [0, n_keys)",
+    2: "rows must be ascending (non-decreasing)",
+    3: "counts must sum to the number of keys",
+}
+
+
+def group_rows(
+    rows: np.ndarray, counts: np.ndarray, keys: np.ndarray, n_keys: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Posting lists of every key: the ascending rows whose entries name it.
+
+    Row ``rows[i]`` names the ``counts[i]`` keys that follow the previous rows' in
+    ``keys`` (a flat array, as :class:`~sentient_core.store.columns.TraceColumns`
+    keeps primes). Equivalent to :func:`bucket_rows` over ``np.repeat(rows, counts)``,
+    without building that array or sizing the buckets first.
+
+    Parameters
+    ----------
+    rows : numpy.ndarray
+        int64 (n,), ascending (non-decreasing).
+    counts : numpy.ndarray
+        int64 (n,), >= 0.
+    keys : numpy.ndarray
+        int64 (counts.sum(),), each in [0, n_keys).
+    n_keys : int
+        Number of possible keys (e.g. the largest prime + 1).
+
+    Returns
+    -------
+    starts : numpy.ndarray
+        int64 (n_keys + 1,): key ``k``'s rows are ``out[starts[k]:starts[k + 1]]``.
+    out : numpy.ndarray
+        int64 (distinct (row, key) pairs,).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad argument (the message names it).
+    """
+    rows = check_array("rows", rows, dtype=np.int64, ndim=1)
+    check_array("counts", counts, dtype=np.int64, shape=rows.shape)
+    keys = check_array("keys", keys, dtype=np.int64, ndim=1)
+    if n_keys < 0:
+        raise ValueError(f"n_keys must be >= 0, got {n_keys}")
+    if counts.size and int(counts.min()) < 0:
+        raise ValueError("counts must be >= 0")
+    starts = np.empty(n_keys + 1, dtype=np.int64)
+    out = np.empty(keys.shape[0], dtype=np.int64)
+    status = _group_rows(rows, counts, keys, n_keys, starts, out)
+    if status:
+        raise ValueError(_GROUP_ERRORS[status])
+    return starts, out[: starts[n_keys]]
+
+
 def _warmup() -> None:
+    group_rows(
+        np.array([0, 1], dtype=np.int64),
+        np.array([2, 1], dtype=np.int64),
+        np.array([1, 1, 0], dtype=np.int64),
+        2,
+    )
     rows = np.array([0, 1, 1, 2], dtype=np.int64)
     keys = np.array([0, 1, 1, 0], dtype=np.int64)
     starts = np.array([0, 2, 4], dtype=np.int64)

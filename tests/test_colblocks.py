@@ -222,3 +222,39 @@ def test_check_finds_a_stale_count_in_a_block(tmp_path):
         report = check_integrity(store)
         assert not report.ok
         assert any("row 3 disagrees" in p for p in report.problems)
+
+
+def test_the_prime_index_of_a_load_is_the_one_built_from_every_record(tmp_path):
+    from sentient_core.memory.mirror import PrimeIndex
+    from sentient_core.store import traces
+
+    with Store.open(tmp_path / "s", code_dim=D) as store:
+        memory = HolographicMemory(store)
+        _fill(memory, 200, wide_every=23)
+        memory.retire(list(range(0, 200, 11)))
+        with store.read() as txn:
+            _, primes = load(txn, D)
+            recs = list(traces.iter_range(txn))
+        rows = np.repeat([r.row for r in recs], [len(r.primes) for r in recs]).astype(np.int64)
+        flat = np.array([p for r in recs for p in r.primes], dtype=np.int64)
+        want = PrimeIndex.build(rows, flat)
+        assert set(primes.postings) == set(want.postings)
+        for p, post in want.postings.items():
+            assert primes.postings[p].rows.tolist() == post.rows.tolist(), p
+        # Extending a list (a view of one shared array) must not touch its neighbour's.
+        first, second = sorted(primes.postings)[:2]
+        before = primes.postings[second].rows.tolist()
+        primes.postings[first].extend(np.array([10_000], dtype=np.int64))
+        assert primes.postings[second].rows.tolist() == before
+        assert primes.postings[first].rows[-1] == 10_000
+
+
+def test_of_counts_falls_back_for_rows_out_of_order():
+    from sentient_core.memory.mirror import PrimeIndex
+
+    rows = np.array([5, 2, 9], dtype=np.int64)
+    counts = np.array([2, 1, 2], dtype=np.int64)
+    flat = np.array([3, 7, 3, 7, 7], dtype=np.int64)
+    got = PrimeIndex.of_counts(rows, counts, flat)
+    assert got.postings[3].rows.tolist() == [2, 5]
+    assert got.postings[7].rows.tolist() == [5, 9]

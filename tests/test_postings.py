@@ -99,3 +99,34 @@ def test_read_only_out_is_rejected():
     out.setflags(write=False)
     with pytest.raises(ValueError, match="out"):
         postings.bucket_rows(np.array([1, 2]), np.array([0, 0]), np.array([0, 2]), out)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_group_rows_matches_the_reference_over_repeated_rows(seed):
+    # group_rows(rows, counts, keys) is bucket_rows over np.repeat(rows, counts), with keys
+    # repeated inside a row and rows repeated, zero counts and empty input.
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(0, 2000))
+    n_keys = int(rng.integers(1, 70))
+    rows = np.sort(rng.integers(0, max(1, n // 2), size=n)).astype(np.int64)
+    counts = rng.integers(0, 9, size=n).astype(np.int64)
+    keys = rng.integers(0, n_keys, size=int(counts.sum())).astype(np.int64)
+    starts, out = postings.group_rows(rows, counts, keys, n_keys)
+    want = naive.bucket_rows(np.repeat(rows, counts), keys, n_keys)
+    assert starts.shape == (n_keys + 1,) and out.shape == (starts[-1],)
+    for k in range(n_keys):
+        assert out[starts[k] : starts[k + 1]].tolist() == want[k]
+
+
+def test_group_rows_rejects_bad_input():
+    rows = np.array([0, 1], dtype=np.int64)
+    with pytest.raises(ValueError, match="ascending"):
+        postings.group_rows(rows[::-1].copy(), np.array([1, 1]), np.array([0, 0]), 1)
+    with pytest.raises(ValueError, match="n_keys"):
+        postings.group_rows(rows, np.array([1, 1]), np.array([0, 5]), 2)
+    with pytest.raises(ValueError, match="sum"):
+        postings.group_rows(rows, np.array([1, 2]), np.array([0, 0]), 1)
+    with pytest.raises(ValueError, match="counts"):
+        postings.group_rows(rows, np.array([1, -1]), np.zeros(0, np.int64), 1)
+    with pytest.raises(TypeError):
+        postings.group_rows(rows, np.array([1.0, 1.0]), np.array([0, 0]), 1)

@@ -495,6 +495,12 @@ def test_code_blocks_round_trip_across_block_boundaries(store, sizes):
         assert np.all(out[total:] == -1)
         with pytest.raises(IndexError):
             codes.read_rows(txn, 0, total + 1)
+        for a in {e for e in edges}:  # the first ``rows`` rows only, the rest untouched
+            part = np.full((total, DIM), -1, dtype=np.float32)
+            np.testing.assert_array_equal(codes.read_all(txn, out=part, rows=a), expected[:a])
+            assert np.all(part[a:] == -1)
+        with pytest.raises(StoreUsageError):
+            codes.read_all(txn, rows=total + 1)
     for row in (0, B - 1, B, total - 1):
         vec = np.full(DIM, row, dtype=np.float32)
         store.write(lambda txn, row=row, vec=vec: codes.set_row(txn, row, vec))

@@ -37,9 +37,10 @@ from sentient_core.store import colblocks
 from sentient_core.store.columns import TraceColumns, iter_chunks
 from sentient_core.store.errors import CorruptRecordError
 from sentient_core.store.records import SMF_AXES
-from sentient_kernels.postings import bucket_rows
+from sentient_kernels.postings import bucket_rows, group_rows
 
 if TYPE_CHECKING:
+    from sentient_core.store.env import Store
     from sentient_core.store.txn import Txn
 
 __all__ = ["Mirror", "Postings", "PrimeIndex", "load"]
@@ -269,6 +270,21 @@ class PrimeIndex:
         """Index of ``primes[i]`` occurring in row ``rows[i]``."""
         return cls({p: Postings(r) for p, r in _postings_from(rows, primes).items()})
 
+    @classmethod
+    def of_counts(cls, rows: np.ndarray, counts: np.ndarray, primes: np.ndarray) -> PrimeIndex:
+        """Index of the ``counts[i]`` primes of row ``rows[i]`` (``primes`` flat, as
+        :class:`~sentient_core.store.columns.TraceColumns` keeps them): one counting sort
+        (:func:`sentient_kernels.postings.group_rows`) when the rows ascend."""
+        if primes.size == 0:
+            return cls()
+        n_keys = int(primes.max()) + 1
+        if n_keys > _DIRECT_KEYS or (rows.size > 1 and (rows[1:] < rows[:-1]).any()):
+            return cls.build(np.repeat(rows, counts), primes)
+        starts, out = group_rows(rows, counts, primes, n_keys)
+        # Each list a view of ``out`` of exactly its length: extending one reallocates it.
+        used = np.flatnonzero(starts[1:] > starts[:-1]).tolist()
+        return cls({p: Postings(out[starts[p] : starts[p + 1]]) for p in used})
+
     def add(self, rows: np.ndarray, primes: np.ndarray) -> None:
         """Add occurrences in rows above every row indexed so far (lock held by the caller)."""
         for p, r in _postings_from(rows, primes).items():
@@ -283,21 +299,34 @@ class PrimeIndex:
         return [post.rows for q in primes if (post := self.postings.get(q)) is not None]
 
 
-def load(txn: Txn, code_dim: int) -> tuple[Mirror, PrimeIndex]:
-    """Build the whole mirror and the prime index from one snapshot."""
+def load(txn: Txn, code_dim: int, store: Store | None = None) -> tuple[Mirror, PrimeIndex]:
+    """Build the whole mirror and the prime index from one snapshot (``store``: the
+    codes are read through a snapshot of their own that returns buffers, saving a copy)."""
     where = str(txn.store.path)
     n = txn.counters().row_count
     mirror = Mirror(max(MIN_CAPACITY, n + n // 2), code_dim)
-    store_codes.read_all(txn, out=mirror.codes)
+    if store is None:
+        store_codes.read_all(txn, out=mirror.codes)
+    else:
+        # Codes below row n never change, so a second (buffers=True) snapshot reads the
+        # same rows straight from the map: one copy instead of two.
+        with store.read(buffers=True) as view:
+            store_codes.read_all(view, out=mirror.codes, rows=n)
     # The raw column blocks when the store keeps them (one frombuffer), else a decode of
     # every trace record.
     blocks = colblocks.load(txn, n)
-    row_parts, prime_parts = [], []
+    row_parts, count_parts, prime_parts = [], [], []
     for cols in [blocks] if blocks is not None else iter_chunks(txn):
         mirror.put(cols, n, where)
-        row_parts.append(np.repeat(cols.rows, cols.prime_counts))
+        row_parts.append(cols.rows)
+        count_parts.append(cols.prime_counts)
         prime_parts.append(cols.primes)
     mirror.n = n
-    rows = np.concatenate(row_parts) if row_parts else np.zeros(0, np.int64)
-    primes = np.concatenate(prime_parts) if prime_parts else np.zeros(0, np.int64)
-    return mirror, PrimeIndex.build(rows, primes)
+
+    def joined(parts: list[np.ndarray]) -> np.ndarray:
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    primes = joined(prime_parts)
+    return mirror, PrimeIndex.of_counts(joined(row_parts), joined(count_parts), primes)

@@ -272,7 +272,7 @@ class Writer:
 
     def rebuild(self, txn: Txn) -> None:
         """(Re)build the mirror, prime index and lexical index from one snapshot."""
-        m, primes = load(txn, self.store.code_dim)
+        m, primes = load(txn, self.store.code_dim, self.store)
         snapshot = lexical_persist.read(self.store, m.n)
         self.lexical = lexical.load(txn, m, snapshot)
         self.lex_rows = 0 if snapshot is None else snapshot.rows

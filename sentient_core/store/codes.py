@@ -146,8 +146,8 @@ def iter_blocks(txn: Txn) -> Iterator[tuple[int, np.ndarray]]:
         yield block * per_block, _block_array(value, dim, block, txn)
 
 
-def read_all(txn: Txn, out: np.ndarray | None = None) -> np.ndarray:
-    """All code rows as one (M, code_dim) float32 array.
+def read_all(txn: Txn, out: np.ndarray | None = None, rows: int | None = None) -> np.ndarray:
+    """All code rows (or the first ``rows``) as one (M, code_dim) float32 array.
 
     Parameters
     ----------
@@ -156,13 +156,20 @@ def read_all(txn: Txn, out: np.ndarray | None = None) -> np.ndarray:
     out : ndarray, optional
         Preallocated C-contiguous float32 array with at least M rows to
         fill (e.g. reused between calls); the first M rows are returned.
+    rows : int, optional
+        Read only the first ``rows`` rows (at most the stored count): rows never
+        change once written, so a later snapshot than the caller's gives the
+        same rows below its count.
 
     Returns
     -------
     ndarray, shape (M, code_dim), float32
         A copy that outlives the transaction.
     """
-    total = row_count(txn)
+    stored = row_count(txn)
+    if rows is not None and not 0 <= rows <= stored:
+        raise StoreUsageError(f"rows must be in [0, {stored}] (the stored rows), got {rows}")
+    total = stored if rows is None else rows
     dim = txn.store.code_dim
     if out is None:
         out = np.empty((total, dim), dtype=_F32)
@@ -179,13 +186,16 @@ def read_all(txn: Txn, out: np.ndarray | None = None) -> np.ndarray:
         )
     filled = 0
     for start, block in iter_blocks(txn):
+        if filled == total:
+            break  # the first ``rows`` rows are in
         stop = start + block.shape[0]
-        if start != filled or stop > total:
+        if start != filled or stop > stored:
             raise CorruptRecordError(
                 f"code blocks of the store at {txn.store.path} disagree with the row count"
-                f" {total} (block at row {start}); run check_integrity"
+                f" {stored} (block at row {start}); run check_integrity"
             )
-        out[start:stop] = block
+        stop = min(stop, total)
+        out[start:stop] = block[: stop - start]
         filled = stop
     if filled != total:
         raise CorruptRecordError(
