@@ -4,8 +4,14 @@ a reader's shorter views stay valid; outgrowing the reservation copies once."""
 
 from __future__ import annotations
 
-import numpy as np
+import platform
+import sys
+from pathlib import Path
 
+import numpy as np
+import pytest
+
+import sentient_core.memory.mirror as mirror
 from sentient_core.memory import HolographicMemory, NewTrace
 from sentient_core.memory.mirror import RESERVE_FACTOR, Mirror
 from sentient_core.store import Store
@@ -57,3 +63,25 @@ def test_a_memory_growing_through_many_appends_recalls_what_it_stored(tmp_path):
         assert grown.capacity >= 3000 and np.shares_memory(grown.codes, first.codes)
         hits = memory.recall(codes[2999], k=1, touch=False, rank="cosine")
         assert hits[0].record.text == "t2999"
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or platform.machine() not in ("x86_64", "aarch64"),
+    reason="MAP_NORESERVE's value is known here only for Linux on x86-64 and arm64",
+)
+def test_the_reservation_is_mapped_without_reserving_swap():
+    # /proc/self/smaps marks a MAP_NORESERVE mapping with the "nr" VmFlag.
+    arr = mirror._reserve(1 << 16, (4,), "float64")
+    addr = arr.__array_interface__["data"][0]
+    flags = None
+    region = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and all(c in "0123456789abcdef-" for c in head):
+            lo, hi = (int(x, 16) for x in head.split("-"))
+            region = lo <= addr < hi
+        elif region and line.startswith("VmFlags:"):
+            flags = line.split()[1:]
+            break
+    assert flags is not None
+    assert "nr" in flags, flags

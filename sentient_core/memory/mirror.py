@@ -62,6 +62,25 @@ _ARRAYS: tuple[tuple[str, tuple[int, ...], str, float], ...] = (
 )
 
 
+def _no_reserve_flag() -> int:
+    """``MAP_NORESERVE``: Python's mmap module exports it only in newer versions (not in
+    3.11); Linux's value on x86-64 and arm64 otherwise, else none (the mapping is then
+    charged up front where overcommit is strict, and growth falls back to copying)."""
+    import mmap
+    import platform
+    import sys
+
+    flag = getattr(mmap, "MAP_NORESERVE", None)
+    if flag is not None:
+        return int(flag)
+    if sys.platform == "linux" and platform.machine() in ("x86_64", "aarch64"):
+        return 0x4000
+    return 0
+
+
+_MAP_NORESERVE = _no_reserve_flag()
+
+
 def _reserve(rows: int, row_shape: tuple[int, ...], dtype: str) -> np.ndarray:
     """A (rows, *row_shape) array over an anonymous mapping that commits no memory up
     front (zero pages until written)."""
@@ -69,7 +88,7 @@ def _reserve(rows: int, row_shape: tuple[int, ...], dtype: str) -> np.ndarray:
 
     item = np.dtype(dtype).itemsize * int(np.prod(row_shape, dtype=np.int64))
     size = max(1, rows * item)
-    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
     buf = mmap.mmap(-1, size, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
     return np.frombuffer(
         buf, dtype=dtype, count=rows * int(np.prod(row_shape, dtype=np.int64))
