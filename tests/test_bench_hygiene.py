@@ -71,13 +71,20 @@ def test_only_calls_no_other_module_and_builds_no_other_fixture(monkeypatch):
     assert calls == ["cases:sedenion"]
 
 
-def test_the_learner_bench_leaves_no_temp_folder(monkeypatch):
+@pytest.mark.parametrize(
+    ("kernel", "prefix"),
+    [
+        ("learner.step[user question]", "sentient-bench-learner-"),
+        ("integration.files", "sentient-bench-integration-"),
+    ],
+)
+def test_a_bench_leaves_no_temp_folder(monkeypatch, kernel, prefix):
     made: list[Path] = []
     real = tempfile.mkdtemp
 
     def recording(*args, **kwargs):
         path = real(*args, **kwargs)
-        if Path(path).name.startswith("sentient-bench-learner-"):
+        if Path(path).name.startswith(prefix):
             made.append(Path(path))
         return path
 
@@ -90,9 +97,9 @@ def test_the_learner_bench_leaves_no_temp_folder(monkeypatch):
         return measure(case, *args, **kwargs)
 
     monkeypatch.setattr(runner, "measure", measuring)
-    report = runner.run(scale=0.002, only="learner.step[user question]", repeat=1)
-    assert [r.case.kernel for r in report.results] == ["learner.step[user question]"]
-    assert len(made) == 1 and seen_during == [True]  # it existed while the step ran
+    report = runner.run(scale=0.002, only=kernel, repeat=1)
+    assert [r.case.kernel for r in report.results] == [kernel]
+    assert len(made) == 1 and seen_during == [True]  # it existed while the case ran
     assert not made[0].exists()
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import lmdb
 import numpy as np
 
-from sentient_core.benchmarks.cases import Case
+from sentient_core.benchmarks.cases import Case, on_close
 from sentient_core.core import CODE_DIM, Core
 from sentient_core.corpus import generate_corpus
 from sentient_core.ingest import chunk_text, extract_text
@@ -32,9 +32,16 @@ TARGET_CHUNKS_PER_S = 5_000.0
 _CACHE: dict[int, tuple[Path, list[Path], list[bytes]]] = {}
 
 
+def _forget(size: int) -> None:
+    root = _CACHE.pop(size)[0]
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def _corpus(size: int) -> tuple[Path, list[Path], list[bytes]]:
     if size not in _CACHE:
         root = Path(tempfile.mkdtemp(prefix="sentient-bench-integration-"))
+        # Removed at the end of the bench run (or at exit): no folder is left behind.
+        on_close(lambda: _forget(size))
         paths = generate_corpus(root / "corpus", size, seed=0)
         rng = np.random.default_rng(0)
         payloads = []
