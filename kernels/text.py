@@ -54,19 +54,28 @@ __all__ = [
     "keywords",
 ]
 
-# The per-prime post-processing of encode's sums lives in sentient_kernels.excitation;
-# re-exported here, where the encoder has always found it.
+# The per-prime post-processing of encode's sums lives in sentient_kernels.excitation,
+# the token hashes and the stop-word set in sentient_kernels.token_hash; re-exported
+# here, where the encoder (and the other text kernels) have always found them.
 from sentient_kernels.excitation import dominant_order, excitation_csr
-
-_MASK64 = (1 << 64) - 1
-_FNV_OFFSET = 0xCBF29CE484222325
-_FNV_PRIME = 0x100000001B3
-_GOLDEN = 0x9E3779B97F4A7C15
-# Salts separate the streams derived from one token hash.
-_SALT_CODE = 0xC2B2AE3D27D4EB4F
-_SALT_PRIME_A = 0x165667B19E3779F9
-_SALT_PRIME_B = 0xD6E8FEB86659FD93
-_SALT_BIGRAM = 0xFF51AFD7ED558CCD
+from sentient_kernels.token_hash import (
+    _MAX_REDUCE,
+    _U_FNV_OFFSET,
+    _U_FNV_PRIME,
+    _U_GOLDEN,
+    _U_SALT_A,
+    _U_SALT_B,
+    _U_SALT_BIGRAM,
+    _U_SALT_CODE,
+    FNV_OFFSET,
+    FNV_PRIME,
+    GOLDEN,
+    MASK64,
+    _is_stop,
+    _mix64,
+    _reduce,
+    build_stop_table,
+)
 
 # 1 + ln(tf) for small counts, computed once so the kernel rarely calls log.
 _TF_TABLE = np.array([0.0] + [1.0 + math.log(c) for c in range(1, 4096)], dtype=np.float64)
@@ -89,25 +98,7 @@ _PHASE_SIN.setflags(write=False)
 # No fast-math: reassociated float sums could differ between CPUs.
 _jit = jit(fastmath=False)
 
-_U_FNV_OFFSET = np.uint64(_FNV_OFFSET)
-_U_FNV_PRIME = np.uint64(_FNV_PRIME)
-_U_GOLDEN = np.uint64(_GOLDEN)
-_U_SALT_CODE = np.uint64(_SALT_CODE)
-_U_SALT_A = np.uint64(_SALT_PRIME_A)
-_U_SALT_B = np.uint64(_SALT_PRIME_B)
-_U_SALT_BIGRAM = np.uint64(_SALT_BIGRAM)
-_U_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_U_M2 = np.uint64(0x94D049BB133111EB)
 _U_PHASE_SHIFT = np.uint64(64 - _PHASE_BITS)
-
-
-@_jit
-def _mix64(x):
-    x ^= x >> np.uint64(30)
-    x *= _U_M1
-    x ^= x >> np.uint64(27)
-    x *= _U_M2
-    return x ^ (x >> np.uint64(31))
 
 
 @_jit
@@ -115,25 +106,6 @@ def _tf_weight(count):
     if count < _TF_TABLE.size:
         return _TF_TABLE[count]
     return 1.0 + math.log(count)
-
-
-@_jit
-def _reduce(x, n):
-    """Map a hash to [0, n) by its low 32 bits (multiply-shift, no division); n < 2**32."""
-    return np.int64(((x & np.uint64(0xFFFFFFFF)) * np.uint64(n)) >> np.uint64(32))
-
-
-@_jit
-def _is_stop(h, stop_table):
-    mask = np.uint64(stop_table.size - 1)
-    slot = h & mask
-    while True:
-        v = stop_table[slot]
-        if v == h:
-            return True
-        if v == 0:
-            return False
-        slot = (slot + np.uint64(1)) & mask
 
 
 @_jit
@@ -385,44 +357,11 @@ def _keyword_kernel(
         n_cand[t] = top
 
 
-#: 64-bit FNV-1a offset basis and prime, the golden-ratio constant of the
-#: length mix, and the 64-bit mask (for Python ints); phase quantisation bits.
-FNV_OFFSET, FNV_PRIME, GOLDEN = _FNV_OFFSET, _FNV_PRIME, _GOLDEN
-MASK64, PHASE_BITS = _MASK64, _PHASE_BITS
+#: Phase quantisation bits (the hash constants are sentient_kernels.token_hash's).
+PHASE_BITS = _PHASE_BITS
 
 
 # -- public wrappers -----------------------------------------------------------
-
-# Sizes reduced to a bucket by a 32-bit multiply-shift (see _reduce).
-_MAX_REDUCE = (1 << 32) - 1
-
-
-def build_stop_table(hashes) -> np.ndarray:
-    """Build the stop-word set the kernels take: open addressing, linear probing.
-
-    Parameters
-    ----------
-    hashes : iterable of int
-        Token hashes (64-bit, nonzero: 0 marks an empty slot).
-
-    Returns
-    -------
-    numpy.ndarray
-        Read-only uint64 table whose size is a power of two (≥ 16) at most a
-        quarter full.
-    """
-    values = sorted({int(h) for h in hashes})
-    if values and (values[0] <= 0 or values[-1] > _MASK64):
-        raise ValueError("hashes must be nonzero 64-bit unsigned integers")
-    size = 1 << max(4, (4 * len(values) - 1).bit_length())
-    table = np.zeros(size, dtype=np.uint64)
-    for h in values:
-        slot = h & (size - 1)
-        while table[slot]:
-            slot = (slot + 1) & (size - 1)
-        table[slot] = h
-    table.setflags(write=False)
-    return table
 
 
 def _check_batch(

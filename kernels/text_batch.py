@@ -30,14 +30,13 @@ from sentient_kernels.config import jit
 from sentient_kernels.excitation import _dominant_order, _excitation_csr
 from sentient_kernels.lexical import TF_MAX
 from sentient_kernels.text import (
-    _U_SALT_BIGRAM,
     _add_sorted_features,
     _check_batch,
     _excite_sorted,
-    _mix64,
     _scan_text,
     _token_buffers,
 )
+from sentient_kernels.token_hash import _U_SALT_BIGRAM, _mix64
 
 __all__ = ["Analysis", "analyse"]
 

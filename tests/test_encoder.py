@@ -32,7 +32,7 @@ from sentient_core.encoder import (
     token_hash,
 )
 from sentient_core.ingest.keywords import STOP_WORDS, tokenize
-from sentient_kernels import text as text_kernels
+from sentient_kernels import token_hash as kernel_hash
 from sentient_kernels.prsc import first_primes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -103,18 +103,18 @@ def reference_token_encode(
     acc = np.zeros(code_dim)
 
     def add(h: int, weight: float) -> None:
-        m = mix64(h ^ text_kernels._SALT_CODE)
+        m = mix64(h ^ kernel_hash._SALT_CODE)
         acc[reduce32(m, code_dim)] += -weight if m >> 63 else weight
 
     sums: dict[int, complex] = {}
     for h, tf in Counter(hashes).items():
         w = 1.0 + math.log(tf)
         add(h, w)
-        ma = mix64(h ^ text_kernels._SALT_PRIME_A)
+        ma = mix64(h ^ kernel_hash._SALT_PRIME_A)
         first = reduce32(ma, bank_size)
         picks = [(first, ma >> 52)]
         if primes_per_token > 1 and bank_size > 1:
-            mb = mix64(h ^ text_kernels._SALT_PRIME_B)
+            mb = mix64(h ^ kernel_hash._SALT_PRIME_B)
             picks.append(((first + 1 + reduce32(mb, bank_size - 1)) % bank_size, mb >> 52))
         for idx, q in picks:
             sums[idx] = sums.get(idx, 0j) + w * complex(
@@ -122,7 +122,7 @@ def reference_token_encode(
             )
     if bigram_weight > 0:
         pairs = [
-            mix64(((a * text_kernels._SALT_BIGRAM) & MASK64) ^ b)
+            mix64(((a * kernel_hash._SALT_BIGRAM) & MASK64) ^ b)
             for a, b in itertools.pairwise(hashes)
         ]
         for h, tf in Counter(pairs).items():
