@@ -21,6 +21,9 @@ words of the same law. The page cache is not dropped (that needs root and a
 quiet machine): the open is a warm-file open, said so in the output.
 
     PYTHONPATH=. python bench/ten_million.py [--rows 10000000] [--dir DIR] [--keep] [--json]
+
+``--reuse`` with ``--dir`` measures a store an earlier ``--keep`` run left there (no
+build; the queries are drawn from the same law with a fixed seed of their own).
 """
 
 from __future__ import annotations
@@ -107,6 +110,33 @@ def build(directory: Path, rows: int) -> dict:
     }
 
 
+def reused(directory: Path) -> dict:
+    """The figures of a store built earlier (``--reuse``): no build, queries of their own."""
+    from sentient_core.benchmarks.cases_lexical import VOCAB, _vocabulary
+    from sentient_core.store import Store
+
+    rng = np.random.default_rng(20261207)
+    vocab = _vocabulary(rng)
+    p = 1.0 / np.arange(1, VOCAB + 1) ** 1.1
+    cdf = np.cumsum(p / p.sum())
+    qrng = np.random.default_rng(11)
+    queries = [
+        " ".join(vocab[q])
+        for q in np.split(np.searchsorted(cdf, qrng.random(N_QUERIES * 4), side="right"), N_QUERIES)
+    ]
+    with Store.open(directory / "store", readonly=True) as store, store.read() as txn:
+        rows = txn.counters().row_count
+    nan = float("nan")
+    return {
+        "rows": rows,
+        "build_s": nan,
+        "build_per_s": nan,
+        "build_peak_mb": nan,
+        "disk_mb": disk_mb(directory / "store"),
+        "queries": queries,
+    }
+
+
 def _median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1e3
 
@@ -164,16 +194,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dir", type=Path, default=None, help="build here (default: a temp dir)")
     p.add_argument("--keep", action="store_true", help="keep the store afterwards")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--reuse", action="store_true", help="measure the store in --dir (no build)")
     p.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     args = p.parse_args(argv)
     if args.measure is not None:
         queries = json.loads(sys.stdin.read())
         print(json.dumps(measure(args.measure, queries)))
         return 0
+    if args.reuse and args.dir is None:
+        p.error("--reuse needs --dir (a store an earlier --keep run left)")
     directory = args.dir or Path(tempfile.mkdtemp(prefix="sentient-ten-million-", dir="/work"))
     directory.mkdir(parents=True, exist_ok=True)
+    keep = args.keep or args.reuse
     try:
-        built = build(directory, args.rows)
+        built = reused(directory) if args.reuse else build(directory, args.rows)
         child = subprocess.run(
             [sys.executable, __file__, "--measure", str(directory)],
             input=json.dumps(built.pop("queries")),
@@ -184,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         result = {**built, **json.loads(child.stdout.strip().splitlines()[-1])}
     finally:
-        if not args.keep:
+        if not keep:
             shutil.rmtree(directory, ignore_errors=True)
     result["anon_bytes_per_trace"] = result["anon_after_open_mb"] * 1e6 / result["rows"]
     result["disk_bytes_per_trace"] = result["disk_mb"] * 1e6 / result["rows"]

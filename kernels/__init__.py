@@ -23,6 +23,7 @@ bm25         Exact BM25 top-k over posting segments, and a BM25 + cosine hybrid.
 maxscore     The same BM25 top-k, skipping postings that cannot reach it (block-max MaxScore).
 maxscore_hybrid  The same hybrid top-k on MaxScore.
 postings     Group row numbers by key (posting lists) in one counting-sort pass.
+colrows      Stored column rows unpacked into the memory mirror's arrays in one pass.
 unchecked    The raw kernels behind the wrappers, without checks, for hot paths
              and for calling from your own ``@njit`` code (preconditions stated).
 checks       The argument checks of the wrappers (and ``count_finite`` for kernels).
@@ -39,6 +40,7 @@ from sentient_kernels import (
     bm25,
     bounds,
     checks,
+    colrows,
     config,
     credit,
     holographic,
@@ -66,6 +68,7 @@ __all__ = [
     "bm25",
     "bounds",
     "checks",
+    "colrows",
     "config",
     "credit",
     "holographic",

@@ -34,6 +34,7 @@ MODULES = (
     "text_batch",
     "spaces",
     "postings",
+    "colrows",
     "lexical",
     "segments",
     "bounds",

@@ -216,3 +216,8 @@ def test_ten_million_script_builds_opens_and_queries_a_small_store(tmp_path, mon
     assert got["rows_open"] == 3_000
     for key in ("open_s", "cosine_ms", "bm25_ms", "hybrid_ms", "scored_ms", "peak_mb"):
         assert got[key] > 0, key
+    # --reuse: the same store measured again without a build, queries of its own.
+    again = tm.reused(tmp_path)
+    assert again["rows"] == 3_000 and len(again["queries"]) == tm.N_QUERIES
+    assert again["queries"] != built["queries"]
+    assert tm.measure(tmp_path, again["queries"])["rows_open"] == 3_000

@@ -165,7 +165,7 @@ def test_content_faults_are_recorded_and_the_loop_goes_on(tmp_path, content, pat
         outside = [
             p for p in Path(tmp_path).rglob("*") if p.is_file() and "incoming" not in p.parts
         ]
-        assert all(p.name in ("data.mdb", "lock.mdb") for p in outside)
+        assert all(p.name in ("data.mdb", "lock.mdb", "codes.f32") for p in outside)
 
 
 @pytest.mark.parametrize(

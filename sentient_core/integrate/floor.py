@@ -34,8 +34,11 @@ class Floor(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tru
 
 
 def _items(store: Store) -> list[tuple[bytes, bytes, bytes]]:
-    """(sub-database, key, value) of every entry in the store's sub-databases."""
+    """(sub-database, key, value) of every entry in the store's sub-databases, and the
+    code rows of its code file as ``block_rows``-row values of a ``codes`` one (the
+    same bytes, put as a store before the code file kept them)."""
     from sentient_core.store import DB_NAMES
+    from sentient_core.store.records import u64_key
 
     out: list[tuple[bytes, bytes, bytes]] = []
     with store.read() as txn:
@@ -44,6 +47,13 @@ def _items(store: Store) -> list[tuple[bytes, bytes, bytes]]:
                 continue
             cur = txn.raw.cursor(db=txn.db(name))
             out.extend((name.encode(), bytes(k), bytes(v)) for k, v in cur)
+        if store.code_file is not None:
+            rows = store.code_file.rows(txn.counters().row_count)
+            per = store.block_rows
+            out.extend(
+                (b"codes", u64_key(i), rows[start : start + per].tobytes())
+                for i, start in enumerate(range(0, rows.shape[0], per))
+            )
     return out
 
 

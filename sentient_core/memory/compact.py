@@ -10,10 +10,10 @@ lexical rankings keep the float32 kernels.
 The copy is built lazily and grows with the mirror: a search quantises the
 rows published since the last one (codes never change once written, so rows
 already quantised stay valid; retirements only change the ``valid`` mask,
-which is passed through). It adds a quarter of the float32 codes' memory, and
-the float32 mirror stays in RAM: the footprint only shrinks once the float32
-codes can stay on disk (the store format is another item of the issue), so
-today the switch buys scan speed at 1M rows, not memory.
+which is passed through). It adds a quarter of the float32 codes' memory in
+RAM; the float32 rows are the store's mapped code file (schema 2,
+:mod:`sentient_core.store.codefile`), page cache the OS may drop and read
+again, of which a recall then touches only the re-scored candidates' pages.
 """
 
 from __future__ import annotations

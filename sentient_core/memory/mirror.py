@@ -1,7 +1,9 @@
 """The in-RAM mirror of the memory: arrays by code row, and the prime index.
 
 :class:`Mirror` holds what recall needs, indexed by code row: the code matrix
-(one contiguous float32 array), a ``valid`` mask (uint8;
+(one contiguous float32 array: a view of the store's mapped code file,
+:mod:`sentient_core.store.codefile`, or for a schema-1 store opened read-only a
+copy), a ``valid`` mask (uint8;
 0 for retired traces and rows without a trace), row → trace id, and per row the
 SMF orientation, ``created``, ``last_access``, ``strength``, ``importance`` and
 the length in tokens (``doc_len``, for BM25; ``lex_total`` sums it over the
@@ -9,8 +11,10 @@ active rows).
 :class:`PrimeIndex` maps each prime to the ascending rows of the traces whose
 dominant primes include it (retired rows stay; lookups filter with the mask).
 
-:func:`load` builds both from one read transaction (the code blocks in one copy
-each, the trace columns decoded in bulk by :mod:`sentient_core.store.columns`);
+:func:`load` builds both from one read transaction (the codes mapped, not read;
+the column blocks unpacked straight into the arrays by
+:func:`sentient_kernels.colrows.unpack_rows`, or for an older store the records
+decoded in bulk by :mod:`sentient_core.store.columns`);
 the :class:`~sentient_core.memory.writer.Writer` appends the rows committed
 since (:meth:`Mirror.with_room`, :meth:`Mirror.put`, :meth:`PrimeIndex.add`). Rows ``[0, n)`` of a mirror
 are published: appends write rows beyond ``n`` first and publish the new ``n``
@@ -34,9 +38,11 @@ import numpy as np
 
 from sentient_core.store import codes as store_codes
 from sentient_core.store import colblocks
+from sentient_core.store.codefile import MAP_NORESERVE
 from sentient_core.store.columns import TraceColumns, iter_chunks
 from sentient_core.store.errors import CorruptRecordError
 from sentient_core.store.records import SMF_AXES
+from sentient_kernels import colrows
 from sentient_kernels.postings import bucket_rows, group_rows
 
 if TYPE_CHECKING:
@@ -62,25 +68,6 @@ _ARRAYS: tuple[tuple[str, tuple[int, ...], str, float], ...] = (
 )
 
 
-def _no_reserve_flag() -> int:
-    """``MAP_NORESERVE``: Python's mmap module exports it only in newer versions (not in
-    3.11); Linux's value on x86-64 and arm64 otherwise, else none (the mapping is then
-    charged up front where overcommit is strict, and growth falls back to copying)."""
-    import mmap
-    import platform
-    import sys
-
-    flag = getattr(mmap, "MAP_NORESERVE", None)
-    if flag is not None:
-        return int(flag)
-    if sys.platform == "linux" and platform.machine() in ("x86_64", "aarch64"):
-        return 0x4000
-    return 0
-
-
-_MAP_NORESERVE = _no_reserve_flag()
-
-
 def _reserve(rows: int, row_shape: tuple[int, ...], dtype: str) -> np.ndarray:
     """A (rows, *row_shape) array over an anonymous mapping that commits no memory up
     front (zero pages until written)."""
@@ -88,7 +75,7 @@ def _reserve(rows: int, row_shape: tuple[int, ...], dtype: str) -> np.ndarray:
 
     item = np.dtype(dtype).itemsize * int(np.prod(row_shape, dtype=np.int64))
     size = max(1, rows * item)
-    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE
     buf = mmap.mmap(-1, size, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
     return np.frombuffer(
         buf, dtype=dtype, count=rows * int(np.prod(row_shape, dtype=np.int64))
@@ -99,7 +86,9 @@ class Mirror:
     """Arrays indexed by code row; rows ``[0, n)`` are meaningful (published)."""
 
     __slots__ = (
+        "_dim",
         "_full",
+        "_mapped",
         "active",
         "codes",
         "created",
@@ -125,26 +114,34 @@ class Mirror:
     doc_len: np.ndarray
     _full: dict[str, np.ndarray]
 
-    def __init__(self, capacity: int, dim: int, *, reserve: int | None = None) -> None:
+    def __init__(
+        self, capacity: int, dim: int, *, reserve: int | None = None, mapped: bool = False
+    ) -> None:
         reserve = max(capacity, reserve if reserve is not None else RESERVE_FACTOR * capacity)
         self.n = 0
         self.active = 0
         self.lex_total = 0
+        self._dim = dim
+        # ``mapped``: the codes are a view of the store's code file (set by the caller,
+        # re-viewed as rows are committed), not rows of a reservation of this mirror.
+        self._mapped = mapped
         # The whole reservation of each array; the attributes are views of its first
         # ``capacity`` rows. A system that refuses the address space (strict overcommit)
         # gets a reservation of exactly the capacity: growing then copies, as before.
         try:
-            self._full = self._reserved(reserve, dim)
+            self._full = self._reserved(reserve, dim, mapped)
         except (OSError, ValueError, OverflowError):
-            self._full = self._reserved(capacity, dim)
+            self._full = self._reserved(capacity, dim, mapped)
         for name, _, _, fill in _ARRAYS:
             if fill:
                 self._full[name][:capacity] = fill
+        if mapped:
+            self.codes = np.empty((0, dim), dtype=np.float32)
         self._views(capacity)
 
     @staticmethod
-    def _reserved(rows: int, dim: int) -> dict[str, np.ndarray]:
-        full = {"codes": _reserve(rows, (dim,), "float32")}
+    def _reserved(rows: int, dim: int, mapped: bool) -> dict[str, np.ndarray]:
+        full = {} if mapped else {"codes": _reserve(rows, (dim,), "float32")}
         for name, shape, dtype, _ in _ARRAYS:
             full[name] = _reserve(rows, shape, dtype)
         return full
@@ -154,39 +151,47 @@ class Mirror:
             setattr(self, name, full[:capacity])
 
     @property
+    def mapped(self) -> bool:
+        """Whether :attr:`codes` is a view of the store's code file."""
+        return self._mapped
+
+    @property
     def capacity(self) -> int:
-        return self.codes.shape[0]
+        return self.valid.shape[0]
 
     @property
     def reserved(self) -> int:
         """Rows the mirror can grow to without a copy."""
-        return self._full["codes"].shape[0]
+        return self._full["valid"].shape[0]
 
     def with_room(self, rows: int) -> Mirror:
         """This mirror if ``rows`` rows fit, else a grown one: longer views of the same
         reserved memory (no copy) while the reservation holds them, a copy into a new
-        reservation otherwise. A reader keeps the mirror it took."""
+        reservation otherwise. A reader keeps the mirror it took. (A mapped mirror's
+        codes are not copied: the caller gives it a longer view of the file.)"""
         if rows <= self.capacity:
             return self
         capacity = max(rows, self.capacity + self.capacity // 2, MIN_CAPACITY)
         if capacity > self.reserved:
-            grown = Mirror(capacity, self.dim)
+            grown = Mirror(capacity, self.dim, mapped=self._mapped)
             n = self.n
-            for name in ("codes", *(a[0] for a in _ARRAYS)):
+            for name in self._full:
                 getattr(grown, name)[:n] = getattr(self, name)[:n]
         else:
             grown = Mirror.__new__(Mirror)
-            grown._full = self._full
+            grown._full, grown._dim, grown._mapped = self._full, self._dim, self._mapped
             for name, _, _, fill in _ARRAYS:
                 if fill:  # the new rows' initial value (their pages were never written)
                     self._full[name][self.capacity : capacity] = fill
             grown._views(capacity)
+        if self._mapped:
+            grown.codes = self.codes
         grown.n, grown.active, grown.lex_total = self.n, self.active, self.lex_total
         return grown
 
     @property
     def dim(self) -> int:
-        return self.codes.shape[1]
+        return self._dim
 
     def mask(self, rows: list[int]) -> None:
         """Exclude ``rows`` from recall (their traces were retired)."""
@@ -318,21 +323,88 @@ class PrimeIndex:
         return [post.rows for q in primes if (post := self.postings.get(q)) is not None]
 
 
+_STAGE_ROWS = 128 * colblocks.BLOCK  # 26 KB a block, 3.3 MB staged: cache-sized passes
+
+
+def _unpack_blocks(
+    txn: Txn, mirror: Mirror, n: int, where: str
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Fill rows ``[0, n)`` of ``mirror`` from the stored column blocks, copied a few
+    thousand rows at a time into one staging buffer and unpacked by one kernel call
+    each (:func:`sentient_kernels.colrows.unpack_rows`); return each row's prime count
+    and the flat primes. None when the store keeps no blocks or a row keeps its
+    primes in its record (then the caller reads the other way)."""
+    values = colblocks.raw_values(txn)
+    if values is None:
+        return None
+    row_bytes = colrows.ROW_BYTES
+    stage = np.empty((_STAGE_ROWS, row_bytes), dtype=np.uint8)
+    counts = np.zeros(n, dtype=np.int64)
+    primes = np.empty(n * colblocks.SLOT, dtype=np.int64)
+    times = (mirror.created[:n], mirror.last_access[:n], mirror.strength[:n], mirror.importance[:n])
+    row_id, valid, smf = mirror.row_id[:n], mirror.valid[:n], mirror.smf[:n]
+    done = staged = at = 0
+
+    def flush() -> int:
+        return colrows.unpack_rows(
+            stage[:staged], done, row_id, valid, times, smf, counts, primes, at
+        )
+
+    try:
+        for value in values:
+            if done + staged >= n:
+                break
+            size = len(value)
+            if size % row_bytes:
+                raise CorruptRecordError(
+                    f"{where} columns: a block of {size} bytes is not whole rows;"
+                    " run check_integrity"
+                )
+            take = min(size // row_bytes, n - done - staged)
+            stage[staged : staged + take] = np.frombuffer(
+                value, dtype=np.uint8, count=take * row_bytes
+            ).reshape(take, row_bytes)
+            staged += take
+            if staged + colblocks.BLOCK > _STAGE_ROWS:
+                at, done, staged = flush(), done + staged, 0
+        if staged:
+            at, done, staged = flush(), done + staged, 0
+    except ValueError as exc:
+        if "wide" in str(exc):
+            mirror.row_id[:n] = -1  # start again from the records' primes
+            return None
+        raise CorruptRecordError(f"{where} columns: {exc}; run check_integrity") from exc
+    if done < n:
+        raise CorruptRecordError(
+            f"{where} columns: rows missing for stored traces; run check_integrity"
+        )
+    mirror.active = int(np.count_nonzero(mirror.valid[:n]))
+    return counts, primes[:at]
+
+
 def load(txn: Txn, code_dim: int, store: Store | None = None) -> tuple[Mirror, PrimeIndex]:
     """Build the whole mirror and the prime index from one snapshot (``store``: the
     codes are read through a snapshot of their own that returns buffers, saving a copy)."""
     where = str(txn.store.path)
     n = txn.counters().row_count
-    mirror = Mirror(max(MIN_CAPACITY, n + n // 2), code_dim)
-    if store is None:
+    code_file = txn.store.code_file
+    mirror = Mirror(max(MIN_CAPACITY, n + n // 2), code_dim, mapped=code_file is not None)
+    if code_file is not None:
+        mirror.codes = code_file.rows(n)  # mapped: no copy (store/codefile.py)
+    elif store is None:
         store_codes.read_all(txn, out=mirror.codes)
     else:
         # Codes below row n never change, so a second (buffers=True) snapshot reads the
         # same rows straight from the map: one copy instead of two.
         with store.read(buffers=True) as view:
             store_codes.read_all(view, out=mirror.codes, rows=n)
-    # The raw column blocks when the store keeps them (one frombuffer), else a decode of
-    # every trace record.
+    # The raw column blocks when the store keeps them (unpacked straight into the
+    # mirror), else a decode of every trace record.
+    unpacked = _unpack_blocks(txn, mirror, n, where)
+    if unpacked is not None:
+        mirror.n = n
+        counts, primes = unpacked
+        return mirror, PrimeIndex.of_counts(np.arange(n, dtype=np.int64), counts, primes)
     blocks = colblocks.load(txn, n)
     row_parts, count_parts, prime_parts = [], [], []
     for cols in [blocks] if blocks is not None else iter_chunks(txn):

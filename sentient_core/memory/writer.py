@@ -293,9 +293,10 @@ class Writer:
             if counters.next_id == self.next_id:
                 return 0
             recs = list(traces.iter_range(txn, start=self.next_id))
+            mapped = self.mirror.mapped  # a mapped mirror views the file's new rows
             self.append(
                 TraceColumns.of_records(recs),
-                store_codes.read_rows(txn, before, counters.row_count),
+                None if mapped else store_codes.read_rows(txn, before, counters.row_count),
                 counters.row_count,
                 mem_terms.for_records(txn, recs),
             )
@@ -303,7 +304,7 @@ class Writer:
             return self.mirror.n - before
 
     def append(
-        self, cols: TraceColumns, new_codes: np.ndarray, n_rows: int, counts: TermCounts
+        self, cols: TraceColumns, new_codes: np.ndarray | None, n_rows: int, counts: TermCounts
     ) -> None:
         """Add rows ``[mirror.n, n_rows)`` (committed) and the traces that own them.
 
@@ -315,7 +316,12 @@ class Writer:
         m = self.mirror
         start = m.n
         grown = m.with_room(n_rows)
-        grown.codes[start:n_rows] = new_codes
+        code_file = self.store.code_file
+        if grown.mapped and code_file is not None:
+            grown.codes = code_file.rows(n_rows)  # committed to the file before LMDB
+        else:
+            assert new_codes is not None
+            grown.codes[start:n_rows] = new_codes
         grown.put(cols, n_rows, str(self.store.path))
         if cols.primes.size:
             self.primes.add(np.repeat(cols.rows, cols.prime_counts), cols.primes)

@@ -1,18 +1,20 @@
-"""Code rows: fixed-length float32 vectors kept in contiguous blocks.
+"""Code rows: fixed-length float32 vectors, appended, never changed.
 
-Row ``r`` lives in block ``r // block_rows`` at position ``r % block_rows``.
-Each block is ONE LMDB value (key: 8-byte big-endian block number) holding
-its rows back to back, C order, native little-endian float32. Every block
-except the last is full; appending rewrites the partially filled last block
-and adds new ones.
+Where they live depends on the store's schema version:
 
-Reading therefore costs one copy per block and no per-row Python work: with a
-``buffers=True`` read transaction (the default of :meth:`Store.read`) a block
-is a memoryview into the map, and :func:`iter_blocks` hands it out as a numpy
-view without copying at all (valid only inside the transaction).
+* **2** (every store this code creates or has opened writable): the flat file
+  ``codes.f32`` beside ``data.mdb`` (:mod:`sentient_core.store.codefile`); a reader
+  maps it (:attr:`Store.code_file`) instead of copying it.
+* **1** (an older store opened read-only): the ``codes`` sub-database, row ``r`` in
+  block ``r // block_rows`` at position ``r % block_rows``, each block ONE LMDB value
+  (key: 8-byte big-endian block number) holding its rows back to back, C order,
+  native little-endian float32; every block except the last is full. With a
+  ``buffers=True`` read transaction a block is a memoryview into the map, handed out
+  by :func:`iter_blocks` as a numpy view (valid only inside the transaction).
 
-The number of rows is ``Counters.row_count`` in ``meta``, updated by
-:func:`append_rows` in the same transaction as the blocks.
+Either way the number of rows is ``Counters.row_count`` in ``meta``, raised by
+:func:`append_rows` in the same transaction that writes the rows; rows below it
+never change, so a later snapshot reads the same rows below an earlier count.
 """
 
 from __future__ import annotations
@@ -29,17 +31,19 @@ from sentient_core.store.errors import CorruptRecordError, StoreUsageError
 from sentient_core.store.records import BLOCK_ROWS, key_u64, u64_key
 
 if TYPE_CHECKING:
+    from sentient_core.store.codefile import CodeFile
     from sentient_core.store.txn import Txn
 
 __all__ = [
     "BLOCK_ROWS",
     "append_rows",
     "iter_blocks",
+    "iter_stored_blocks",
+    "migrate",
     "read_all",
     "read_row",
     "read_rows",
     "row_count",
-    "set_row",
 ]
 
 
@@ -88,34 +92,10 @@ def append_rows(txn: Txn, rows: np.ndarray) -> int:
     if n == 0:
         return first
     store = txn.store
-    dim, per_block = store.code_dim, store.block_rows
-    db = store.db("codes")
-    put = txn.raw.put
-    block, offset = divmod(first, per_block)
-    done = 0
-    if offset:
-        key = u64_key(block)
-        old = _block_array(txn.raw.get(key, db=db), dim, block, txn)
-        if old.shape[0] != offset:
-            raise CorruptRecordError(
-                f"code block {block} holds {old.shape[0]} rows but the counters say {offset};"
-                " run check_integrity"
-            )
-        done = min(per_block - offset, n)
-        merged = np.empty((offset + done, dim), dtype=_F32)
-        merged[:offset] = old
-        merged[offset:] = rows[:done]
-        put(key, merged.data, db=db)
-        block += 1
-    while done < n:
-        # Row slices of a C-contiguous array are contiguous: handed to LMDB as-is.
-        if not put(u64_key(block), rows[done : done + per_block].data, db=db, append=True):
-            raise CorruptRecordError(
-                f"code block {block} already exists although the counters end before it;"
-                " run check_integrity"
-            )
-        done += per_block
-        block += 1
+    if store.code_file is None:  # only a read-only open leaves a schema-1 store as it is
+        raise StoreUsageError(f"the store at {store.path} keeps schema-1 code blocks: read-only")
+    # Into the file before LMDB commits the count (codefile.py: the commit point).
+    store.code_file.write(first, rows, durable=store.durable)
     txn.set_counters(msgspec.structs.replace(counters, row_count=first + n))
     return first
 
@@ -136,9 +116,22 @@ def _block_array(value: bytes | memoryview | None, dim: int, block: int, txn: Tx
 def iter_blocks(txn: Txn) -> Iterator[tuple[int, np.ndarray]]:
     """Yield ``(first_row, block)`` for every block, in row order.
 
-    With a ``buffers=True`` transaction each block is a read-only view into
-    the map (zero copy), valid only until the transaction ends.
+    Blocks of a schema-1 store are read-only views into LMDB's map with a
+    ``buffers=True`` transaction (zero copy), valid only until the transaction
+    ends; a schema-2 store's are ``block_rows`` rows of the mapped file.
     """
+    per_block = txn.store.block_rows
+    if txn.store.code_file is not None:
+        n = row_count(txn)
+        mapped = txn.store.code_file.rows(n)
+        for start in range(0, n, per_block):
+            yield start, mapped[start : start + per_block]
+        return
+    yield from iter_stored_blocks(txn)
+
+
+def iter_stored_blocks(txn: Txn) -> Iterator[tuple[int, np.ndarray]]:
+    """The blocks of the ``codes`` sub-database (schema 1), as :func:`iter_blocks`."""
     dim, per_block = txn.store.code_dim, txn.store.block_rows
     cursor = txn.raw.cursor(db=txn.store.db("codes"))
     for key, value in cursor.iternext():
@@ -211,6 +204,8 @@ def read_rows(txn: Txn, start: int, stop: int) -> np.ndarray:
     if not 0 <= start <= stop <= total:
         raise IndexError(f"rows {start}:{stop} out of range for {total} rows")
     dim, per_block = txn.store.code_dim, txn.store.block_rows
+    if txn.store.code_file is not None:
+        return txn.store.code_file.rows(stop)[start:stop].copy()
     out = np.empty((stop - start, dim), dtype=_F32)
     if stop == start:
         return out
@@ -228,18 +223,26 @@ def read_row(txn: Txn, row: int) -> np.ndarray:
     return read_rows(txn, row, row + 1)[0]
 
 
-def set_row(txn: Txn, row: int, vec: np.ndarray) -> None:
-    """Overwrite row ``row`` (which must exist) with ``vec`` (shape (code_dim,), float32)."""
-    total = row_count(txn)
-    if not 0 <= row < total:
-        raise IndexError(f"row {row} out of range for {total} rows")
-    if not isinstance(vec, np.ndarray) or vec.ndim != 1:
-        raise ArgumentError("vec must be a 1-dimensional numpy array")
-    vec2 = _check_rows(txn, vec.reshape(1, -1), "vec")
-    per_block, dim = txn.store.block_rows, txn.store.code_dim
-    block, offset = divmod(row, per_block)
-    db = txn.store.db("codes")
-    key = u64_key(block)
-    rows = _block_array(txn.raw.get(key, db=db), dim, block, txn).copy()
-    rows[offset] = vec2[0]
-    txn.raw.put(key, rows.data, db=db)
+def migrate(txn: Txn, code_file: CodeFile, durable: bool) -> int:
+    """Copy every row of the ``codes`` sub-database into ``code_file`` (schema 1 → 2).
+
+    Runs inside the write transaction that then empties the sub-database and raises
+    the schema version; returns the rows copied.
+    """
+    n = 0
+    for start, block in iter_stored_blocks(txn):
+        if start != n:
+            raise CorruptRecordError(
+                f"code blocks of the store at {txn.store.path} skip rows {n}..{start};"
+                " run check_integrity"
+            )
+        code_file.write(start, np.ascontiguousarray(block), durable=False)
+        n = start + block.shape[0]
+    if n != row_count(txn):
+        raise CorruptRecordError(
+            f"code blocks of the store at {txn.store.path} hold {n} rows; the counters say"
+            f" {row_count(txn)}; run check_integrity"
+        )
+    if durable and n:
+        code_file.sync()
+    return n

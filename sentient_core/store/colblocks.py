@@ -46,6 +46,7 @@ __all__ = [
     "load",
     "problems",
     "put_records",
+    "raw_values",
     "scorer_columns",
     "source_ids",
     "source_names",
@@ -217,6 +218,14 @@ def backfill(txn: Txn, records: Iterator[TraceRecord]) -> int:
 def _blocks(txn: Txn) -> np.ndarray:
     values = txn.cursor(DB).iternext(keys=False)
     return np.frombuffer(b"".join(values), dtype=DTYPE)
+
+
+def raw_values(txn: Txn) -> Iterator[bytes | memoryview] | None:
+    """The stored blocks in row order (:data:`BLOCK` rows of :data:`DTYPE` each, the last
+    one possibly fewer), or None when the store does not keep them."""
+    if not enabled(txn):
+        return None
+    return txn.cursor(DB).iternext(keys=False)
 
 
 def load(txn: Txn, n_rows: int) -> TraceColumns | None:

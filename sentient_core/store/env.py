@@ -50,8 +50,11 @@ import time
 from pathlib import Path
 
 import lmdb
+import msgspec
 
 from sentient_core.errors import ArgumentTypeError, NotFoundError
+from sentient_core.store import codefile, codes
+from sentient_core.store.codefile import CodeFile
 from sentient_core.store.errors import (
     CorruptRecordError,
     ForkedStoreError,
@@ -128,7 +131,7 @@ DEFAULT_MAP_SIZE = 1 << 30
 DEFAULT_MAX_MAP_SIZE = 1 << 40
 
 # Files LMDB itself may leave in a directory before the first commit.
-_LMDB_FILES = frozenset({"data.mdb", "lock.mdb"})
+_LMDB_FILES = frozenset({"data.mdb", "lock.mdb", codefile.FILE_NAME})
 
 INCOMING_DIR = "incoming"
 """The folder of a data directory the learner reads a user's own sources from."""
@@ -172,6 +175,9 @@ class Store(Transactions):
         Times this process grew the map after ``MapFullError``.
     map_adopts : int
         Times this process re-mapped because another process grew the map.
+    code_file : CodeFile or None
+        The code rows' file (schema 2); None for a schema-1 store opened read-only,
+        whose rows are in the ``codes`` sub-database.
     """
 
     # Set by :meth:`open` (the constructor is closed: a half-made Store must not exist).
@@ -181,6 +187,7 @@ class Store(Transactions):
     durable: bool
     map_grows: int
     map_adopts: int
+    code_file: CodeFile | None
     _max_map_size: int
     _pid: int
     _env: lmdb.Environment | None
@@ -258,15 +265,19 @@ class Store(Transactions):
         self._local = threading.local()
         self.map_grows = 0
         self.map_adopts = 0
+        self.code_file = None
         fresh = self._check_directory(create=create, code_dim=code_dim, block_rows=block_rows)
         if fresh:
             self.path.mkdir(parents=True, exist_ok=True)
         self._env = self._open_env(map_size)
         try:
             self._load_or_init(code_dim=code_dim, block_rows=block_rows)
+            self._attach_code_file()
         except BaseException:
             self._env.close()
             self._env = None
+            if self.code_file is not None:
+                self.code_file.close()
             raise
         return self
 
@@ -400,6 +411,31 @@ class Store(Transactions):
             txn.put(b"columns", b"\x02", db=self._dbs["meta"])
         self.meta = meta
 
+    def _attach_code_file(self) -> None:
+        """Open the code file of a schema-2 store; move a schema-1 store's code rows
+        into one at its first writable open (one transaction: the rows reach the file
+        first, then the blocks go and the header says 2; a crash before the commit
+        leaves the store at 1, and the next open migrates again)."""
+        if self.meta.schema_version >= 2:
+            self.code_file = CodeFile(self.path, self.code_dim, writable=not self.readonly)
+            return
+        if self.readonly:
+            return  # read from the blocks as they are
+        code_file = CodeFile(self.path, self.code_dim, writable=True)
+        new_meta = msgspec.structs.replace(self.meta, schema_version=SCHEMA_VERSION)
+
+        def move(txn: Txn) -> None:
+            codes.migrate(txn, code_file, self.durable)
+            txn.raw.drop(self.db("codes"), delete=False)
+            txn.raw.put(META_KEY, encode_meta(new_meta), db=self.db("meta"))
+
+        try:
+            self.write(move)
+        except BaseException:
+            code_file.close()
+            raise
+        self.meta, self.code_file = new_meta, code_file
+
     # -- properties and lifetime -------------------------------------------------------------
 
     @property
@@ -463,6 +499,11 @@ class Store(Transactions):
         # Registered as a reader: a map growth in this process waits for the copy.
         with self.read():
             self._usable_env().copy(str(target), compact=compact)
+            if self.code_file is not None:
+                # LMDB's copy is a snapshot of its own, taken after ours: every row it
+                # counts was in the file before it committed, so the rows the file holds
+                # now cover it (rows never change; those above its count are unused).
+                self.code_file.copy_to(target, self.code_file.stored_rows())
         return target
 
     def close(self) -> None:
@@ -475,6 +516,8 @@ class Store(Transactions):
         env, self._env = self._env, None
         if env is not None and os.getpid() == self._pid:
             env.close()
+            if self.code_file is not None:
+                self.code_file.close()
 
     def __enter__(self) -> Store:
         return self

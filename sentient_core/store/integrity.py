@@ -161,8 +161,10 @@ def check_integrity(store: Store) -> IntegrityReport:
 
 
 def _check_codes(txn: Txn, problems: _Problems) -> int:
-    """Validate the block layout; return the number of rows actually stored."""
+    """Validate the code rows' layout; return the number of rows actually stored."""
     store = txn.store
+    if store.code_file is not None:
+        return _check_code_file(txn, problems)
     dim, per_block = store.code_dim, store.block_rows
     row_bytes = 4 * dim
     expected_block = 0
@@ -190,6 +192,33 @@ def _check_codes(txn: Txn, problems: _Problems) -> int:
             problems.add(f"codes: block {block} contains non-finite values")
         rows = block * per_block + n
         expected_block = block + 1
+    return rows
+
+
+def _check_code_file(txn: Txn, problems: _Problems) -> int:
+    """Schema 2: the file holds the counted rows, all finite; no code blocks remain."""
+    store = txn.store
+    code_file = store.code_file
+    assert code_file is not None
+    try:
+        counted = txn.counters().row_count
+    except StoreError:
+        counted = 0
+    have = code_file.stored_rows() if code_file.path.exists() else 0
+    if have < counted:
+        problems.add(f"codes: {code_file.path.name} holds {have} rows; the counters say {counted}")
+    rows = min(have, counted)
+    mapped = code_file.rows(rows)
+    step = max(1, (16 << 20) // code_file.row_bytes)
+    for start in range(0, rows, step):
+        part = mapped[start : start + step]
+        if not np.isfinite(part).all():
+            bad = start + int(np.flatnonzero(~np.isfinite(part).all(axis=1))[0])
+            problems.add(f"codes: row {bad} of {code_file.path.name} is not finite")
+            break
+    with txn.raw.cursor(db=store.db("codes")) as cursor:
+        if cursor.first():
+            problems.add("codes: the store keeps its rows in a file but code blocks remain")
     return rows
 
 

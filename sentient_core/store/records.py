@@ -46,6 +46,7 @@ __all__ = [
     "MAX_PRIME",
     "META_DECODER",
     "META_PEEK",
+    "READABLE_SCHEMA_VERSIONS",
     "SCHEMA_VERSION",
     "SMF_AXES",
     "TRACES",
@@ -72,8 +73,13 @@ __all__ = [
 FORMAT_NAME = "sentient-core"
 """Value of :attr:`StoreMeta.format`; anything else means "not a store"."""
 
-SCHEMA_VERSION = 1
-"""Store layout version written at creation and understood by this code."""
+SCHEMA_VERSION = 2
+"""Store layout version written at creation and understood by this code: 2 keeps the
+code rows in a flat file beside ``data.mdb`` (:mod:`sentient_core.store.codefile`)."""
+
+READABLE_SCHEMA_VERSIONS = (1, 2)
+"""Layouts this code opens: 1 (codes in the ``codes`` sub-database) is read as it is
+when opened read-only and migrated to 2 at its first writable open."""
 
 SMF_AXES = 16
 """Number of SMF components kept with each trace."""
@@ -501,10 +507,10 @@ def decode_meta(raw: bytes | memoryview | None, where: str) -> StoreMeta:
         raise NotAStoreError(
             f"{where} is not a sentient-core store: header format is {peek.format!r}"
         )
-    if peek.schema_version != SCHEMA_VERSION:
+    if peek.schema_version not in READABLE_SCHEMA_VERSIONS:
         raise SchemaVersionError(
             f"store at {where} has schema version {peek.schema_version}; this sentient-core"
-            f" understands {SCHEMA_VERSION}; upgrade sentient-core"
+            f" understands {SCHEMA_VERSION} (and reads 1); upgrade sentient-core"
         )
     try:
         return META_DECODER.decode(raw)

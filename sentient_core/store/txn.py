@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import lmdb
 
 from sentient_core.store.errors import CorruptRecordError
 from sentient_core.store.records import COUNTERS, Counters
+
+if TYPE_CHECKING:
+    from sentient_core.store.codefile import CodeFile
 
 __all__ = ["COUNTERS_KEY", "TRACE_VERSION_KEY", "StoreHandle", "Txn"]
 
@@ -26,6 +29,8 @@ class StoreHandle(Protocol):
     path: Path
     code_dim: int
     block_rows: int
+    durable: bool
+    code_file: CodeFile | None
 
     def db(self, name: str) -> lmdb._Database: ...
 
