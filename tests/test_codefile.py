@@ -8,7 +8,10 @@ traces and every answer can be compared.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -273,3 +276,44 @@ def test_a_backup_holds_every_row_of_a_commit_made_while_it_was_taken(tmp_path):
         report = check_integrity(copy)
         assert report.ok, report.problems
         assert report.rows == 1700
+
+
+_MIGRATE_AND_APPEND = """
+import sys
+import numpy as np
+from sentient_core.memory import HolographicMemory, NewTrace
+from sentient_core.store import Store
+
+with Store.open(sys.argv[1]) as store:
+    assert store.meta.schema_version == 2
+    rng = np.random.default_rng(8)
+    HolographicMemory(store).store_batch(
+        [NewTrace(text=f"late arrival {i}", code=rng.standard_normal(16).astype(np.float32))
+         for i in range(40)]
+    )
+"""
+
+
+def test_a_reader_of_a_schema_1_store_follows_a_migration_made_by_another_process(tmp_path):
+    path = tmp_path / "s"
+    rows = _built(path, n=1000)
+    downgrade_to_schema_1(path)
+    with Store.open(path, readonly=True) as store:
+        memory = HolographicMemory(store)
+        assert store.code_file is None
+        root = Path(__file__).resolve().parents[1]
+        done = subprocess.run(
+            [sys.executable, "-c", _MIGRATE_AND_APPEND, str(path)],
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        assert memory.refresh() == 40  # the new rows, read from the file the writer made
+        assert store.code_file is not None
+        hits = memory.recall("late arrival", k=3, touch=False, rank="bm25")
+        assert all(h.record.text.startswith("late arrival") for h in hits)
+        with store.read() as txn:
+            np.testing.assert_array_equal(codes.read_rows(txn, 0, 1000), rows)
+        assert check_integrity(store).ok

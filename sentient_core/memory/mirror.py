@@ -387,7 +387,7 @@ def load(txn: Txn, code_dim: int, store: Store | None = None) -> tuple[Mirror, P
     codes are read through a snapshot of their own that returns buffers, saving a copy)."""
     where = str(txn.store.path)
     n = txn.counters().row_count
-    code_file = txn.store.code_file
+    code_file = store_codes.code_file(txn)
     mirror = Mirror(max(MIN_CAPACITY, n + n // 2), code_dim, mapped=code_file is not None)
     if code_file is not None:
         mirror.codes = code_file.rows(n)  # mapped: no copy (store/codefile.py)

@@ -28,7 +28,14 @@ import numpy as np
 
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.store.errors import CorruptRecordError, StoreUsageError
-from sentient_core.store.records import BLOCK_ROWS, key_u64, u64_key
+from sentient_core.store.records import (
+    BLOCK_ROWS,
+    META_KEY,
+    META_PEEK,
+    SCHEMA_VERSION,
+    key_u64,
+    u64_key,
+)
 
 if TYPE_CHECKING:
     from sentient_core.store.codefile import CodeFile
@@ -37,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BLOCK_ROWS",
     "append_rows",
+    "code_file",
     "iter_blocks",
     "iter_stored_blocks",
     "migrate",
@@ -63,6 +71,19 @@ def _check_rows(txn: Txn, rows: object, name: str = "rows") -> np.ndarray:
     if rows.size and not np.isfinite(rows).all():
         raise ArgumentError(f"{name} contains non-finite values (NaN or inf)")
     return np.ascontiguousarray(rows)
+
+
+def code_file(txn: Txn) -> CodeFile | None:
+    """The file ``txn``'s rows are in, or None when they are in the ``codes`` blocks.
+
+    A schema-1 store opened read-only reads its blocks; when another process has
+    migrated it since (the snapshot's header says 2), the file is adopted."""
+    store = txn.store
+    if store.code_file is None:
+        raw = txn.raw.get(META_KEY, db=store.db("meta"))
+        if raw is not None and META_PEEK.decode(raw).schema_version == SCHEMA_VERSION:
+            return store.adopt_code_file()
+    return store.code_file
 
 
 def row_count(txn: Txn) -> int:
@@ -121,9 +142,10 @@ def iter_blocks(txn: Txn) -> Iterator[tuple[int, np.ndarray]]:
     ends; a schema-2 store's are ``block_rows`` rows of the mapped file.
     """
     per_block = txn.store.block_rows
-    if txn.store.code_file is not None:
+    mapped_file = code_file(txn)
+    if mapped_file is not None:
         n = row_count(txn)
-        mapped = txn.store.code_file.rows(n)
+        mapped = mapped_file.rows(n)
         for start in range(0, n, per_block):
             yield start, mapped[start : start + per_block]
         return
@@ -204,8 +226,9 @@ def read_rows(txn: Txn, start: int, stop: int) -> np.ndarray:
     if not 0 <= start <= stop <= total:
         raise IndexError(f"rows {start}:{stop} out of range for {total} rows")
     dim, per_block = txn.store.code_dim, txn.store.block_rows
-    if txn.store.code_file is not None:
-        return txn.store.code_file.rows(stop)[start:stop].copy()
+    mapped_file = code_file(txn)
+    if mapped_file is not None:
+        return mapped_file.rows(stop)[start:stop].copy()
     out = np.empty((stop - start, dim), dtype=_F32)
     if stop == start:
         return out

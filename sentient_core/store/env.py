@@ -69,6 +69,7 @@ from sentient_core.store.records import (
     BLOCK_ROWS,
     COUNTERS,
     FORMAT_NAME,
+    META_KEY,
     SCHEMA_VERSION,
     TRACE_VERSION,
     Counters,
@@ -122,9 +123,6 @@ an older store works without them (readers then see them as absent)."""
 
 MAX_DBS = 64
 """LMDB ``max_dbs``: room for sub-databases added by later schema versions."""
-
-META_KEY = b"store"
-"""Key of the :class:`StoreMeta` header in ``meta``."""
 
 
 DEFAULT_MAP_SIZE = 1 << 30
@@ -410,6 +408,14 @@ class Store(Transactions):
             # (the value is colblocks.LAYOUT, the blocks' row layout).
             txn.put(b"columns", b"\x02", db=self._dbs["meta"])
         self.meta = meta
+
+    def adopt_code_file(self) -> CodeFile:
+        """The code file of a schema-1 store this process opened read-only and another
+        process migrated since (its blocks are gone): rows are read from the file from
+        now on. Returns :attr:`code_file`."""
+        if self.code_file is None:
+            self.code_file = CodeFile(self.path, self.code_dim, writable=False)
+        return self.code_file
 
     def _attach_code_file(self) -> None:
         """Open the code file of a schema-2 store; move a schema-1 store's code rows

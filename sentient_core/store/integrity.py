@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import msgspec
 import numpy as np
 
-from sentient_core.store import colblocks, files, table
+from sentient_core.store import codes, colblocks, files, table
 from sentient_core.store.content import digest
 from sentient_core.store.errors import StoreError
 from sentient_core.store.records import (
@@ -163,7 +163,7 @@ def check_integrity(store: Store) -> IntegrityReport:
 def _check_codes(txn: Txn, problems: _Problems) -> int:
     """Validate the code rows' layout; return the number of rows actually stored."""
     store = txn.store
-    if store.code_file is not None:
+    if codes.code_file(txn) is not None:
         return _check_code_file(txn, problems)
     dim, per_block = store.code_dim, store.block_rows
     row_bytes = 4 * dim

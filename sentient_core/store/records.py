@@ -45,6 +45,7 @@ __all__ = [
     "LINKS",
     "MAX_PRIME",
     "META_DECODER",
+    "META_KEY",
     "META_PEEK",
     "READABLE_SCHEMA_VERSIONS",
     "SCHEMA_VERSION",
@@ -72,6 +73,9 @@ __all__ = [
 
 FORMAT_NAME = "sentient-core"
 """Value of :attr:`StoreMeta.format`; anything else means "not a store"."""
+
+META_KEY = b"store"
+"""Key of the :class:`StoreMeta` header in ``meta``."""
 
 SCHEMA_VERSION = 2
 """Store layout version written at creation and understood by this code: 2 keeps the

@@ -36,6 +36,8 @@ class StoreHandle(Protocol):
 
     def has_db(self, name: str) -> bool: ...
 
+    def adopt_code_file(self) -> CodeFile: ...
+
 
 class Txn:
     """A transaction handed out by :meth:`Store.read` and :meth:`Store.write`.
