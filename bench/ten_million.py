@@ -141,8 +141,9 @@ def _median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1e3
 
 
-def measure(directory: Path, queries: list[str]) -> dict:
-    """Open and query in this process (run in a fresh one by :func:`main`)."""
+def measure(directory: Path, queries: list[str], compact: bool = False) -> dict:
+    """Open and query in this process (run in a fresh one by :func:`main`); ``compact``:
+    the memory scans int8 codes for its cosine recalls (``compact_codes=True``)."""
     from sentient_core.memory import HolographicMemory
     from sentient_core.metamemory import MetaMemory
     from sentient_core.metamemory.recall import ScoredRecall
@@ -155,7 +156,7 @@ def measure(directory: Path, queries: list[str]) -> dict:
     base_anon = status_mb("RssAnon")
     t0 = time.perf_counter()
     store = Store.open(directory / "store", code_dim=D, durable=False, map_size=1 << 36)
-    memory = HolographicMemory(store)
+    memory = HolographicMemory(store, compact_codes=compact)
     open_s = time.perf_counter() - t0
     rows = memory.count
     anon = status_mb("RssAnon") - base_anon
@@ -172,6 +173,11 @@ def measure(directory: Path, queries: list[str]) -> dict:
             times.append(time.perf_counter() - t)
         out[f"{rank}_first_ms"] = times[0] * 1e3
         out[f"{rank}_ms"] = _median_ms(times[1:])
+        if rank == "cosine":
+            # The process's own memory vs mapped file pages (the float32 codes are the
+            # store's code file: page cache, shared and reclaimable).
+            out["anon_after_cosine_mb"] = status_mb("RssAnon") - base_anon
+            out["file_after_cosine_mb"] = status_mb("RssFile")
     scored = ScoredRecall(memory, MetaMemory(memory))
     t = time.perf_counter()
     scored.hits(queries[0], K)
@@ -195,11 +201,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the store afterwards")
     p.add_argument("--json", action="store_true")
     p.add_argument("--reuse", action="store_true", help="measure the store in --dir (no build)")
+    p.add_argument("--compact", action="store_true", help="cosine recall over int8 codes")
     p.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # the child process
     args = p.parse_args(argv)
     if args.measure is not None:
         queries = json.loads(sys.stdin.read())
-        print(json.dumps(measure(args.measure, queries)))
+        print(json.dumps(measure(args.measure, queries, compact=args.compact)))
         return 0
     if args.reuse and args.dir is None:
         p.error("--reuse needs --dir (a store an earlier --keep run left)")
@@ -209,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         built = reused(directory) if args.reuse else build(directory, args.rows)
         child = subprocess.run(
-            [sys.executable, __file__, "--measure", str(directory)],
+            [sys.executable, __file__, "--measure", str(directory)]
+            + (["--compact"] if args.compact else []),
             input=json.dumps(built.pop("queries")),
             capture_output=True,
             text=True,
@@ -236,6 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"open (warm files)      {r['open_s']:.2f} s")
     print(
         f"resident after open    anon {r['anon_after_open_mb']:,.0f} MB ({r['anon_bytes_per_trace']:,.0f} B/trace), RSS {r['rss_after_open_mb']:,.0f} MB"
+    )
+    print(
+        f"after cosine recalls   anon {r['anon_after_cosine_mb']:,.0f} MB, mapped files {r['file_after_cosine_mb']:,.0f} MB"
+        + (" (int8 scan)" if args.compact else "")
     )
     print(f"peak (open + queries)  {r['peak_mb']:,.0f} MB")
     for rank in ("cosine", "bm25", "hybrid"):

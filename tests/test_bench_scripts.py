@@ -221,3 +221,5 @@ def test_ten_million_script_builds_opens_and_queries_a_small_store(tmp_path, mon
     assert again["rows"] == 3_000 and len(again["queries"]) == tm.N_QUERIES
     assert again["queries"] != built["queries"]
     assert tm.measure(tmp_path, again["queries"])["rows_open"] == 3_000
+    compact = tm.measure(tmp_path, again["queries"], compact=True)
+    assert compact["rows_open"] == 3_000 and compact["anon_after_cosine_mb"] > 0
