@@ -25,6 +25,9 @@ When it is written (the caller is :class:`~sentient_core.memory.writer.Writer`):
 
 A failed write (disk or map full) leaves the older snapshot in place: it is
 only a cache of what the terms hold.
+
+The prime index's snapshot (:mod:`sentient_core.store.prime_snapshot`, a mapped
+file) is written with it, over the same rows (:func:`save_primes`).
 """
 
 from __future__ import annotations
@@ -32,15 +35,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sentient_core.memory.terms import FINGERPRINT
-from sentient_core.store import lexicon
+from sentient_core.store import lexicon, prime_snapshot
 from sentient_core.store.errors import CorruptRecordError, StoreFullError, StoreIOError
 
 if TYPE_CHECKING:
     from sentient_core.memory.lexical import LexicalIndex
-    from sentient_core.memory.mirror import Mirror
+    from sentient_core.memory.mirror import Mirror, PrimeIndex
     from sentient_core.store.env import Store
 
-__all__ = ["TAIL_MIN", "due_after_append", "due_on_open", "read", "save"]
+__all__ = ["TAIL_MIN", "due_after_append", "due_on_open", "read", "save", "save_primes"]
 
 TAIL_MIN = 16384
 """Rows above the snapshot worth a write (folding them costs an open ~30 ms at 1M)."""
@@ -84,5 +87,20 @@ def save(store: Store, index: LexicalIndex, m: Mirror) -> bool:
     try:
         store.write(lambda txn: lexicon.write(txn, snap))
     except (StoreFullError, StoreIOError):
+        return False
+    return True
+
+
+def save_primes(store: Store, primes: PrimeIndex, n: int) -> bool:
+    """Write the snapshot of the prime index over rows ``[0, n)`` (every row it holds).
+
+    Returns False (the older snapshot stays) when the disk refused the write.
+    """
+    starts, out = primes.flat()
+    try:
+        prime_snapshot.write(
+            store.path, store.meta.created, prime_snapshot.PrimeSnapshot(n, starts, out)
+        )
+    except OSError:
         return False
     return True

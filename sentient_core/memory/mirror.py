@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sentient_core.store import codes as store_codes
-from sentient_core.store import colblocks
+from sentient_core.store import colblocks, prime_snapshot
 from sentient_core.store.codefile import MAP_NORESERVE
 from sentient_core.store.columns import TraceColumns, iter_chunks
 from sentient_core.store.errors import CorruptRecordError
@@ -284,10 +284,11 @@ def _postings_from(rows: np.ndarray, primes: np.ndarray) -> dict[int, np.ndarray
 class PrimeIndex:
     """Prime → :class:`Postings` (the ascending rows of the traces naming that prime)."""
 
-    __slots__ = ("postings",)
+    __slots__ = ("postings", "snapshot_rows")
 
     def __init__(self, postings: dict[int, Postings] | None = None) -> None:
         self.postings: dict[int, Postings] = {} if postings is None else postings
+        self.snapshot_rows = 0  # rows read from the stored snapshot (0: none was used)
 
     @classmethod
     def build(cls, rows: np.ndarray, primes: np.ndarray) -> PrimeIndex:
@@ -308,6 +309,25 @@ class PrimeIndex:
         # Each list a view of ``out`` of exactly its length: extending one reallocates it.
         used = np.flatnonzero(starts[1:] > starts[:-1]).tolist()
         return cls({p: Postings(out[starts[p] : starts[p + 1]]) for p in used})
+
+    @classmethod
+    def of_snapshot(cls, starts: np.ndarray, out: np.ndarray) -> PrimeIndex:
+        """Index whose prime ``p`` lists ``out[starts[p]:starts[p + 1]]`` (each list a view:
+        extending one reallocates it alone)."""
+        used = np.flatnonzero(starts[1:] > starts[:-1]).tolist()
+        return cls({p: Postings(out[starts[p] : starts[p + 1]]) for p in used})
+
+    def flat(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(starts, out)`` of :meth:`of_snapshot` for this index (keys in order)."""
+        keys = sorted(self.postings)
+        n_keys = keys[-1] + 1 if keys else 0
+        sizes = np.zeros(n_keys, dtype=np.int64)
+        lists = [self.postings[p].rows for p in keys]
+        sizes[keys] = [r.shape[0] for r in lists]
+        starts = np.zeros(n_keys + 1, dtype=np.int64)
+        np.cumsum(sizes, out=starts[1:])
+        out = np.concatenate(lists) if lists else np.zeros(0, dtype=np.int64)
+        return starts, out.astype(np.int64, copy=False)
 
     def add(self, rows: np.ndarray, primes: np.ndarray) -> None:
         """Add occurrences in rows above every row indexed so far (lock held by the caller)."""
@@ -404,7 +424,7 @@ def load(txn: Txn, code_dim: int, store: Store | None = None) -> tuple[Mirror, P
     if unpacked is not None:
         mirror.n = n
         counts, primes = unpacked
-        return mirror, PrimeIndex.of_counts(np.arange(n, dtype=np.int64), counts, primes)
+        return mirror, _prime_index(store, n, None, counts, primes)
     blocks = colblocks.load(txn, n)
     row_parts, count_parts, prime_parts = [], [], []
     for cols in [blocks] if blocks is not None else iter_chunks(txn):
@@ -420,4 +440,33 @@ def load(txn: Txn, code_dim: int, store: Store | None = None) -> tuple[Mirror, P
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
     primes = joined(prime_parts)
-    return mirror, PrimeIndex.of_counts(joined(row_parts), joined(count_parts), primes)
+    return mirror, _prime_index(store, n, joined(row_parts), joined(count_parts), primes)
+
+
+def _prime_index(
+    store: Store | None,
+    n: int,
+    rows: np.ndarray | None,
+    counts: np.ndarray,
+    primes: np.ndarray,
+) -> PrimeIndex:
+    """The prime index of rows ``[0, n)`` (``rows[i]`` names ``counts[i]`` of ``primes``;
+    None: rows ``0 … n-1`` in order): the stored snapshot (store/prime_snapshot.py)
+    and the rows above it, or one counting sort over every row."""
+    snap = None if store is None else prime_snapshot.read(store.path, store.meta.created, n)
+    if snap is None:
+        every = np.arange(n, dtype=np.int64) if rows is None else rows
+        return PrimeIndex.of_counts(every, counts, primes)
+    index = PrimeIndex.of_snapshot(snap.starts, snap.out)
+    r = index.snapshot_rows = snap.rows
+    if rows is None:  # rows 0 … n-1 in order: the tail's entries follow the first r rows'
+        tail_rows = np.repeat(np.arange(r, n, dtype=np.int64), counts[r:])
+        tail = primes[int(counts[:r].sum()) :]
+    else:
+        entry_rows = np.repeat(rows, counts)
+        above = entry_rows >= r
+        order = np.argsort(entry_rows[above], kind="stable")
+        tail_rows, tail = entry_rows[above][order], primes[above][order]
+    if tail.size:
+        index.add(tail_rows, tail)
+    return index

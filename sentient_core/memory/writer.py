@@ -187,6 +187,11 @@ class Writer:
         # above it, gets one now: the next open reads it (memory/lexical_persist.py).
         if not store.readonly and lexical_persist.due_on_open(self.lex_rows, self.mirror.n):
             self.persist_lexicon()
+        elif not store.readonly and lexical_persist.due_on_open(
+            self.primes.snapshot_rows, self.mirror.n
+        ):  # a prime snapshot missing (an older store, a backup) or far behind
+            with self.lock:
+                lexical_persist.save_primes(self.store, self.primes, self.mirror.n)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -256,10 +261,12 @@ class Writer:
                 self.persist_lexicon()
 
     def persist_lexicon(self) -> None:
-        """Store a snapshot of the lexical index over the published rows (lock held)."""
+        """Store snapshots of the lexical and the prime index over the published rows
+        (lock held)."""
         with self.lock:
             if lexical_persist.save(self.store, self.lexical, self.mirror):
                 self.lex_rows = self.mirror.n
+                lexical_persist.save_primes(self.store, self.primes, self.mirror.n)
 
     def mask(self, rows: list[int], seen: Mirror) -> None:
         """Mask ``rows`` (traces found retired by another process) in the current

@@ -45,6 +45,7 @@ loss may lose the last commits (never corrupts the store).
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -53,7 +54,7 @@ import lmdb
 import msgspec
 
 from sentient_core.errors import ArgumentTypeError, NotFoundError
-from sentient_core.store import codefile, codes
+from sentient_core.store import codefile, codes, prime_snapshot
 from sentient_core.store.codefile import CodeFile
 from sentient_core.store.errors import (
     CorruptRecordError,
@@ -129,7 +130,7 @@ DEFAULT_MAP_SIZE = 1 << 30
 DEFAULT_MAX_MAP_SIZE = 1 << 40
 
 # Files LMDB itself may leave in a directory before the first commit.
-_LMDB_FILES = frozenset({"data.mdb", "lock.mdb", codefile.FILE_NAME})
+_LMDB_FILES = frozenset({"data.mdb", "lock.mdb", codefile.FILE_NAME, prime_snapshot.FILE_NAME})
 
 INCOMING_DIR = "incoming"
 """The folder of a data directory the learner reads a user's own sources from."""
@@ -510,6 +511,10 @@ class Store(Transactions):
                 # counts was in the file before it committed, so the rows the file holds
                 # now cover it (rows never change; those above its count are unused).
                 self.code_file.copy_to(target, self.code_file.stored_rows())
+        # The prime index's snapshot holds only rows that never change: valid for the copy.
+        snapshot = self.path / prime_snapshot.FILE_NAME
+        if snapshot.exists():
+            shutil.copyfile(snapshot, target / prime_snapshot.FILE_NAME)
         return target
 
     def close(self) -> None:
