@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from sentient_kernels import holographic as holo
 from sentient_kernels import quantized as qz
+from sentient_kernels.dot_i8 import split_query
 from tests.naive import quantized as naive
 
 
@@ -35,8 +36,10 @@ def _upper_bounds(qc, query, normalized):
     """The kernel's upper bound for every row (one block whose heap holds every row)."""
     m, d = qc.codes.shape
     p = np.empty(d, dtype=np.int16)
-    pmax = min(32767, qz._INT32_MAX // (127 * d))
-    t, pnorm, enorm = qz._quantise_query(query, pmax, p)
+    t, pnorm, enorm = qz._quantise_query(query, qz._query_pmax(d), p)
+    h = np.empty(d, dtype=np.int8)
+    lo = np.empty(d, dtype=np.int8)
+    corr = split_query(p, h, lo)
     heap = np.empty((1, m))
     heap_n = np.empty(1, dtype=np.int64)
     cand_row = np.empty(m, dtype=np.int64)
@@ -44,8 +47,8 @@ def _upper_bounds(qc, query, normalized):
     cand_n = np.empty(1, dtype=np.int64)
     mask = np.ones(1, dtype=np.uint8)
     qz._scan_bounds(
-        qc.codes, qc.scales, qc.bounds, qc.norms, p, t, pnorm, enorm, normalized,
-        False, mask, m, heap, heap_n, cand_row, cand_up, cand_n, np.empty(1, np.int32),
+        qc.codes, qc.scales, qc.bounds, qc.norms, p, h, lo, corr, t, pnorm, enorm, normalized,
+        False, mask, m, heap, heap_n, cand_row, cand_up, cand_n,
     )  # fmt: skip
     # With room for every row in the heap, every row is a candidate, in order.
     assert cand_n[0] == m
