@@ -203,6 +203,33 @@ def test_duplicates_and_planted_ties_at_the_kth_place():
         _same_as_float32(codes, qc, rng.standard_normal(d, dtype=np.float32), 12)
 
 
+@pytest.mark.parametrize("normalized", [True, False])
+def test_rows_of_later_chunks_one_step_above_the_heap_root_are_kept(normalized):
+    # Exact codes (x = c / 1024, scale 2^-10, zero error) and a one-hot query
+    # (exact int16 copy) leave only the float-rounding slack in the bounds, so
+    # the winners below beat the heap's root by one code step (< 1e-3): a chunk
+    # skipped on a loose test of its upper bounds against the root loses them.
+    m = 4 * qz._CHUNK + 17
+    rng = np.random.default_rng(71)
+    c = rng.integers(-100, 50, size=(m, 8)).astype(np.float32)
+    c[:, 1] = 127  # every row's max |c|: the scale is exactly 2^-10
+    c[:, 0] = rng.integers(-100, 50, size=m)
+    c[5, 0], c[9, 0] = 60, 60  # the early best rows
+    c[2 * qz._CHUNK + 3, 0] = 61  # one step above them, two chunks later
+    c[m - 2, 0] = 62  # and in the last, partial chunk
+    codes = np.ascontiguousarray(c / np.float32(1024))
+    if not normalized:
+        codes[:, 2:] = 0  # equal norms except column 0, so the cosine keeps the order
+    qc = qz.quantise(codes)
+    assert qc.bounds.max() < 1e-40  # zero error, rounded up by one subnormal step
+    query = np.zeros(8, dtype=np.float32)
+    query[0] = 1.0
+    for k in (1, 2, 3, 5):
+        _same_as_float32(codes, qc, query, k, normalized)
+    ids, _ = qz.exact_topk_quantised(qc, codes, query, 3, normalized=normalized)
+    assert ids.tolist() == [m - 2, 2 * qz._CHUNK + 3, 5]
+
+
 def test_all_rows_identical_returns_first_k_indices():
     codes = np.tile(np.arange(1, 17, dtype=np.float32), (500, 1))
     qc = qz.quantise(codes)
