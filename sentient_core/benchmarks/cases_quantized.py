@@ -94,7 +94,7 @@ def _size_cases(codes: np.ndarray, queries: np.ndarray, full: bool) -> list[Case
     # reading the codes at this machine's bandwidth.
     floor: dict[str, Any] = {
         "floor": floors.stream_read(qc.codes),
-        "floor_name": f"parallel stream read of the {qc.codes.nbytes / 1e9:.2f} GB of int8 codes",
+        "floor_name": f"parallel stream read of the {qc.codes.nbytes / 1e6:,.1f} MB of int8 codes",
     }
 
     def ours():
