@@ -104,7 +104,9 @@ def _dot_chunks_typer(typingctx, codes_t, i_t, h_t, l_t):
         top = ir.Constant(_V32I8, [-128] * 32)
         acc_h = cgutils.alloca_once_value(builder, zero)
         acc_l = cgutils.alloca_once_value(builder, zero)
-        fnty = ir.FunctionType(_V8I32, [_V8I32, _V32I8, _V32I8])
+        # The byte operands declared as <8 x i32>: the intrinsic's type up to LLVM 20,
+        # which LLVM 21+ (<32 x i8>) still accepts and upgrades when it parses the IR.
+        fnty = ir.FunctionType(_V8I32, [_V8I32, _V8I32, _V8I32])
         dpbusd = cgutils.get_or_insert_function(
             builder.module, fnty, "llvm.x86.avx512.vpdpbusd.256"
         )
@@ -116,8 +118,10 @@ def _dot_chunks_typer(typingctx, codes_t, i_t, h_t, l_t):
         with cgutils.for_range(builder, nchunks) as loop:
             off = builder.shl(loop.index, ir.Constant(ncols.type, 5))
             c = builder.xor(load(row, off), top)  # c + 128, as unsigned bytes
+            c32 = builder.bitcast(c, _V8I32)
             for acc, q in ((acc_h, h), (acc_l, lo)):
-                builder.store(builder.call(dpbusd, [builder.load(acc), c, load(q.data, off)]), acc)
+                q32 = builder.bitcast(load(q.data, off), _V8I32)
+                builder.store(builder.call(dpbusd, [builder.load(acc), c32, q32]), acc)
         shifted = builder.shl(builder.load(acc_h), ir.Constant(_V8I32, [8] * 8))
         lanes = builder.add(shifted, builder.load(acc_l))
         red = cgutils.get_or_insert_function(
