@@ -8,6 +8,7 @@ prsc         Prime-resonance oscillator bank (mean-field Kuramoto-style ticks).
 holographic  Exact top-k cosine search over float32 code rows.
 interference The interference picture of a prime state (display only).
 quantized    int8 codes (¼ the memory) whose top-k equals holographic's exactly.
+dot_i8       Exact int8 × int16 row dots (VNNI ``vpdpbusd`` when the CPU has it), row prefetch.
 overlay      Scored top-k: the learned scorer's overlay inside the cosine scan.
 scorer       Bounded learned recall scorer (score, rank, SGD on judged outcomes).
 credit       Memory credit with hysteresis (strength changes from surprise events).
@@ -43,6 +44,7 @@ from sentient_kernels import (
     colrows,
     config,
     credit,
+    dot_i8,
     holographic,
     interference,
     lexical,
@@ -71,6 +73,7 @@ __all__ = [
     "colrows",
     "config",
     "credit",
+    "dot_i8",
     "holographic",
     "interference",
     "lexical",

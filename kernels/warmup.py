@@ -24,6 +24,7 @@ MODULES = (
     "prsc",
     "holographic",
     "interference",
+    "dot_i8",
     "quantized",
     "scorer",
     "credit",

@@ -10,6 +10,7 @@ names such as ``mul`` or ``normalize`` do not collide; this module is the index:
 
 from tests import naive_bm25 as bm25
 from tests import naive_credit as credit
+from tests import naive_dot_i8 as dot_i8
 from tests import naive_holographic as holographic
 from tests import naive_postings as postings
 from tests import naive_prsc as prsc
@@ -23,6 +24,7 @@ from tests import naive_tick as tick
 __all__ = [
     "bm25",
     "credit",
+    "dot_i8",
     "holographic",
     "postings",
     "prsc",

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from sentient_kernels import holographic as holo
 from sentient_kernels import quantized as qz
+from sentient_kernels.dot_i8 import split_query
 from tests.naive import quantized as naive
 
 
@@ -35,8 +36,10 @@ def _upper_bounds(qc, query, normalized):
     """The kernel's upper bound for every row (one block whose heap holds every row)."""
     m, d = qc.codes.shape
     p = np.empty(d, dtype=np.int16)
-    pmax = min(32767, qz._INT32_MAX // (127 * d))
-    t, pnorm, enorm = qz._quantise_query(query, pmax, p)
+    t, pnorm, enorm = qz._quantise_query(query, qz._query_pmax(d), p)
+    h = np.empty(d, dtype=np.int8)
+    lo = np.empty(d, dtype=np.int8)
+    corr = split_query(p, h, lo)
     heap = np.empty((1, m))
     heap_n = np.empty(1, dtype=np.int64)
     cand_row = np.empty(m, dtype=np.int64)
@@ -44,8 +47,8 @@ def _upper_bounds(qc, query, normalized):
     cand_n = np.empty(1, dtype=np.int64)
     mask = np.ones(1, dtype=np.uint8)
     qz._scan_bounds(
-        qc.codes, qc.scales, qc.bounds, qc.norms, p, t, pnorm, enorm, normalized,
-        False, mask, m, heap, heap_n, cand_row, cand_up, cand_n, np.empty(1, np.int32),
+        qc.codes, qc.scales, qc.bounds, qc.norms, p, h, lo, corr, t, pnorm, enorm, normalized,
+        False, mask, m, heap, heap_n, cand_row, cand_up, cand_n,
     )  # fmt: skip
     # With room for every row in the heap, every row is a candidate, in order.
     assert cand_n[0] == m
@@ -198,6 +201,33 @@ def test_duplicates_and_planted_ties_at_the_kth_place():
         _same_as_float32(codes, qc, query, k)
     for _ in range(30):
         _same_as_float32(codes, qc, rng.standard_normal(d, dtype=np.float32), 12)
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+def test_rows_of_later_chunks_one_step_above_the_heap_root_are_kept(normalized):
+    # Exact codes (x = c / 1024, scale 2^-10, zero error) and a one-hot query
+    # (exact int16 copy) leave only the float-rounding slack in the bounds, so
+    # the winners below beat the heap's root by one code step (< 1e-3): a chunk
+    # skipped on a loose test of its upper bounds against the root loses them.
+    m = 4 * qz._CHUNK + 17
+    rng = np.random.default_rng(71)
+    c = rng.integers(-100, 50, size=(m, 8)).astype(np.float32)
+    c[:, 1] = 127  # every row's max |c|: the scale is exactly 2^-10
+    c[:, 0] = rng.integers(-100, 50, size=m)
+    c[5, 0], c[9, 0] = 60, 60  # the early best rows
+    c[2 * qz._CHUNK + 3, 0] = 61  # one step above them, two chunks later
+    c[m - 2, 0] = 62  # and in the last, partial chunk
+    codes = np.ascontiguousarray(c / np.float32(1024))
+    if not normalized:
+        codes[:, 2:] = 0  # equal norms except column 0, so the cosine keeps the order
+    qc = qz.quantise(codes)
+    assert qc.bounds.max() < 1e-40  # zero error, rounded up by one subnormal step
+    query = np.zeros(8, dtype=np.float32)
+    query[0] = 1.0
+    for k in (1, 2, 3, 5):
+        _same_as_float32(codes, qc, query, k, normalized)
+    ids, _ = qz.exact_topk_quantised(qc, codes, query, 3, normalized=normalized)
+    assert ids.tolist() == [m - 2, 2 * qz._CHUNK + 3, 5]
 
 
 def test_all_rows_identical_returns_first_k_indices():
