@@ -12,7 +12,7 @@ import pytest
 
 from sentient_core.memory import HolographicMemory, NewTrace
 from sentient_core.memory import compact as compact_mod
-from sentient_core.store import Store
+from sentient_core.store import Store, check_integrity, codes_q8
 
 DIM = 64
 
@@ -29,19 +29,6 @@ def _codes(rng, n):
     rows[20:30] = rows[4]
     rows[25, 7] = np.nextafter(rows[25, 7], np.float32(np.inf))
     return rows
-
-
-@pytest.fixture
-def pair(tmp_path):
-    with (
-        Store.open(tmp_path / "plain", code_dim=DIM) as a,
-        Store.open(tmp_path / "compact", code_dim=DIM) as b,
-    ):
-        yield (
-            HolographicMemory(a),
-            HolographicMemory(b, compact_codes=True),
-            tmp_path,
-        )
 
 
 def _store_both(plain, compact, codes, start):
@@ -67,22 +54,44 @@ def _compare(plain, compact, rng, queries, ks=(1, 5, 12, 40)):
         assert len(want) == min(k, plain.count)
 
 
-@pytest.mark.parametrize("grow_rows", [64, 65536])
+@pytest.mark.parametrize(
+    ("kept", "grow_rows"),
+    [(True, 65536), (False, 64), (False, 65536)],
+    ids=["stored", "copy-grows", "in-ram"],
+)
 def test_compact_recall_equals_float32_recall_through_appends_and_retirements(
-    pair, monkeypatch, grow_rows
+    tmp_path, monkeypatch, kept, grow_rows
 ):
-    # 64: the int8 copy grows (and copies itself) several times on the way.
+    # kept: the store keeps the int8 copy (a writable compact open makes it; every append
+    # writes its rows). Else the memory quantises in RAM (as for a read-only store without
+    # the copy); 64: that copy grows (and copies itself) several times on the way.
     monkeypatch.setattr(compact_mod, "_GROW_ROWS", grow_rows)
-    plain, compact, _ = pair
+    if not kept:
+        monkeypatch.setattr(codes_q8, "enable", lambda txn: 0)
+    with (
+        Store.open(tmp_path / "plain", code_dim=DIM) as a,
+        Store.open(tmp_path / "compact", code_dim=DIM) as b,
+    ):
+        plain, compact = HolographicMemory(a), HolographicMemory(b, compact_codes=True)
+        _through_appends_and_retirements(plain, compact, b, kept)
+
+
+def _through_appends_and_retirements(plain, compact, store, kept):
     rng = np.random.default_rng(61)
     ids = _store_both(plain, compact, _codes(rng, 500), 0)
     _compare(plain, compact, rng, 120)
-    assert compact._w.compact is not None and compact._w.compact.n == 500
+    held = compact._w.compact
+    assert held is not None and held.stored == kept
     assert plain._w.compact is None
-    # Appends: only the new rows are quantised, on the next search.
+
+    def rows_in_int8():
+        return codes_q8.files(store).stored_rows() if kept else held.n
+
+    assert rows_in_int8() == 500
+    # Appends: only the new rows are quantised (with the append, or on the next search).
     ids += _store_both(plain, compact, _codes(rng, 300), 500)
     _compare(plain, compact, rng, 120)
-    assert compact._w.compact.n == 800
+    assert rows_in_int8() == 800
     # Retirements (including the exact duplicates at the k-th places) are masked.
     gone = sorted({ids[int(i)] for i in rng.choice(800, 150, replace=False)} | set(ids[11:16]))
     assert plain.retire(gone) == compact.retire(gone)
@@ -95,22 +104,61 @@ def test_compact_recall_equals_float32_recall_through_appends_and_retirements(
         assert _key(got) == _key(want)
 
 
-def test_compact_recall_after_reopening_the_store(tmp_path):
+@pytest.mark.parametrize("kept", [True, False], ids=["stored", "in-ram"])
+def test_compact_recall_after_reopening_the_store(tmp_path, kept):
+    # kept: written by a compact memory (the store keeps the int8 copy), reopened writable;
+    # else written by a plain memory and reopened read-only (nothing to map: quantised here).
     rng = np.random.default_rng(67)
     codes = _codes(rng, 400)
     with Store.open(tmp_path / "compact", code_dim=DIM) as first:
-        HolographicMemory(first, compact_codes=True).store_batch(
+        HolographicMemory(first, compact_codes=kept).store_batch(
             [NewTrace(text=f"trace {i}", code=c, primes=()) for i, c in enumerate(codes)]
         )
     with (
         Store.open(tmp_path / "plain", code_dim=DIM) as a,
-        Store.open(tmp_path / "compact", code_dim=DIM) as b,
+        Store.open(tmp_path / "compact", readonly=not kept) as b,
     ):
         plain = HolographicMemory(a)
         plain.store_batch(
             [NewTrace(text=f"trace {i}", code=c, primes=()) for i, c in enumerate(codes)]
         )
         reopened = HolographicMemory(b, compact_codes=True)
-        assert reopened._w.compact is not None and reopened._w.compact.n == 0
+        held = reopened._w.compact
+        assert held is not None and held.stored == kept and held.n == 0
         _compare(plain, reopened, rng, 60)
-        assert reopened._w.compact.n == 400
+        assert held.n == (0 if kept else 400)
+        assert check_integrity(b).ok
+
+
+def test_check_finds_an_int8_row_that_is_not_its_float32_rows_quantisation(tmp_path):
+    rng = np.random.default_rng(5)
+    with Store.open(tmp_path / "s", code_dim=DIM) as store:
+        HolographicMemory(store, compact_codes=True).store_batch(
+            [NewTrace(text=f"t{i}", code=c, primes=()) for i, c in enumerate(_codes(rng, 300))]
+        )
+        assert check_integrity(store).ok
+    with open(tmp_path / "s" / codes_q8.NAMES[0], "r+b") as f:
+        f.seek(123 * DIM + 5)
+        value = f.read(1)
+        f.seek(123 * DIM + 5)
+        f.write(bytes([(value[0] + 1) % 256]))
+    with Store.open(tmp_path / "s", readonly=True) as store:
+        report = check_integrity(store)
+    assert any("row 123 of codes.q8 is not the quantisation" in p for p in report.problems)
+
+
+def test_the_int8_copy_follows_appends_from_a_plain_memory_and_a_backup_carries_it(tmp_path):
+    rng = np.random.default_rng(9)
+    path = tmp_path / "s"
+    with Store.open(path, code_dim=DIM) as store:
+        HolographicMemory(store, compact_codes=True)  # the store keeps the copy from now on
+    with Store.open(path) as store:  # a memory without compact codes appends
+        HolographicMemory(store).store_batch(
+            [NewTrace(text=f"t{i}", code=c, primes=()) for i, c in enumerate(_codes(rng, 250))]
+        )
+        assert codes_q8.files(store).stored_rows() == 250
+        assert check_integrity(store).ok
+        target = store.copy(tmp_path / "backup")
+    with Store.open(target, readonly=True) as copy:
+        assert check_integrity(copy).ok
+        assert codes_q8.files(copy).stored_rows() == 250

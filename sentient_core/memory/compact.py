@@ -14,15 +14,24 @@ which is passed through). It adds a quarter of the float32 codes' memory in
 RAM; the float32 rows are the store's mapped code file (schema 2,
 :mod:`sentient_core.store.codefile`), page cache the OS may drop and read
 again, of which a recall then touches only the re-scored candidates' pages.
+
+A writable open with compact codes makes the store keep an int8 copy on disk
+(:mod:`sentient_core.store.codes_q8`, written with every append from then on);
+a memory of such a store maps it instead of quantising anything: no quantisation
+at the first recall, and the int8 rows are page cache too.
 """
 
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sentient_kernels import quantized
+
+if TYPE_CHECKING:
+    from sentient_core.store.codes_q8 import Q8Files
 
 __all__ = ["CompactCodes"]
 
@@ -31,15 +40,31 @@ _GROW_ROWS = 65536
 
 
 class CompactCodes:
-    """int8 codes of rows ``[0, n)`` of a memory's mirror, extended on demand."""
+    """int8 codes of rows ``[0, n)`` of a memory's mirror: the store's int8 copy mapped
+    when it keeps one (:mod:`sentient_core.store.codes_q8`), else quantised here and
+    extended on demand."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._q: quantized.QuantisedCodes | None = None
         self.n = 0
+        self._stored: Q8Files | None = None
+
+    @property
+    def stored(self) -> bool:
+        """Whether the rows come from the store's int8 copy."""
+        return self._stored is not None
+
+    def use_stored(self, q8: Q8Files) -> None:
+        """Read the rows from the store's int8 copy from now on (it keeps every row)."""
+        with self._lock:
+            self._stored, self._q, self.n = q8, None, 0
 
     def _sync(self, codes: np.ndarray, n: int) -> quantized.QuantisedCodes:
         """The quantised rows ``[0, n)`` of ``codes`` (quantising only the new ones)."""
+        stored = self._stored
+        if stored is not None:
+            return stored.view(n)  # mapped, written with the float32 rows
         with self._lock:
             if n < self.n:  # a rebuilt, shorter mirror: start again
                 self._q, self.n = None, 0

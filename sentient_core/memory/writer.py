@@ -39,7 +39,7 @@ from sentient_core.memory.mirror import Mirror, PrimeIndex, load
 from sentient_core.memory.record_cache import RecordCache
 from sentient_core.memory.types import EncoderMismatchError, MemoryState, read_state
 from sentient_core.store import codes as store_codes
-from sentient_core.store import colblocks, traces
+from sentient_core.store import codes_q8, colblocks, traces
 from sentient_core.store.columns import TraceColumns
 from sentient_core.store.records import TraceRecord
 from sentient_kernels.lexical import TermCounts
@@ -175,8 +175,11 @@ class Writer:
                 missing = store.has_db(colblocks.DB) and not colblocks.enabled(txn)
             if missing:
                 store.write(traces.backfill_columns)
-        # int8 codes for single cosine recalls (memory/compact.py), built lazily.
+        # int8 codes for single cosine recalls (memory/compact.py): the store's int8 copy,
+        # made now by a writable open (then kept with every append), else built lazily.
         self.compact = CompactCodes() if compact else None
+        if compact and not store.readonly:
+            store.write(codes_q8.enable)
         # The hits' decoded records between recalls while nothing is written (record_cache.py).
         self.records = RecordCache()
         # buffers=False: py-lmdb makes bytes faster than memoryviews, and the trace
@@ -280,6 +283,7 @@ class Writer:
     def rebuild(self, txn: Txn) -> None:
         """(Re)build the mirror, prime index and lexical index from one snapshot."""
         m, primes = load(txn, self.store.code_dim, self.store)
+        self._follow_int8_copy(txn)
         snapshot = lexical_persist.read(self.store, m.n)
         self.lexical = lexical.load(txn, m, snapshot)
         self.lex_rows = 0 if snapshot is None else snapshot.rows
@@ -296,6 +300,7 @@ class Writer:
                 self.rebuild(txn)
                 return self.mirror.n - before
             self.state = state
+            self._follow_int8_copy(txn)  # another process may have made it since
             counters = txn.counters()
             if counters.next_id == self.next_id:
                 return 0
@@ -309,6 +314,13 @@ class Writer:
             )
             self.next_id = counters.next_id
             return self.mirror.n - before
+
+    def _follow_int8_copy(self, txn: Txn) -> None:
+        """Compact codes read the store's int8 copy once it keeps one (codes_q8.py)."""
+        compact = self.compact
+        kept = self.store.code_file is not None and codes_q8.enabled(txn)
+        if compact is not None and not compact.stored and kept:
+            compact.use_stored(codes_q8.files(self.store))
 
     def append(
         self, cols: TraceColumns, new_codes: np.ndarray | None, n_rows: int, counts: TermCounts

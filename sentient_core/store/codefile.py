@@ -48,8 +48,6 @@ __all__ = ["FILE_NAME", "CodeFile"]
 FILE_NAME = "codes.f32"
 """Name of the code file in a store's directory."""
 
-_F32 = np.dtype(np.float32)
-
 
 def _no_reserve_flag() -> int:
     """``MAP_NORESERVE``: Python 3.11's mmap module lacks the constant; Linux's value on
@@ -69,26 +67,39 @@ MAP_NORESERVE = _no_reserve_flag()
 
 
 class CodeFile:
-    """The code file of one open store.
+    """The code file of one open store (or another file of fixed-width rows).
 
     Parameters
     ----------
     directory : Path
         The store's directory.
     dim : int
-        Code length (float32 components per row).
+        Values per row.
     writable : bool
         Open for writing (created when missing) or read-only.
+    name : str
+        File name (:data:`FILE_NAME`, the float32 codes, by default).
+    dtype : numpy dtype
+        Type of the values (float32 by default).
     """
 
-    def __init__(self, directory: Path, dim: int, *, writable: bool) -> None:
-        self.path = directory / FILE_NAME
+    def __init__(
+        self,
+        directory: Path,
+        dim: int,
+        *,
+        writable: bool,
+        name: str = FILE_NAME,
+        dtype: np.dtype | type = np.float32,
+    ) -> None:
+        self.path = directory / name
         self.dim = dim
-        self.row_bytes = 4 * dim
+        self.dtype = np.dtype(dtype)
+        self.row_bytes = self.dtype.itemsize * dim
         self.writable = writable
         self._lock = threading.Lock()
         self._fd: int | None = None
-        self._all = np.empty((0, dim), dtype=_F32)  # every row the current map covers
+        self._all = np.empty((0, dim), dtype=self.dtype)  # every row the current map covers
 
     def _file(self) -> int:
         fd = self._fd
@@ -98,7 +109,7 @@ class CodeFile:
                 fd = os.open(self.path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
             except FileNotFoundError:
                 raise CorruptRecordError(
-                    f"the store at {self.path.parent} keeps its codes in {FILE_NAME}, which is"
+                    f"the store at {self.path.parent} keeps rows in {self.path.name}, which is"
                     " missing; restore it from a backup"
                 ) from None
             except OSError as exc:
@@ -113,8 +124,8 @@ class CodeFile:
         return os.fstat(self._file()).st_size // self.row_bytes
 
     def write(self, first: int, rows: np.ndarray, *, durable: bool) -> None:
-        """Write C-contiguous float32 ``rows`` from row ``first`` on (inside the write
-        transaction that commits them; ``durable``: on disk before it returns)."""
+        """Write C-contiguous ``rows`` (of this file's dtype) from row ``first`` on (inside
+        the write transaction that commits them; ``durable``: on disk before it returns)."""
         if not self.writable:
             raise StoreError(f"{self.path} is open read-only")
         fd = self._file()
@@ -127,7 +138,7 @@ class CodeFile:
             os.fdatasync(fd)
 
     def rows(self, n: int) -> np.ndarray:
-        """Rows ``[0, n)`` as a (n, dim) float32 view of the file (no copy).
+        """Rows ``[0, n)`` as a (n, dim) view of the file (no copy).
 
         Raises
         ------
@@ -155,13 +166,13 @@ class CodeFile:
             flags=mmap.MAP_PRIVATE | MAP_NORESERVE,
             prot=mmap.PROT_READ | mmap.PROT_WRITE,
         )
-        return np.frombuffer(buf, dtype=_F32, count=have * self.dim).reshape(have, self.dim)
+        return np.frombuffer(buf, dtype=self.dtype, count=have * self.dim).reshape(have, self.dim)
 
     def copy_to(self, directory: Path, n: int) -> None:
-        """Write rows ``[0, n)`` as ``directory``'s code file (a backup: ``n`` at least
+        """Write rows ``[0, n)`` as the same file in ``directory`` (a backup: ``n`` at least
         the copied snapshot's count; rows below it never change)."""
         data = self.rows(n)
-        target = directory / FILE_NAME
+        target = directory / self.path.name
         with open(target, "wb") as out:
             step = max(1, (64 << 20) // self.row_bytes)
             for start in range(0, n, step):

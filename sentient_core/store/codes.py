@@ -27,6 +27,7 @@ import msgspec
 import numpy as np
 
 from sentient_core.errors import ArgumentError, ArgumentTypeError
+from sentient_core.store import codes_q8
 from sentient_core.store.errors import CorruptRecordError, StoreUsageError
 from sentient_core.store.records import (
     BLOCK_ROWS,
@@ -117,6 +118,10 @@ def append_rows(txn: Txn, rows: np.ndarray) -> int:
         raise StoreUsageError(f"the store at {store.path} keeps schema-1 code blocks: read-only")
     # Into the file before LMDB commits the count (codefile.py: the commit point).
     store.code_file.write(first, rows, durable=store.durable)
+    if codes_q8.enabled(txn):  # the int8 copy follows in the same transaction
+        from sentient_kernels.quantized import quantise
+
+        codes_q8.files(store).write(first, quantise(rows), durable=store.durable)
     txn.set_counters(msgspec.structs.replace(counters, row_count=first + n))
     return first
 

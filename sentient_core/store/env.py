@@ -54,7 +54,7 @@ import lmdb
 import msgspec
 
 from sentient_core.errors import ArgumentTypeError, NotFoundError
-from sentient_core.store import codefile, codes, prime_snapshot
+from sentient_core.store import codefile, codes, codes_q8, prime_snapshot
 from sentient_core.store.codefile import CodeFile
 from sentient_core.store.errors import (
     CorruptRecordError,
@@ -130,7 +130,9 @@ DEFAULT_MAP_SIZE = 1 << 30
 DEFAULT_MAX_MAP_SIZE = 1 << 40
 
 # Files LMDB itself may leave in a directory before the first commit.
-_LMDB_FILES = frozenset({"data.mdb", "lock.mdb", codefile.FILE_NAME, prime_snapshot.FILE_NAME})
+_LMDB_FILES = frozenset(
+    {"data.mdb", "lock.mdb", codefile.FILE_NAME, prime_snapshot.FILE_NAME, *codes_q8.NAMES}
+)
 
 INCOMING_DIR = "incoming"
 """The folder of a data directory the learner reads a user's own sources from."""
@@ -511,6 +513,9 @@ class Store(Transactions):
                 # counts was in the file before it committed, so the rows the file holds
                 # now cover it (rows never change; those above its count are unused).
                 self.code_file.copy_to(target, self.code_file.stored_rows())
+                if (self.path / codes_q8.NAMES[0]).exists():  # the int8 copy, likewise
+                    for f in codes_q8.files(self).files:
+                        f.copy_to(target, f.stored_rows())
         # The prime index's snapshot holds only rows that never change: valid for the copy.
         snapshot = self.path / prime_snapshot.FILE_NAME
         if snapshot.exists():
@@ -529,6 +534,7 @@ class Store(Transactions):
             env.close()
             if self.code_file is not None:
                 self.code_file.close()
+            codes_q8.close(self)
 
     def __enter__(self) -> Store:
         return self

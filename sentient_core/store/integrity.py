@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import msgspec
 import numpy as np
 
-from sentient_core.store import codes, colblocks, files, prime_snapshot, table
+from sentient_core.store import codes, codes_q8, colblocks, files, prime_snapshot, table
 from sentient_core.store.content import digest
 from sentient_core.store.errors import StoreError
 from sentient_core.store.records import (
@@ -148,9 +148,10 @@ def check_integrity(store: Store) -> IntegrityReport:
 
         for problem in lexicon_check.problems(txn):  # the persisted lexical index
             problems.add(problem)
-        for problem in prime_snapshot.problems(
-            store.path, store.meta.created, txn
-        ):  # the prime index's snapshot
+        # The derived files: the prime index's snapshot, the codes' int8 copy.
+        for problem in prime_snapshot.problems(store.path, store.meta.created, txn):
+            problems.add(problem)
+        for problem in codes_q8.problems(txn):
             problems.add(problem)
         _check_tables(txn, ids, problems)
         if counters is not None:

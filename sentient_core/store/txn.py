@@ -27,9 +27,15 @@ class StoreHandle(Protocol):
     """What a transaction reads of its store (a :class:`~sentient_core.store.env.Store`)."""
 
     path: Path
-    code_dim: int
-    block_rows: int
+
+    @property
+    def code_dim(self) -> int: ...
+
+    @property
+    def block_rows(self) -> int: ...
+
     durable: bool
+    readonly: bool
     code_file: CodeFile | None
 
     def db(self, name: str) -> lmdb._Database: ...
