@@ -349,32 +349,28 @@ def read_hits(
 
     ``lexical`` and ``cosine`` (aligned with ``rows``) fill the hits' score components.
     """
-    # Lists, not masks: a recall's few hits cost less as Python floats than as array ops.
+    # Lists, not masks: a recall's few hits cost less as Python objects than as array ops.
     score_l = scores.tolist()
-    kept = [i for i, s in enumerate(score_l) if s >= threshold]
-    keep = kept if len(kept) < len(score_l) else None
-    if keep is not None:
-        rows, score_l = rows[keep], [score_l[i] for i in keep]
-    none = [None] * len(score_l)
-    lex = none if lexical is None else (lexical if keep is None else lexical[keep]).tolist()
-    if cosine is scores:
-        cos = score_l
-    else:
-        cos = none if cosine is None else (cosine if keep is None else cosine[keep]).tolist()
     row_l = rows.tolist()
-    recs = w.records.get_many(w.store, m.row_id[rows].tolist())
-    hits = []
-    stale = []
-    for row, rec, score, lx, cs in zip(row_l, recs, score_l, lex, cos, strict=True):
-        if rec is None or rec.retired:
-            stale.append(row)
-            continue
-        hits.append(Hit(record=rec, score=score, row=row, lexical=lx, cosine=cs))
+    id_l = m.row_id[rows].tolist()
+    none = [None] * len(score_l)
+    lex = none if lexical is None else lexical.tolist()
+    cos = score_l if cosine is scores else none if cosine is None else cosine.tolist()
+    keep = [i for i, s in enumerate(score_l) if s >= threshold]
+    if len(keep) < len(score_l):
+        score_l, row_l, id_l, lex, cos = (
+            [col[i] for i in keep] for col in (score_l, row_l, id_l, lex, cos)
+        )
+    recs = w.records.get_many(w.store, id_l)
+    stale = [row for row, rec in zip(row_l, recs, strict=True) if rec is None or rec.retired]
     if stale:
         # Retired by another process since our mirror was built: mask and search again.
         w.mask(stale, m)
         return None
-    return hits
+    return [
+        Hit(record=rec, score=score, row=row, lexical=lx, cosine=cs)
+        for row, rec, score, lx, cs in zip(row_l, recs, score_l, lex, cos, strict=True)
+    ]
 
 
 def check_touch(w: Writer, touch: bool) -> None:

@@ -56,13 +56,16 @@ class RecordCache:
             if stamp != self._stamp:
                 self._records.clear()
                 self._stamp = stamp
-            get = self._records.get
-            out: list = [get(i, _MISSING) for i in ids]
-        missing = [i for i, r in zip(ids, out, strict=True) if r is _MISSING]
-        if not missing:  # every one cached: the common case of a repeated recall
-            self.hits += len(out)
-            return out
-        missing = list(dict.fromkeys(missing))
+            records = self._records
+            try:  # every one cached, the common case of a repeated recall: one C-level map
+                out: list = list(map(records.__getitem__, ids))
+            except KeyError:
+                get = records.get
+                out = [get(i, _MISSING) for i in ids]
+            else:
+                self.hits += len(out)
+                return out
+        missing = list(dict.fromkeys(i for i, r in zip(ids, out, strict=True) if r is _MISSING))
         with store.read() as txn:
             fresh = dict(zip(missing, traces.get_many(txn, missing), strict=True))
         with self._lock:
