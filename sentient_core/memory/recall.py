@@ -370,6 +370,7 @@ def read_hits(
     return [
         Hit(record=rec, score=score, row=row, lexical=lx, cosine=cs)
         for row, rec, score, lx, cs in zip(row_l, recs, score_l, lex, cos, strict=True)
+        if rec is not None  # never None here (stale is empty): for the type checker
     ]
 
 
