@@ -356,8 +356,8 @@ def read_hits(
     none = [None] * len(score_l)
     lex = none if lexical is None else lexical.tolist()
     cos = score_l if cosine is scores else none if cosine is None else cosine.tolist()
-    keep = [i for i, s in enumerate(score_l) if s >= threshold]
-    if len(keep) < len(score_l):
+    if score_l and not min(score_l) >= threshold:
+        keep = [i for i, s in enumerate(score_l) if s >= threshold]
         score_l, row_l, id_l, lex, cos = (
             [col[i] for i in keep] for col in (score_l, row_l, id_l, lex, cos)
         )
