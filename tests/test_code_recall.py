@@ -105,3 +105,25 @@ def test_a_trace_retired_by_another_writer_is_masked_and_searched_again(tmp_path
         assert first[0].record.id not in [h.record.id for h in again]
         assert [h.row for h in again] == [h.row for h in first[1:]] + [again[-1].row]
         assert mem.view().valid[11] == 0  # masked in our mirror
+
+
+def test_a_memory_above_one_block_takes_the_parallel_scan(tmp_path, monkeypatch):
+    from sentient_kernels import holographic
+
+    st, mem, vecs = _memory(tmp_path, 60, seed=9)
+    with st:
+        q = vecs[4] + np.float32(0.2) * vecs[5]
+        small = _key(mem.recall(q, 7, touch=False))
+        calls = []
+        serial = mem_recall.unchecked.holographic_topk_cosine
+
+        class Spy:
+            @staticmethod
+            def holographic_topk_cosine(*args):
+                calls.append(1)
+                return serial(*args)
+
+        monkeypatch.setattr(mem_recall, "unchecked", Spy)
+        assert _key(mem.recall(q, 7, touch=False)) == small and len(calls) == 1
+        monkeypatch.setattr(holographic, "_MIN_BLOCK_ROWS", 16)  # 60 rows: 4 blocks
+        assert _key(mem.recall(q, 7, touch=False)) == small and len(calls) == 1
