@@ -507,3 +507,24 @@ def test_one_block_bad_row_after_masked_rows_and_bad_queries():
     for q, msg in ((np.zeros(4), "all zeros"), ([1, np.nan, 0, 0], "non-finite")):
         with pytest.raises(ValueError, match=msg):
             holo.topk_cosine(codes, np.array(q, np.float32), 3, valid=valid)
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_one_block_near_ties_need_the_screen_margin(seed):
+    # One block (the serial kernel): rows ~1e-6 apart, so float32 estimates order
+    # them wrongly and only the margin (the estimate's worst-case rounding error)
+    # keeps the true top rows from being screened out before their exact score.
+    rng = np.random.default_rng(seed)
+    d = 256
+    base = rng.standard_normal(d)
+    codes = (base + 1e-6 * rng.standard_normal((holo._MIN_BLOCK_ROWS, d))).astype(np.float32)
+    query = (base + 0.5 * rng.standard_normal(d)).astype(np.float32)
+    unit = holo.normalize_rows(codes)
+    want = naive.topk_cosine(codes, query, 100)
+    want_unit = naive.topk_cosine(unit, query, 100, normalized=True)
+    for k in (1, 10, 100):
+        _assert_same(holo.topk_cosine(codes, query, k), (want[0][:k], want[1][:k]))
+        _assert_same(
+            holo.topk_cosine(unit, query, k, normalized=True),
+            (want_unit[0][:k], want_unit[1][:k]),
+        )
