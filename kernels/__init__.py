@@ -6,6 +6,8 @@ sedenion     Cayley–Dickson sedenion algebra (single and batched).
 smf          Sedenion Memory Field: 16-axis orientation, entropy, update from oscillators.
 prsc         Prime-resonance oscillator bank (mean-field Kuramoto-style ticks).
 holographic  Exact top-k cosine search over float32 code rows.
+holographic_one  The same top-k for one query over a small matrix, in one serial dispatch.
+topk_parts   What every exact top-k scan shares: dots, norms, the final score, the heap.
 interference The interference picture of a prime state (display only).
 quantized    int8 codes (¼ the memory) whose top-k equals holographic's exactly.
 dot_i8       Exact int8 × int16 row dots (VNNI ``vpdpbusd`` when the CPU has it), row prefetch.
@@ -46,6 +48,7 @@ from sentient_kernels import (
     credit,
     dot_i8,
     holographic,
+    holographic_one,
     interference,
     lexical,
     maxscore,
@@ -63,6 +66,7 @@ from sentient_kernels import (
     text_batch,
     text_one,
     tick,
+    topk_parts,
     unchecked,
 )
 
@@ -75,6 +79,7 @@ __all__ = [
     "credit",
     "dot_i8",
     "holographic",
+    "holographic_one",
     "interference",
     "lexical",
     "maxscore",
@@ -92,5 +97,6 @@ __all__ = [
     "text_batch",
     "text_one",
     "tick",
+    "topk_parts",
     "unchecked",
 ]

@@ -6,12 +6,16 @@ computed by one parallel streaming pass over the matrix: the rows are cut into
 blocks, each block keeps its own top-k in a small heap while it streams, and
 the per-block winners are merged at the end. Several queries share the pass
 (:func:`topk_cosine_batch`): each row is read from memory once and dotted with
-every query while it sits in L1.
+every query while it sits in L1. A single query over at most one block (a small
+memory) takes one serial dispatch instead (:mod:`sentient_kernels.holographic_one`:
+the same screen, scores and tie rule; its estimate reads four rows per pass).
 
 Exactness. Every score that can reach the result is computed in float64 (a
 float32 × float32 product is exact in float64), so it is within a few float64
 ulps of the exactly rounded cosine and the order equals the float64 reference
-(``tests/naive_holographic.py``) except between scores closer than ~1e-14.
+(``tests/naive_holographic.py``) except between scores closer than ~1e-14; the
+dot is finished by :func:`~sentient_kernels.topk_parts._exact_cosine` in strict
+IEEE, so every scan gives a row the same bits.
 A cheap float32 estimate (16 lanes per vector instead of 8) first rules out rows
 that cannot beat the current k-th score even with its worst-case rounding error
 added. Identical rows get bit-identical scores; ties go to the lower row index;
@@ -33,6 +37,16 @@ from numba import prange
 from sentient_kernels.checks import check_array, check_int
 from sentient_kernels.config import jit
 
+# Re-exported (``x as x``): bm25, maxscore, overlay, quantized and unchecked import
+# these from here.
+from sentient_kernels.holographic_one import _topk_into as _topk_into
+from sentient_kernels.topk_parts import _dot_f32 as _dot_f32
+from sentient_kernels.topk_parts import _dot_f64 as _dot_f64
+from sentient_kernels.topk_parts import _dot_sumsq_f32, _exact_cosine, _sumsq_f32, _sumsq_f64
+from sentient_kernels.topk_parts import _heap_push as _heap_push
+from sentient_kernels.topk_parts import _heap_replace_root as _heap_replace_root
+from sentient_kernels.topk_parts import _worse as _worse
+
 __all__ = [
     "normalize_rows",
     "row_norms",
@@ -48,103 +62,6 @@ __all__ = [
 _BLOCKS_PER_THREAD = 8
 _MIN_BLOCK_ROWS = 2048
 _NO_MASK = np.ones(1, dtype=np.uint8)
-
-# --------------------------------------------------------------------- helpers
-
-
-@jit()
-def _dot_f64(row, q64):
-    """Dot of a float32 row with a float64 vector, accumulated in float64."""
-    acc = 0.0
-    for j in range(row.shape[0]):
-        acc += np.float64(row[j]) * q64[j]
-    return acc
-
-
-@jit()
-def _sumsq_f64(row):
-    """Squared norm of a float32 row, accumulated in float64."""
-    acc = 0.0
-    for j in range(row.shape[0]):
-        x = np.float64(row[j])
-        acc += x * x
-    return acc
-
-
-@jit()
-def _dot_f32(row, q):
-    """Dot of two float32 vectors in float32 (a screening estimate only)."""
-    acc = np.float32(0.0)
-    for j in range(row.shape[0]):
-        acc += row[j] * q[j]
-    return acc
-
-
-@jit()
-def _sumsq_f32(row):
-    """Squared norm in float32 (screening, and a free NaN/inf detector)."""
-    acc = np.float32(0.0)
-    for j in range(row.shape[0]):
-        acc += row[j] * row[j]
-    return acc
-
-
-@jit()
-def _dot_sumsq_f32(row, q):
-    """Dot of two float32 vectors and the row's squared norm, in float32, in one pass
-    (a single query's screening estimate: the row is read once)."""
-    acc = np.float32(0.0)
-    nn = np.float32(0.0)
-    for j in range(row.shape[0]):
-        x = row[j]
-        acc += x * q[j]
-        nn += x * x
-    return acc, nn
-
-
-@jit()
-def _worse(s1, i1, s2, i2):
-    """True if candidate (s1, i1) ranks below (s2, i2): lower score, then higher index."""
-    return s1 < s2 or (s1 == s2 and i1 > i2)
-
-
-@jit()
-def _heap_push(hs, hi, n, s, i):
-    """Add (s, i) to a min-heap of size n (root = worst candidate)."""
-    c = n
-    while c > 0:
-        p = (c - 1) >> 1
-        if _worse(s, i, hs[p], hi[p]):
-            hs[c] = hs[p]
-            hi[c] = hi[p]
-            c = p
-        else:
-            break
-    hs[c] = s
-    hi[c] = i
-
-
-@jit()
-def _heap_replace_root(hs, hi, n, s, i):
-    """Replace the worst candidate of a full heap of size n by (s, i)."""
-    c = 0
-    while True:
-        left = 2 * c + 1
-        if left >= n:
-            break
-        w = left
-        right = left + 1
-        if right < n and _worse(hs[right], hi[right], hs[left], hi[left]):
-            w = right
-        if _worse(hs[w], hi[w], s, i):
-            hs[c] = hs[w]
-            hi[c] = hi[w]
-            c = w
-        else:
-            break
-    hs[c] = s
-    hi[c] = i
-
 
 # --------------------------------------------------------------------- kernels
 
@@ -242,13 +159,9 @@ def _scan_block(
                 and est[q] * est_scale * inv_qnorm[q] + margin < heap_s[q, b, 0]
             ):
                 continue
-            if normalized:
-                scale = 1.0
-            else:
-                if nn64 < 0.0:
-                    nn64 = _sumsq_f64(row)
-                scale = 1.0 / math.sqrt(nn64) if nn64 > 0.0 else 0.0
-            s = _dot_f64(row, q64[q]) * scale * inv_qnorm[q]
+            if not normalized and nn64 < 0.0:
+                nn64 = _sumsq_f64(row)
+            s = _exact_cosine(_dot_f64(row, q64[q]), nn64, normalized, inv_qnorm[q])
             if n < kb:
                 _heap_push(heap_s[q, b], heap_i[q, b], n, s, i)
             elif s > heap_s[q, b, 0]:
@@ -313,47 +226,6 @@ def _merge_topk(heap_s, heap_i, heap_n, k, out_i, out_s):
     """Merge per-block heaps into the global top-k of every query."""
     for q in range(heap_s.shape[0]):
         _merge_one(heap_s[q], heap_i[q], heap_n, k, out_i[q], out_s[q])
-
-
-@jit()
-def _topk_into(codes, query, k, normalized, has_mask, valid, out_ids, out_scores):
-    """Serial top-k of one query into caller-owned outputs (``unchecked.holographic_topk_cosine``).
-
-    The scan and tie rule of :func:`_scan_topk` in one block, so ids and
-    scores equal :func:`topk_cosine`'s. Returns the count, or a negative status.
-    """
-    m, d = codes.shape
-    if query.shape[0] != d or (has_mask and valid.shape[0] < m):
-        return -1
-    n_valid = m
-    if has_mask:
-        n_valid = 0
-        for i in range(m):
-            n_valid += valid[i] != 0
-    kk = min(k, n_valid)
-    if kk <= 0:
-        return 0
-    if out_ids.shape[0] < kk or out_scores.shape[0] < kk:
-        return -1
-    # A (1, D) copy: the scan takes a query matrix, and the copy accepts any layout.
-    queries = np.empty((1, d), dtype=np.float32)
-    for j in range(d):
-        queries[0, j] = query[j]
-    # Squares of float32 values neither overflow nor underflow to 0 in float64.
-    qq = _sumsq_f64(queries[0])
-    if not (qq > 0.0 and math.isfinite(qq)):
-        return -2
-    heap_s = np.empty((1, 1, kk))
-    heap_i = np.empty((1, 1, kk), dtype=np.int64)
-    heap_n = np.empty(1, dtype=np.int64)
-    prepared = _prepare_queries(queries)
-    heap_n[0], first_bad = _scan_block(
-        codes, queries, prepared, normalized, has_mask, valid, 0, m, 0, heap_s, heap_i
-    )
-    if first_bad >= 0:
-        return -3
-    _merge_one(heap_s[0], heap_i[0], heap_n, kk, out_ids, out_scores)
-    return kk
 
 
 @jit(parallel=True)
@@ -478,12 +350,13 @@ def topk_cosine(
     """
     codes = _check_codes(codes)
     d = codes.shape[1]
-    query = check_array("query", query, dtype=np.float32, shape=(d,))
-    k = check_int("k", k, lo=1)
-    if not query.any():
-        raise ValueError("query must not be all zeros (its cosine is undefined)")
     m = codes.shape[0]
-    if m <= _MIN_BLOCK_ROWS:  # one block: the same scan in one dispatch (small memories)
+    # One block: the query's values are checked by the kernel (status -2), not by
+    # two more passes here; a failed check falls through to the full checks below.
+    one = 0 < m <= _MIN_BLOCK_ROWS
+    query = check_array("query", query, dtype=np.float32, shape=(d,), finite=not one)
+    k = check_int("k", k, lo=1)
+    if one:  # the same scan in one dispatch (small memories)
         has_mask = valid is not None
         mask = _check_valid(valid, m) if has_mask else _NO_MASK
         out_i = np.empty(min(k, m), dtype=np.int64)
@@ -491,7 +364,11 @@ def topk_cosine(
         got = _topk_into(codes, query, k, bool(normalized), has_mask, mask, out_i, out_s)
         if got >= 0:
             return out_i[:got], out_s[:got]
-        # A non-finite row: the general search below names it.
+        # -2 (a zero or non-finite query) is raised just below; -3 (a non-finite
+        # row) by the general search, which names the row.
+        query = check_array("query", query, dtype=np.float32, shape=(d,))
+    if not query.any():
+        raise ValueError("query must not be all zeros (its cosine is undefined)")
     out_i, out_s = _search(codes, query.reshape(1, d), k, normalized, valid)
     return out_i[0], out_s[0]
 

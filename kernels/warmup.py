@@ -22,6 +22,8 @@ MODULES = (
     "sedenion",
     "smf",
     "prsc",
+    "topk_parts",
+    "holographic_one",
     "holographic",
     "interference",
     "dot_i8",

@@ -454,3 +454,77 @@ def test_one_block_non_finite_row_is_still_named():
     codes[17, 2] = np.inf
     with pytest.raises(ValueError, match="row 17"):
         holo.topk_cosine(codes, np.ones(4, dtype=np.float32), 3)
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+def test_one_block_groups_of_four_under_every_mask(normalized):
+    # The one-block kernel estimates four valid rows at a time; every mask of a few
+    # rows (short last groups, gaps, a group spanning masked rows) must give the
+    # general search's answer, which must rank as the reference does.
+    rng = np.random.default_rng(21)
+    for m in range(1, 10):
+        codes = _unit_rows(rng, m, 12) if normalized else _random_codes(rng, m, 12)
+        codes[m - 1] = codes[0]  # a tie between the first and the last group
+        q = rng.standard_normal(12).astype(np.float32)
+        for bits in range(1 << m):
+            valid = np.array([(bits >> i) & 1 for i in range(m)], dtype=np.uint8)
+            for k in (1, 3, m + 1):
+                got = holo.topk_cosine(codes, q, k, normalized=normalized, valid=valid)
+                want = holo._search(codes, q.reshape(1, 12), k, normalized, valid)
+                np.testing.assert_array_equal(got[0], want[0][0])
+                np.testing.assert_array_equal(got[1], want[1][0])
+                ref = naive.topk_cosine(codes, q, k, normalized=normalized, valid=valid)
+                np.testing.assert_array_equal(got[0], ref[0])
+
+
+def test_one_block_extreme_rows_inside_a_group_and_a_frozen_query():
+    rng = np.random.default_rng(8)
+    codes = _random_codes(rng, 1001, 32)
+    codes[::3] *= np.float32(1e25)  # each group of four mixes scales
+    codes[1::3] *= np.float32(1e-25)
+    codes[500] = 0.0
+    query = rng.standard_normal(32, dtype=np.float32)
+    query.setflags(write=False)
+    for k in (1, 10, 400):
+        got = holo.topk_cosine(codes, query, k)
+        _assert_same(got, naive.topk_cosine(codes, query, k))
+        want = holo._search(codes, query.reshape(1, 32), k, False, None)
+        np.testing.assert_array_equal(got[1], want[1][0])
+
+
+def test_one_block_bad_row_after_masked_rows_and_bad_queries():
+    codes = np.ones((30, 4), dtype=np.float32)
+    codes[5, 1] = np.nan  # masked: never read
+    codes[21, 0] = -np.inf
+    valid = np.ones(30, dtype=np.uint8)
+    valid[3:9] = 0
+    with pytest.raises(ValueError, match="row 21"):
+        holo.topk_cosine(codes, np.ones(4, dtype=np.float32), 3, valid=valid)
+    valid[21] = 0
+    ids, _ = holo.topk_cosine(codes, np.ones(4, dtype=np.float32), 30, valid=valid)
+    assert ids.tolist() == [i for i in range(30) if valid[i]]
+    # The kernel checks the query's values (status -2); the wrapper names them.
+    for q, msg in ((np.zeros(4), "all zeros"), ([1, np.nan, 0, 0], "non-finite")):
+        with pytest.raises(ValueError, match=msg):
+            holo.topk_cosine(codes, np.array(q, np.float32), 3, valid=valid)
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_one_block_near_ties_need_the_screen_margin(seed):
+    # One block (the serial kernel): rows ~1e-6 apart, so float32 estimates order
+    # them wrongly and only the margin (the estimate's worst-case rounding error)
+    # keeps the true top rows from being screened out before their exact score.
+    rng = np.random.default_rng(seed)
+    d = 256
+    base = rng.standard_normal(d)
+    codes = (base + 1e-6 * rng.standard_normal((holo._MIN_BLOCK_ROWS, d))).astype(np.float32)
+    query = (base + 0.5 * rng.standard_normal(d)).astype(np.float32)
+    unit = holo.normalize_rows(codes)
+    want = naive.topk_cosine(codes, query, 100)
+    want_unit = naive.topk_cosine(unit, query, 100, normalized=True)
+    for k in (1, 10, 100):
+        _assert_same(holo.topk_cosine(codes, query, k), (want[0][:k], want[1][:k]))
+        _assert_same(
+            holo.topk_cosine(unit, query, k, normalized=True),
+            (want_unit[0][:k], want_unit[1][:k]),
+        )

@@ -38,7 +38,7 @@ from sentient_core.store import traces
 from sentient_core.store.errors import StoreUsageError
 from sentient_core.store.records import SMF_AXES, TraceRecord
 from sentient_core.store.txn import Txn
-from sentient_kernels import holographic
+from sentient_kernels import holographic, unchecked
 from sentient_kernels import smf as smf_kernels
 
 if TYPE_CHECKING:
@@ -112,10 +112,58 @@ def recall(
     k = check_k("k", k)
     threshold = check_threshold(threshold)
     check_touch(w, touch)
-    rank = check_rank(rank, isinstance(q, str))
-    mq = query(w, q, terms=rank != "cosine")
-    hits = _ranked(w, mq, k, threshold, rank)
+    text = isinstance(q, str)
+    rank = check_rank(rank, text)
+    code = None if text or w.compact is not None else _plain_code(q, w.store.code_dim)
+    if code is not None:
+        hits = _cosine_of_code(w, code, k, threshold)
+    else:
+        mq = query(w, q, terms=rank != "cosine")
+        hits = _ranked(w, mq, k, threshold, rank)
     return touch_hits(w, [hits])[0] if touch and hits else hits
+
+
+def _plain_code(q: object, dim: int) -> np.ndarray | None:
+    """``q`` itself if it is a C-contiguous float32 ``(dim,)`` array (the kernel checks its
+    values), else None (:func:`as_code` converts and checks it)."""
+    if type(q) is np.ndarray and q.dtype == _F32 and q.shape == (dim,) and q.flags.c_contiguous:
+        return q
+    return None
+
+
+_F32 = np.dtype(np.float32)
+
+
+def _cosine_of_code(w: Writer, code: np.ndarray, k: int, threshold: float) -> list[Hit]:
+    """A code query's cosine top-k in one kernel dispatch: :func:`_ranked`'s answer.
+
+    Only for a memory of at most one scan block (``holographic._MIN_BLOCK_ROWS``
+    rows: the serial kernel); a larger one takes the checked path and its parallel
+    scan. The mirror's arrays are float32 C-contiguous codes and a uint8 mask by
+    construction (:class:`~sentient_core.memory.mirror.Mirror`), so the unchecked
+    kernel reads them directly, and the query's values are checked by the kernel
+    itself (zero or non-finite: status -2). Any status but a count takes the
+    checked path, which raises the error a checked recall raises.
+    """
+    while True:
+        m = w.mirror
+        n = m.n
+        kk = min(k, n)
+        if kk == 0 or n > holographic._MIN_BLOCK_ROWS:
+            break
+        ids = np.empty(kk, dtype=np.int64)
+        scores = np.empty(kk)
+        got = unchecked.holographic_topk_cosine(
+            m.codes[:n], code, k, True, True, m.valid[:n], ids, scores
+        )
+        if got < 0:  # -2: a zero or non-finite query; -3: a non-finite row (named there)
+            break
+        if got < kk:
+            ids, scores = ids[:got], scores[:got]
+        hits = read_hits(w, m, ids, scores, threshold, cosine=scores)
+        if hits is not None:
+            return hits
+    return _ranked(w, query(w, code, terms=False), k, threshold, "cosine")
 
 
 def _ranked(w: Writer, mq: MemoryQuery, k: int, threshold: float, rank: str) -> list[Hit]:
@@ -303,23 +351,29 @@ def read_hits(
 
     ``lexical`` and ``cosine`` (aligned with ``rows``) fill the hits' score components.
     """
-    keep = scores >= threshold
-    rows, scores = rows[keep], scores[keep]
-    lex = [None] * rows.size if lexical is None else lexical[keep].tolist()
-    cos = [None] * rows.size if cosine is None else cosine[keep].tolist()
-    recs = w.records.get_many(w.store, m.row_id[rows].tolist())
-    hits = []
-    stale = []
-    for i, (row, rec, score) in enumerate(zip(rows.tolist(), recs, scores.tolist(), strict=True)):
-        if rec is None or rec.retired:
-            stale.append(row)
-            continue
-        hits.append(Hit(record=rec, score=float(score), row=row, lexical=lex[i], cosine=cos[i]))
+    # Lists, not masks: a recall's few hits cost less as Python objects than as array ops.
+    score_l = scores.tolist()
+    row_l = rows.tolist()
+    id_l = m.row_id[rows].tolist()
+    none = [None] * len(score_l)
+    lex = none if lexical is None else lexical.tolist()
+    cos = score_l if cosine is scores else none if cosine is None else cosine.tolist()
+    if score_l and not min(score_l) >= threshold:
+        keep = [i for i, s in enumerate(score_l) if s >= threshold]
+        score_l, row_l, id_l, lex, cos = (
+            [col[i] for i in keep] for col in (score_l, row_l, id_l, lex, cos)
+        )
+    recs = w.records.get_many(w.store, id_l)
+    stale = [row for row, rec in zip(row_l, recs, strict=True) if rec is None or rec.retired]
     if stale:
         # Retired by another process since our mirror was built: mask and search again.
         w.mask(stale, m)
         return None
-    return hits
+    return [
+        Hit(record=rec, score=score, row=row, lexical=lx, cosine=cs)
+        for row, rec, score, lx, cs in zip(row_l, recs, score_l, lex, cos, strict=True)
+        if rec is not None  # never None here (stale is empty): for the type checker
+    ]
 
 
 def check_touch(w: Writer, touch: bool) -> None:

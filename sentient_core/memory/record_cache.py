@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_RECORDS", "RecordCache"]
 
+_MISSING = object()  # not cached (None is a cached answer: no such trace)
+
 MAX_RECORDS = 4096
 """Records kept at most; the cache is emptied when a fill would exceed it."""
 
@@ -55,17 +57,22 @@ class RecordCache:
                 self._records.clear()
                 self._stamp = stamp
             records = self._records
-            found = {i: records[i] for i in ids if i in records}
-        missing = [i for i in ids if i not in found]
-        if missing:
-            with store.read() as txn:
-                fresh = dict(zip(missing, traces.get_many(txn, missing), strict=True))
-            found.update(fresh)
-            with self._lock:
-                if self._stamp == stamp:  # else a newer stamp emptied it: keep nothing old
-                    if len(self._records) + len(fresh) > MAX_RECORDS:
-                        self._records.clear()
-                    self._records.update(fresh)
+            try:  # every one cached, the common case of a repeated recall: one C-level map
+                out: list = list(map(records.__getitem__, ids))
+            except KeyError:
+                get = records.get
+                out = [get(i, _MISSING) for i in ids]
+            else:
+                self.hits += len(out)
+                return out
+        missing = list(dict.fromkeys(i for i, r in zip(ids, out, strict=True) if r is _MISSING))
+        with store.read() as txn:
+            fresh = dict(zip(missing, traces.get_many(txn, missing), strict=True))
+        with self._lock:
+            if self._stamp == stamp:  # else a newer stamp emptied it: keep nothing old
+                if len(self._records) + len(fresh) > MAX_RECORDS:
+                    self._records.clear()
+                self._records.update(fresh)
         self.hits += len(ids) - len(missing)
         self.misses += len(missing)
-        return [found[i] for i in ids]
+        return [fresh[i] if r is _MISSING else r for i, r in zip(ids, out, strict=True)]
