@@ -57,19 +57,6 @@ def _sumsq_f32(row):
 
 
 @jit()
-def _dot_sumsq_f32(row, q):
-    """Dot of two float32 vectors and the row's squared norm, in float32, in one pass
-    (a single query's screening estimate: the row is read once)."""
-    acc = np.float32(0.0)
-    nn = np.float32(0.0)
-    for j in range(row.shape[0]):
-        x = row[j]
-        acc += x * q[j]
-        nn += x * x
-    return acc, nn
-
-
-@jit()
 def _worse(s1, i1, s2, i2):
     """True if candidate (s1, i1) ranks below (s2, i2): lower score, then higher index."""
     return s1 < s2 or (s1 == s2 and i1 > i2)
@@ -138,8 +125,7 @@ def _warm_parts():
     _heap_push(hs, hi, 0, 1.0, 0)
     _heap_push(hs, hi, 1, 0.5, 1)
     _heap_replace_root(hs, hi, 2, 0.7, 2)
-    a, b = _dot_sumsq_f32(row, row)
-    s = _dot_f32(row, row) + _sumsq_f32(row) + a + b
+    s = _dot_f32(row, row) + _sumsq_f32(row)
     return s + _exact_cosine(_dot_f64(row, q64), _sumsq_f64(row), False, 0.5)
 
 
