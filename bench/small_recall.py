@@ -81,12 +81,12 @@ def main(argv: list[str] | None = None) -> int:
         help="cpu: the calling thread's CPU time (time.thread_time), which a loaded"
         " machine's waits for a core do not inflate; only single-threaded calls can be"
         " timed so (our one-block recall, faiss on one thread), so sizes above"
-        f" {holographic._MIN_BLOCK_ROWS} rows and faiss's default threads are left out",
+        f" {holographic.ONE_BLOCK_ROWS} rows and faiss's default threads are left out",
     )
     args = p.parse_args(argv)
     cpu = args.clock == "cpu"
-    if cpu and max(args.sizes) > holographic._MIN_BLOCK_ROWS:
-        p.error(f"--clock cpu times only sizes up to {holographic._MIN_BLOCK_ROWS} rows")
+    if cpu and max(args.sizes) > holographic.ONE_BLOCK_ROWS:
+        p.error(f"--clock cpu times only sizes up to {holographic.ONE_BLOCK_ROWS} rows")
     clock = time.thread_time if cpu else time.perf_counter
     prefer_passive_threads()  # before faiss loads its OpenMP runtime (see the module doc)
     faiss = peers.load("faiss")

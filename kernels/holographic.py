@@ -48,6 +48,7 @@ from sentient_kernels.topk_parts import _heap_replace_root as _heap_replace_root
 from sentient_kernels.topk_parts import _worse as _worse
 
 __all__ = [
+    "ONE_BLOCK_ROWS",
     "normalize_rows",
     "row_norms",
     "topk_cosine",
@@ -61,6 +62,9 @@ __all__ = [
 # Results do not depend on the blocking (exact scores, strict total order).
 _BLOCKS_PER_THREAD = 8
 _MIN_BLOCK_ROWS = 2048
+ONE_BLOCK_ROWS = _MIN_BLOCK_ROWS
+"""Rows of one scan block: a matrix of at most this many rows is scanned serially, in one
+dispatch (``holographic_one``); larger ones in parallel blocks."""
 _NO_MASK = np.ones(1, dtype=np.uint8)
 
 # --------------------------------------------------------------------- kernels
@@ -456,6 +460,11 @@ def normalize_rows(codes: np.ndarray, out: np.ndarray | None = None) -> np.ndarr
 
 
 def _warmup() -> None:
+    # The parts this module is made of (not in warmup.MODULES: no public names of their own).
+    from sentient_kernels import holographic_one, topk_parts
+
+    topk_parts._warmup()
+    holographic_one._warmup()
     query = np.ones(4, dtype=np.float32)
     # Read-only queries (e.g. an encoder's frozen code) are a separate Numba type.
     frozen = np.ones(4, dtype=np.float32)

@@ -22,8 +22,6 @@ MODULES = (
     "sedenion",
     "smf",
     "prsc",
-    "topk_parts",
-    "holographic_one",
     "holographic",
     "interference",
     "dot_i8",

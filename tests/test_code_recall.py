@@ -126,4 +126,5 @@ def test_a_memory_above_one_block_takes_the_parallel_scan(tmp_path, monkeypatch)
         monkeypatch.setattr(mem_recall, "unchecked", Spy)
         assert _key(mem.recall(q, 7, touch=False)) == small and len(calls) == 1
         monkeypatch.setattr(holographic, "_MIN_BLOCK_ROWS", 16)  # 60 rows: 4 blocks
+        monkeypatch.setattr(holographic, "ONE_BLOCK_ROWS", 16)
         assert _key(mem.recall(q, 7, touch=False)) == small and len(calls) == 1

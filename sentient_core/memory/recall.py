@@ -137,7 +137,7 @@ _F32 = np.dtype(np.float32)
 def _cosine_of_code(w: Writer, code: np.ndarray, k: int, threshold: float) -> list[Hit]:
     """A code query's cosine top-k in one kernel dispatch: :func:`_ranked`'s answer.
 
-    Only for a memory of at most one scan block (``holographic._MIN_BLOCK_ROWS``
+    Only for a memory of at most one scan block (``holographic.ONE_BLOCK_ROWS``
     rows: the serial kernel); a larger one takes the checked path and its parallel
     scan. The mirror's arrays are float32 C-contiguous codes and a uint8 mask by
     construction (:class:`~sentient_core.memory.mirror.Mirror`), so the unchecked
@@ -149,7 +149,7 @@ def _cosine_of_code(w: Writer, code: np.ndarray, k: int, threshold: float) -> li
         m = w.mirror
         n = m.n
         kk = min(k, n)
-        if kk == 0 or n > holographic._MIN_BLOCK_ROWS:
+        if kk == 0 or n > holographic.ONE_BLOCK_ROWS:
             break
         ids = np.empty(kk, dtype=np.int64)
         scores = np.empty(kk)
