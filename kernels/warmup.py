@@ -42,6 +42,7 @@ MODULES = (
     "maxscore_hybrid",
     "overlay",
     "scored_hybrid",
+    "maxscore_scored",
 )
 
 

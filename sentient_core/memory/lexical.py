@@ -61,7 +61,7 @@ from sentient_core.memory.types import RANKS
 from sentient_core.store import terms as store_terms
 from sentient_core.store import traces
 from sentient_core.store.errors import CorruptRecordError
-from sentient_kernels import bm25, maxscore, maxscore_hybrid, unchecked
+from sentient_kernels import bm25, maxscore, maxscore_hybrid, maxscore_scored, unchecked
 from sentient_kernels.bounds import term_bounds
 from sentient_kernels.lexical import TermCounts
 from sentient_kernels.scored_hybrid import Overlay, finish_scored_hybrid
@@ -383,6 +383,23 @@ def rank_rows(
         assert codes is not None and code is not None
         return maxscore_hybrid.hybrid_unchecked(
             packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k, codes[:n], code, alpha
+        )
+    if not exhaustive and overlay is not None and maxscore_scored.applies(overlay):
+        assert codes is not None and code is not None and valid is not None
+        return maxscore_scored.scored_unchecked(
+            packed,
+            n,
+            valid,
+            doc_len,
+            n_docs,
+            avgdl,
+            terms,
+            weights,
+            k,
+            codes[:n],
+            code,
+            alpha,
+            overlay,
         )
     acc, touched, seen = _SCRATCH.get(n)
     idf = np.empty(terms.shape[0])
