@@ -19,9 +19,10 @@ sides, so the medians are per-query latencies):
   and lexical index from the stored terms) against ``bm25s.BM25.load`` of its
   saved index.
 
-:func:`latency` times the same queries interleaved (ours in every rank, bm25s,
-and the BM25/hybrid ranking alone with MaxScore and with the exhaustive
-accumulation it replaced) and gives median and p95 per side, for the report.
+:func:`latency` times the same queries interleaved (ours in every rank, the
+default scored recall, bm25s, and the BM25/hybrid/scored ranking alone with
+MaxScore and with the exhaustive accumulation it replaced) and gives median and
+p95 per side, for the report.
 """
 
 from __future__ import annotations

@@ -19,11 +19,11 @@ inverting each chunk on a worker thread while the next is read.
 Every segment carries the bounds of its postings' BM25 tf factors per block
 of 64 postings (:func:`sentient_kernels.bounds.term_bounds`, computed when
 the segment is built or merged, at the memory's mean length then; kept in
-RAM and in the persisted snapshot), with which the BM25 and hybrid ranks skip the postings that
-cannot reach the top-k (block-max MaxScore, :mod:`sentient_kernels.maxscore`
-and :mod:`sentient_kernels.maxscore_hybrid`): the same rows and scores, bit
-for bit, as adding every posting of the query's terms into an accumulator
-(``exhaustive=True``, which the scored hybrid still does).
+RAM and in the persisted snapshot), with which the BM25, hybrid and scored ranks skip the
+postings that cannot reach the top-k (block-max MaxScore, :mod:`sentient_kernels.maxscore`,
+:mod:`sentient_kernels.maxscore_hybrid` and :mod:`sentient_kernels.maxscore_scored`): the
+same rows and scores, bit for bit, as adding every posting of the query's terms into an
+accumulator (``exhaustive=True``; the scored hybrid with a relevance weight <= 0 always).
 
 Ranks (:data:`RANKS`)
 ---------------------
@@ -365,11 +365,12 @@ def rank_rows(
     learned scorer's factors inside the selection
     (:func:`sentient_kernels.scored_hybrid.finish_scored_hybrid`).
 
-    BM25 and the hybrid skip the postings that cannot reach the top-k
-    (:mod:`sentient_kernels.maxscore`); the scored hybrid, and every rank with
-    ``exhaustive`` (the same results, bit for bit: a reference for tests and
-    benchmarks), add every posting of the query's terms into an accumulator
-    (:mod:`sentient_kernels.bm25`).
+    BM25, the hybrid and the scored hybrid with ``w_rel > 0`` skip the postings
+    that cannot reach the top-k (:mod:`sentient_kernels.maxscore`,
+    :mod:`sentient_kernels.maxscore_scored`); the scored hybrid with ``w_rel <= 0``
+    (no bound: a weaker BM25 may win), and every rank with ``exhaustive`` (the
+    same results, bit for bit: a reference for tests and benchmarks), add every
+    posting of the query's terms into an accumulator (:mod:`sentient_kernels.bm25`).
     """
     lexical_only = rank == "bm25" or code is None or codes is None
     if not exhaustive and lexical_only:
