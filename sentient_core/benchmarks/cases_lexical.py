@@ -249,14 +249,14 @@ def _ceiling(memory: HolographicMemory, q: str) -> float:
     return bm25_kernels.ceiling(idf, weights)
 
 
-def _search(memory: HolographicMemory, q: str, rank: str, exhaustive: bool):
+def _search(memory: HolographicMemory, q: str, rank: str, exhaustive: bool, k: int = K):
     """The ranking alone (no hit records): MaxScore, or every posting accumulated."""
     from sentient_core.memory import lexical
 
     mq = memory.query(q)
     v = mq.view
     return lexical.search(
-        v.lexical, v.mirror, v.n, mq.terms, mq.weights, K, rank, mq.code, exhaustive=exhaustive
+        v.lexical, v.mirror, v.n, mq.terms, mq.weights, k, rank, mq.code, exhaustive=exhaustive
     )
 
 
@@ -315,6 +315,7 @@ LATENCY_ROWS = (
     "search hybrid exhaustive",
     "search bm25",
     "search bm25 exhaustive",
+    "search hybrid k=20",
     "search scored",
     "search scored exhaustive",
 )
@@ -323,7 +324,8 @@ recall (:class:`~sentient_core.metamemory.recall.ScoredRecall`, factor table
 built beforehand), bm25s ``retrieve``, and
 :func:`sentient_core.memory.lexical.search` alone (MaxScore, and the exhaustive
 accumulation it replaced, which gives the same rows and scores; for the scored
-selection that is checked on every query)."""
+selection that is checked on every query). The scored selection asks for 20 rows
+(the scored recall's re-rank pool): ``search hybrid k=20`` is its peer."""
 
 
 def latency(rows: int, repeat: int = 1) -> dict[str, dict[str, float]]:
@@ -358,6 +360,7 @@ def latency(rows: int, repeat: int = 1) -> dict[str, dict[str, float]]:
     for rank in ("hybrid", "bm25"):
         calls[f"search {rank}"] = search(rank, False)
         calls[f"search {rank} exhaustive"] = search(rank, True)
+    calls["search hybrid k=20"] = lambda q: _search(memory, q, "hybrid", False, 20)
     calls["search scored"] = search_scored(False)
     calls["search scored exhaustive"] = search_scored(True)
     if retriever is not None:
