@@ -1,4 +1,4 @@
-"""Recall latency per query, median and p95: hybrid, BM25, cosine and bm25s, same run.
+"""Recall latency per query, median and p95: hybrid, BM25, cosine, scored and bm25s, same run.
 
     python bench/lexical_latency.py                 # 100k and 1M traces (several minutes)
     python bench/lexical_latency.py --rows 10000
@@ -7,9 +7,12 @@ Builds the stores of ``sentient_core.benchmarks.cases_lexical`` (Zipf texts,
 codes and terms computed by the memory; bm25s indexes the same token ids) and
 times the same queries interleaved, one call of each variant per query in turn
 (A/B/A/B…): ``memory.recall(q, 10, touch=False, rank=...)`` for each rank,
-bm25s ``retrieve`` (one thread), and the BM25/hybrid ranking alone
-(``lexical.search``) with MaxScore and with the exhaustive accumulation it
-replaced (same rows and scores). Prints each row's ratio to bm25s, and with
+the default scored recall (``ScoredRecall.recall(q, 10)``, its factor table
+built first), bm25s ``retrieve`` (one thread), and the BM25/hybrid/scored
+ranking alone (``lexical.search``; the scored one with the scored recall's
+table and k = 20, its re-rank pool) with MaxScore and with the exhaustive
+accumulation it replaced (same rows and scores; checked per query for the
+scored one). Prints each row's ratio to bm25s, and with
 several sizes the growth slope ``log(t_large / t_small) / log(n_large / n_small)``
 of each median. Also reports the store's build time and
 ``HolographicMemory(store)`` open time.

@@ -25,6 +25,7 @@ bounds       Per-block bounds of BM25's tf factors (what lets MaxScore skip post
 bm25         Exact BM25 top-k over posting segments, and a BM25 + cosine hybrid.
 maxscore     The same BM25 top-k, skipping postings that cannot reach it (block-max MaxScore).
 maxscore_hybrid  The same hybrid top-k on MaxScore.
+maxscore_scored  The scored hybrid top-k (the learned scorer's overlay) on MaxScore.
 postings     Group row numbers by key (posting lists) in one counting-sort pass.
 colrows      Stored column rows unpacked into the memory mirror's arrays in one pass.
 unchecked    The raw kernels behind the wrappers, without checks, for hot paths
@@ -53,6 +54,7 @@ from sentient_kernels import (
     lexical,
     maxscore,
     maxscore_hybrid,
+    maxscore_scored,
     overlay,
     postings,
     prsc,
@@ -84,6 +86,7 @@ __all__ = [
     "lexical",
     "maxscore",
     "maxscore_hybrid",
+    "maxscore_scored",
     "overlay",
     "postings",
     "prsc",

@@ -58,6 +58,7 @@ from sentient_kernels.bounds import _tf_factor, factor_scale
 from sentient_kernels.checks import check_int
 from sentient_kernels.config import jit
 from sentient_kernels.holographic import _dot_f32
+from sentient_kernels.scored_hybrid import _extra
 from sentient_kernels.segments import BLOCK, Packed, Segment
 
 __all__ = ["retired_rows", "topk", "topk_unchecked"]
@@ -184,14 +185,32 @@ def _plan(
 
 
 @_jit
-def _threshold(hs, nh, kk, hybrid, ceil, alpha):
+def _threshold(hs, nh, kk, hybrid, ceil, alpha, ov):
     """The BM25 score a row must reach (with slack) to still enter the heap; -inf if not full."""
     if nh < kk:
         return -np.inf
     if not hybrid:
         return hs[0]
+    if ov[0]:
+        # Scored: w_rel·(bm25/ceil + α·cos_max)/(1 + α) + e_max must reach hs[0] − tol.
+        w_rel, e_max, w_rec = ov[1], ov[2], ov[3]
+        tol = _tol(hs[0], e_max, w_rel, w_rec)
+        return ((hs[0] - e_max - tol) * (1.0 + alpha) / w_rel - alpha * _COS_CEIL) * ceil
     # bm25/ceil + α·cos_max must reach (1 + α)·hs[0]; _COS_CEIL's slack covers the rounding.
     return (hs[0] * (1.0 + alpha) - alpha * _COS_CEIL) * ceil
+
+
+@_jit
+def _tol(h, v, w_rel, w_rec):
+    """Room for the rounding of a scored score near ``h`` bounded by ``v`` (far above it)."""
+    return 1e-12 * (abs(h) + abs(v) + 4.0 * abs(w_rel) + 2.0 * abs(w_rec))
+
+
+@_jit
+def _no_overlay():
+    """The ``ov`` argument of :func:`_daat` for BM25 and the hybrid (no scorer overlay)."""
+    z = np.zeros(1)
+    return (False, 1.0, 0.0, 0.0, z, z, 0.0, 1.0)
 
 
 @_jit
@@ -210,7 +229,7 @@ def _is_skipped(skip, r):
 
 
 @_jit
-def _daat(idx, plan, has_mask, valid, bm, hybrid, ceil, alpha, cos, skip, hs, hidx, nh):
+def _daat(idx, plan, has_mask, valid, bm, hybrid, ceil, alpha, cos, ov, skip, hs, hidx, nh):
     """Block-max MaxScore over every segment into the heap ``hs``/``hidx`` holding ``nh``.
 
     Offers each row that may enter with its exact score: its BM25 (``hybrid``
@@ -220,12 +239,18 @@ def _daat(idx, plan, has_mask, valid, bm, hybrid, ceil, alpha, cos, skip, hs, hi
     blk0, ub, scale, weight) from :func:`_plan`, ``bm`` (doc_len, avgdl, k1,
     b), ``cos`` (codes, q64, inv_qnorm, q32, margin): the cosine's inputs
     (:func:`~sentient_kernels.bm25._cosine`) and a float32 estimate's (the
-    query in float32, the estimate's error bound; < 0: no estimate).
+    query in float32, the estimate's error bound; < 0: no estimate). ``ov``
+    (scored, w_rel > 0, e_max, w_rec, static, last_access, now, recency_s):
+    when ``scored`` (with ``hybrid``) a row's score is the scored hybrid's
+    ``w_rel·hybrid + static + w_rec·recency`` (:mod:`sentient_kernels.maxscore_scored`)
+    and ``e_max`` bounds ``static + w_rec·recency`` over every valid row.
     """
     seg_rows, seg_tfs, seg_blockf = idx
     lo, hi, blk0, ub, scale, weight = plan
     doc_len, avgdl, k1, b = bm
     codes, q64, inv_qnorm, q32, margin = cos
+    scored, w_rel, _, w_rec, static, last_access, now, recency_s = ov
+    rec_bound = max(0.0, w_rec)  # recency is at most 1
     nq = weight.size
     ns = len(seg_rows)
     kk = hs.size
@@ -261,7 +286,7 @@ def _daat(idx, plan, has_mask, valid, bm, hybrid, ceil, alpha, cos, skip, hs, hi
         for i in range(m):
             total += ub[order[i], s]
             cum[i] = total
-        thr = _threshold(hs, nh, kk, hybrid, ceil, alpha)
+        thr = _threshold(hs, nh, kk, hybrid, ceil, alpha, ov)
         e = _essential(cum, m, 0, thr)
         # Rows up to win_last passed the block test at threshold win_thr.
         win_last = np.int64(-1)
@@ -336,7 +361,24 @@ def _daat(idx, plan, has_mask, valid, bm, hybrid, ceil, alpha, cos, skip, hs, hi
                     present[j] = 0
             if lost:
                 continue
-            if hybrid:
+            if scored:
+                rel = score * inv_ceil
+                if nh == kk:
+                    # Its own static with the largest cosine and recency, then its
+                    # recency and the cosine's float32 estimate (as the hybrid below).
+                    cap = w_rel * (rel + alpha * _COS_CEIL) / div + static[d] + rec_bound
+                    if cap + _tol(hs[0], cap, w_rel, w_rec) < hs[0]:
+                        continue
+                x = _extra(static, last_access, d, w_rec, now, recency_s)
+                if nh == kk and margin >= 0.0:
+                    est = _dot_f32(codes[d], q32) * inv_qnorm + margin
+                    cap = w_rel * (rel + alpha * est) / div + x
+                    if cap + _tol(hs[0], cap, w_rel, w_rec) < hs[0]:
+                        continue
+                if _is_skipped(skip, d):
+                    continue
+                score = w_rel * _fuse(_cosine(codes, d, q64, inv_qnorm), rel, alpha) + x
+            elif hybrid:
                 rel = score * inv_ceil
                 if nh == kk:
                     if (rel + alpha * _COS_CEIL) / div < hs[0]:
@@ -354,7 +396,7 @@ def _daat(idx, plan, has_mask, valid, bm, hybrid, ceil, alpha, cos, skip, hs, hi
                 continue
             nh = _offer(hs, hidx, nh, kk, score, d)
             if nh == kk:
-                thr = _threshold(hs, nh, kk, hybrid, ceil, alpha)
+                thr = _threshold(hs, nh, kk, hybrid, ceil, alpha, ov)
                 e = _essential(cum, m, e, thr)
     return nh
 
@@ -435,6 +477,7 @@ def _topk(
         1.0,
         0.0,
         cos,
+        _no_overlay(),
         np.zeros(0, dtype=np.int64),
         hs,
         hidx,

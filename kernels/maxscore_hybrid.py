@@ -42,7 +42,14 @@ from sentient_kernels.bounds import _tf_factor
 from sentient_kernels.checks import check_array, check_int, check_scalar
 from sentient_kernels.config import jit
 from sentient_kernels.holographic import topk_cosine
-from sentient_kernels.maxscore import _ALL, _daat, _lower_bound, _planned, retired_rows
+from sentient_kernels.maxscore import (
+    _ALL,
+    _daat,
+    _lower_bound,
+    _no_overlay,
+    _planned,
+    retired_rows,
+)
 from sentient_kernels.segments import Packed, Segment
 
 __all__ = ["hybrid_topk", "hybrid_unchecked"]
@@ -92,7 +99,10 @@ def _heap(rows, tfs, block_f, plan, has_mask, valid, doc_len, bm, ceil, alpha, c
     cos = (codes, q64, inv_qnorm, q32, margin)
     bs = np.empty(kk)
     bi = np.empty(kk, dtype=np.int64)
-    nb = _daat(idx, plan, has_mask, valid, lengths, False, ceil, alpha, cos, _NO_ROWS, bs, bi, 0)
+    ov = _no_overlay()
+    nb = _daat(
+        idx, plan, has_mask, valid, lengths, False, ceil, alpha, cos, ov, _NO_ROWS, bs, bi, 0
+    )
     inv_ceil = 1.0 / ceil if ceil > 0.0 else 0.0
     hs = np.empty(kk)
     hidx = np.empty(kk, dtype=np.int64)
@@ -102,7 +112,7 @@ def _heap(rows, tfs, block_f, plan, has_mask, valid, doc_len, bm, ceil, alpha, c
         c = _cosine(codes, r, q64, inv_qnorm)
         nh = _offer(hs, hidx, nh, kk, _fuse(c, bs[t] * inv_ceil, alpha), r)
     skip = np.sort(bi[:nb])
-    nh = _daat(idx, plan, has_mask, valid, lengths, True, ceil, alpha, cos, skip, hs, hidx, nh)
+    nh = _daat(idx, plan, has_mask, valid, lengths, True, ceil, alpha, cos, ov, skip, hs, hidx, nh)
     return hs, hidx, nh
 
 

@@ -21,7 +21,9 @@ over a first ranking:
 The result is exact either way (for ``w_rel ≥ 0`` a touched row's full score is
 at least its no-term score; for ``w_rel < 0`` the scan returns ``k`` + touched
 rows, so ``k`` untouched ones are among them). Ties go to the lower row. The
-reference is ``tests/naive_overlay.py::scored_hybrid``.
+reference is ``tests/naive_overlay.py::scored_hybrid``. This is the exhaustive
+path (every posting accumulated); for ``w_rel > 0`` the memory ranks with
+:mod:`sentient_kernels.maxscore_scored`, the same result on block-max MaxScore.
 """
 
 from __future__ import annotations

@@ -44,6 +44,7 @@ MODULES = (
     "maxscore_hybrid",
     "overlay",
     "scored_hybrid",
+    "maxscore_scored",
 )
 
 

@@ -19,9 +19,10 @@ sides, so the medians are per-query latencies):
   and lexical index from the stored terms) against ``bm25s.BM25.load`` of its
   saved index.
 
-:func:`latency` times the same queries interleaved (ours in every rank, bm25s,
-and the BM25/hybrid ranking alone with MaxScore and with the exhaustive
-accumulation it replaced) and gives median and p95 per side, for the report.
+:func:`latency` times the same queries interleaved (ours in every rank, the
+default scored recall, bm25s, and the BM25/hybrid/scored ranking alone with
+MaxScore and with the exhaustive accumulation it replaced) and gives median and
+p95 per side, for the report.
 """
 
 from __future__ import annotations
@@ -248,14 +249,59 @@ def _ceiling(memory: HolographicMemory, q: str) -> float:
     return bm25_kernels.ceiling(idf, weights)
 
 
-def _search(memory: HolographicMemory, q: str, rank: str, exhaustive: bool):
+def _search(memory: HolographicMemory, q: str, rank: str, exhaustive: bool, k: int = K):
     """The ranking alone (no hit records): MaxScore, or every posting accumulated."""
     from sentient_core.memory import lexical
 
     mq = memory.query(q)
     v = mq.view
     return lexical.search(
-        v.lexical, v.mirror, v.n, mq.terms, mq.weights, K, rank, mq.code, exhaustive=exhaustive
+        v.lexical, v.mirror, v.n, mq.terms, mq.weights, k, rank, mq.code, exhaustive=exhaustive
+    )
+
+
+def _scorer(memory: HolographicMemory):
+    """The default scored recall of ``memory``, its factor table built (seconds at 1M)."""
+    from sentient_core.metamemory import MetaMemory
+    from sentient_core.metamemory.recall import ScoredRecall
+
+    scored = ScoredRecall(memory, MetaMemory(memory))
+    scored.recall("warm", K)
+    return scored
+
+
+def _search_scored(scored, q: str, now: float, exhaustive: bool):
+    """The scored selection alone, as :meth:`ScoredRecall.recall` calls it (its table)."""
+    from sentient_core.memory import lexical
+    from sentient_core.metamemory.factors import FACTOR_NAMES, RECENCY_HOURS
+    from sentient_core.metamemory.recall import RERANK_POOL
+    from sentient_kernels.scored_hybrid import Overlay
+
+    mq = scored.memory.query(q)
+    v = mq.view
+    n = min(v.n, scored._static.shape[0])
+    w = np.asarray(scored.meta.scorer.weights, dtype=np.float64)
+    overlay = Overlay(
+        scored._static[:n],
+        v.mirror.last_access[:n],
+        float(w[FACTOR_NAMES.index("relevance")]),
+        float(w[FACTOR_NAMES.index("recency")]),
+        now,
+        RECENCY_HOURS * 3600.0,
+        scored._static_max,
+    )
+    return lexical.search(
+        v.lexical,
+        v.mirror,
+        n,
+        mq.terms,
+        mq.weights,
+        max(K, RERANK_POOL),
+        "hybrid",
+        mq.code,
+        overlay=overlay,
+        valid=scored._valid[:n],
+        exhaustive=exhaustive,
     )
 
 
@@ -263,15 +309,23 @@ LATENCY_ROWS = (
     "hybrid",
     "bm25",
     "cosine",
+    "scored",
     "bm25s",
     "search hybrid",
     "search hybrid exhaustive",
     "search bm25",
     "search bm25 exhaustive",
+    "search hybrid k=20",
+    "search scored",
+    "search scored exhaustive",
 )
-"""What :func:`latency` times: ``memory.recall`` per rank, bm25s ``retrieve``, and
+"""What :func:`latency` times: ``memory.recall`` per rank, the default scored
+recall (:class:`~sentient_core.metamemory.recall.ScoredRecall`, factor table
+built beforehand), bm25s ``retrieve``, and
 :func:`sentient_core.memory.lexical.search` alone (MaxScore, and the exhaustive
-accumulation it replaced, which gives the same rows and scores)."""
+accumulation it replaced, which gives the same rows and scores; for the scored
+selection that is checked on every query). The scored selection asks for 20 rows
+(the scored recall's re-rank pool): ``search hybrid k=20`` is its peer."""
 
 
 def latency(rows: int, repeat: int = 1) -> dict[str, dict[str, float]]:
@@ -290,10 +344,25 @@ def latency(rows: int, repeat: int = 1) -> dict[str, dict[str, float]]:
     def search(rank: str, exhaustive: bool) -> Callable[[str], object]:
         return lambda q: _search(memory, q, rank, exhaustive)
 
+    scored = _scorer(memory)
+    now = time.time()  # one clock for both selections: the same recency, so the same result
+    last: dict[bool, tuple] = {}
+
+    def search_scored(exhaustive: bool) -> Callable[[str], object]:
+        def run(q: str) -> object:
+            last[exhaustive] = out = _search_scored(scored, q, now, exhaustive)
+            return out
+
+        return run
+
     calls: dict[str, Callable[[str], object]] = {rank: recall(rank) for rank in RANKS}
+    calls["scored"] = lambda q: scored.recall(q, K)
     for rank in ("hybrid", "bm25"):
         calls[f"search {rank}"] = search(rank, False)
         calls[f"search {rank} exhaustive"] = search(rank, True)
+    calls["search hybrid k=20"] = lambda q: _search(memory, q, "hybrid", False, 20)
+    calls["search scored"] = search_scored(False)
+    calls["search scored exhaustive"] = search_scored(True)
     if retriever is not None:
         calls["bm25s"] = lambda q: retriever.retrieve(
             _bm25s_query(entry, q), k=K, show_progress=False, n_threads=1
@@ -305,6 +374,8 @@ def latency(rows: int, repeat: int = 1) -> dict[str, dict[str, float]]:
             t0 = time.perf_counter()
             fn(q)
             samples[name].append(time.perf_counter() - t0)
+        for a, b in zip(last[False], last[True], strict=True):  # the same, bit for bit
+            assert np.array_equal(a, b), q
     out = {}
     for name, xs in samples.items():
         ms = sorted(x * 1e3 for x in xs)

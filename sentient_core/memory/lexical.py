@@ -19,11 +19,11 @@ inverting each chunk on a worker thread while the next is read.
 Every segment carries the bounds of its postings' BM25 tf factors per block
 of 64 postings (:func:`sentient_kernels.bounds.term_bounds`, computed when
 the segment is built or merged, at the memory's mean length then; kept in
-RAM and in the persisted snapshot), with which the BM25 and hybrid ranks skip the postings that
-cannot reach the top-k (block-max MaxScore, :mod:`sentient_kernels.maxscore`
-and :mod:`sentient_kernels.maxscore_hybrid`): the same rows and scores, bit
-for bit, as adding every posting of the query's terms into an accumulator
-(``exhaustive=True``, which the scored hybrid still does).
+RAM and in the persisted snapshot), with which the BM25, hybrid and scored ranks skip the
+postings that cannot reach the top-k (block-max MaxScore, :mod:`sentient_kernels.maxscore`,
+:mod:`sentient_kernels.maxscore_hybrid` and :mod:`sentient_kernels.maxscore_scored`): the
+same rows and scores, bit for bit, as adding every posting of the query's terms into an
+accumulator (``exhaustive=True``; the scored hybrid with a relevance weight <= 0 always).
 
 Ranks (:data:`RANKS`)
 ---------------------
@@ -61,7 +61,7 @@ from sentient_core.memory.types import RANKS
 from sentient_core.store import terms as store_terms
 from sentient_core.store import traces
 from sentient_core.store.errors import CorruptRecordError
-from sentient_kernels import bm25, maxscore, maxscore_hybrid, unchecked
+from sentient_kernels import bm25, maxscore, maxscore_hybrid, maxscore_scored, unchecked
 from sentient_kernels.bounds import term_bounds
 from sentient_kernels.lexical import TermCounts
 from sentient_kernels.scored_hybrid import Overlay, finish_scored_hybrid
@@ -365,11 +365,12 @@ def rank_rows(
     learned scorer's factors inside the selection
     (:func:`sentient_kernels.scored_hybrid.finish_scored_hybrid`).
 
-    BM25 and the hybrid skip the postings that cannot reach the top-k
-    (:mod:`sentient_kernels.maxscore`); the scored hybrid, and every rank with
-    ``exhaustive`` (the same results, bit for bit: a reference for tests and
-    benchmarks), add every posting of the query's terms into an accumulator
-    (:mod:`sentient_kernels.bm25`).
+    BM25, the hybrid and the scored hybrid with ``w_rel > 0`` skip the postings
+    that cannot reach the top-k (:mod:`sentient_kernels.maxscore`,
+    :mod:`sentient_kernels.maxscore_scored`); the scored hybrid with ``w_rel <= 0``
+    (no bound: a weaker BM25 may win), and every rank with ``exhaustive`` (the
+    same results, bit for bit: a reference for tests and benchmarks), add every
+    posting of the query's terms into an accumulator (:mod:`sentient_kernels.bm25`).
     """
     lexical_only = rank == "bm25" or code is None or codes is None
     if not exhaustive and lexical_only:
@@ -383,6 +384,23 @@ def rank_rows(
         assert codes is not None and code is not None
         return maxscore_hybrid.hybrid_unchecked(
             packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k, codes[:n], code, alpha
+        )
+    if not exhaustive and overlay is not None and maxscore_scored.applies(overlay):
+        assert codes is not None and code is not None and valid is not None
+        return maxscore_scored.scored_unchecked(
+            packed,
+            n,
+            valid,
+            doc_len,
+            n_docs,
+            avgdl,
+            terms,
+            weights,
+            k,
+            codes[:n],
+            code,
+            alpha,
+            overlay,
         )
     acc, touched, seen = _SCRATCH.get(n)
     idf = np.empty(terms.shape[0])
