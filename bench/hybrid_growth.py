@@ -25,7 +25,7 @@ import numpy as np
 from sentient_core.benchmarks import cases_lexical
 from sentient_core.memory import HolographicMemory, lexical
 from sentient_kernels import bm25, maxscore, maxscore_hybrid
-from sentient_kernels.bm25 import _COS_CEIL
+from sentient_kernels.bm25 import COS_CEIL
 from sentient_kernels.config import prefer_passive_threads
 
 
@@ -84,7 +84,7 @@ def measure(rows: int, repeat: int) -> dict:
                         avgdl=avgdl,
                     )
                     ceil = float(np.dot(mq.weights, idf))
-                    thr = out[1][-1] * (1.0 + alpha) - alpha * _COS_CEIL
+                    thr = out[1][-1] * (1.0 + alpha) - alpha * COS_CEIL
                     touched.append(int(np.count_nonzero(score)))
                     passing.append(int(np.count_nonzero(score / ceil >= thr)))
     finally:

@@ -61,7 +61,7 @@ from sentient_kernels.config import jit
 from sentient_kernels.holographic import _heap_push, _heap_replace_root, _worse, topk_cosine
 from sentient_kernels.segments import Packed, Segment
 
-__all__ = ["K1", "B", "ceiling", "hybrid_topk", "scores", "topk", "warmup_index"]
+__all__ = ["COS_CEIL", "K1", "B", "ceiling", "hybrid_topk", "scores", "topk", "warmup_index"]
 
 K1 = 1.2
 B = 0.75
@@ -71,6 +71,8 @@ _jit = jit(fastmath=False)
 
 # Cosines of unit float32 rows can exceed 1 by rounding; the pruning bound allows for it.
 _COS_CEIL = 1.0 + 1e-6
+COS_CEIL = _COS_CEIL
+"""The largest cosine of two unit float32 rows the pruning bounds allow for (rounding)."""
 
 # --------------------------------------------------------------------- kernels
 

@@ -301,7 +301,9 @@ def recall_by_primes(w: Writer, primes: Iterable[int], k: int, touch: bool) -> l
         m, n = v.mirror, v.n
         lists = v.primes.rows_of(query)
         cat = np.concatenate(lists) if lists else np.zeros(0, np.int64)
-        cat = cat[cat < n]  # rows appended after we took the mirror
+        # Rows appended after we took the mirror (and never a row outside the mirror,
+        # whatever a damaged prime snapshot holds: store/prime_snapshot.py).
+        cat = cat[(cat >= 0) & (cat < n)]
         if cat.size == 0:
             return []
         rows, overlap = np.unique(cat, return_counts=True)

@@ -107,8 +107,9 @@ def read(directory: Path, created: float, n: int) -> PrimeSnapshot | None:
     out = np.frombuffer(buf, dtype="<i8", count=entries, offset=_HEADER.size + 8 * (n_keys + 1))
     if starts[0] != 0 or starts[-1] != entries or (n_keys and (np.diff(starts) < 0).any()):
         return None
-    if entries and (int(out.min()) < 0 or int(out.max()) >= rows):
-        return None
+    # The rows themselves are not scanned here (80M entries at 10M traces: 1.8 s of page
+    # faults); a reader keeps only rows in [0, n) of what it looks up, and ``check``
+    # compares every entry with the stored primes.
     return PrimeSnapshot(rows, starts, out)
 
 
