@@ -478,6 +478,18 @@ def topk(
     return rows, out, ceiling(idf, q.weights)
 
 
+def _check_codes(codes: object, query_code: object, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The hybrids' code arguments: (n, d) unit float32 rows and a non-zero (d,) query."""
+    codes = check_array("codes", codes, dtype=np.float32, shape=(n, None))
+    qcode = check_array("query_code", query_code, dtype=np.float32, shape=(codes.shape[1],))
+    if not qcode.any():
+        raise ValueError("query_code must not be all zeros (its cosine is undefined)")
+    norms = np.sqrt(np.einsum("ij,ij->i", codes, codes, dtype=np.float64))
+    if norms.size and not norms.max() <= _COS_CEIL:  # the pruning bound relies on it
+        raise ValueError(f"codes rows must have norm <= 1 (unit codes), got {norms.max()}")
+    return codes, qcode
+
+
 def hybrid_topk(
     segments: Sequence[Segment] | Packed,
     query_terms: np.ndarray,
@@ -522,13 +534,7 @@ def hybrid_topk(
     k = check_int("k", k, lo=1)
     alpha = check_scalar("alpha", alpha, lo=0.0, lo_open=True)
     q = _check_query(segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b)
-    codes = check_array("codes", codes, dtype=np.float32, shape=(q.n, None))
-    qcode = check_array("query_code", query_code, dtype=np.float32, shape=(codes.shape[1],))
-    if not qcode.any():
-        raise ValueError("query_code must not be all zeros (its cosine is undefined)")
-    norms = np.sqrt(np.einsum("ij,ij->i", codes, codes, dtype=np.float64))
-    if norms.size and not norms.max() <= _COS_CEIL:  # the pruning bound relies on it
-        raise ValueError(f"codes rows must have norm <= 1 (unit codes), got {norms.max()}")
+    codes, qcode = _check_codes(codes, query_code, q.n)
     acc = np.zeros(q.n)
     touched = np.empty(q.n, dtype=np.int64)
     nt, idf = _run(q, acc, touched)

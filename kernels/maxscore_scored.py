@@ -47,6 +47,7 @@ from sentient_kernels.bm25 import (
     _NO_ROWS,
     K1,
     B,
+    _check_codes,
     _check_query,
     _cosine,
     _fuse,
@@ -54,12 +55,12 @@ from sentient_kernels.bm25 import (
     _sorted_order,
     warmup_index,
 )
-from sentient_kernels.checks import check_array, check_int, check_scalar
+from sentient_kernels.checks import check_int, check_scalar
 from sentient_kernels.config import jit
 from sentient_kernels.maxscore import _daat, _no_overlay, _planned, retired_rows
 from sentient_kernels.maxscore_hybrid import _cos_inputs, _row_score
 from sentient_kernels.overlay import topk_scored
-from sentient_kernels.scored_hybrid import Overlay, _extra
+from sentient_kernels.scored_hybrid import Overlay, _checked_overlay, _extra
 from sentient_kernels.segments import Packed, Segment
 
 __all__ = ["applies", "scored_topk", "scored_unchecked"]
@@ -318,31 +319,10 @@ def scored_topk(
     alpha = check_scalar("alpha", alpha, lo=0.0, lo_open=True)
     w_rel = check_scalar("w_rel", w_rel, lo=0.0, lo_open=True)
     q = _check_query(segments, query_terms, query_weights, doc_len, valid, None, None, K1, B)
-    codes = check_array("codes", codes, dtype=np.float32, shape=(q.n, None))
-    qcode = check_array("query_code", query_code, dtype=np.float32, shape=(codes.shape[1],))
-    if not qcode.any():
-        raise ValueError("query_code must not be all zeros (its cosine is undefined)")
-    norms = np.sqrt(np.einsum("ij,ij->i", codes, codes, dtype=np.float64))
-    if norms.size and not norms.max() <= _COS_CEIL:  # the pruning bound relies on it
-        raise ValueError(f"codes rows must have norm <= 1 (unit codes), got {norms.max()}")
-    static = check_array("static", static, dtype=np.float64, shape=(q.n,))
-    last_access = check_array("last_access", last_access, dtype=np.float64, shape=(q.n,))
-    for name, x in (("w_rec", w_rec), ("now", now), ("recency_s", recency_s)):
-        check_scalar(name, x)
-    if recency_s <= 0:
-        raise ValueError(f"recency_s must be > 0, got {recency_s}")
-    mask = q.valid if q.has_mask else np.ones(q.n, dtype=np.uint8)
-    if q.n == 0 or not mask.any():
+    codes, qcode = _check_codes(codes, query_code, q.n)
+    mask, overlay = _checked_overlay(q, static, last_access, w_rel, w_rec, now, recency_s)
+    if overlay is None:
         return np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0)
-    overlay = Overlay(
-        static,
-        last_access,
-        float(w_rel),
-        float(w_rec),
-        float(now),
-        float(recency_s),
-        float(static[mask.astype(bool)].max()),
-    )
     return scored_unchecked(
         q.packed,
         q.n,

@@ -40,11 +40,13 @@ from sentient_kernels.bm25 import (
     K1,
     B,
     _best_touched,
+    _check_codes,
     _check_query,
     _cosine,
     _fuse,
     _hybrid_output,
     _offer,
+    _Query,
     _run,
     ceiling,
     warmup_index,
@@ -222,6 +224,32 @@ def finish_scored_hybrid(acc, touched, nt, ceil, codes, qcode, alpha, k, valid, 
     return out[0].astype(np.int64), out[1].copy(), out[2].copy(), out[3].copy()
 
 
+def _checked_overlay(
+    q: _Query,
+    static: object,
+    last_access: object,
+    w_rel: float,
+    w_rec: float,
+    now: float,
+    recency_s: float,
+) -> tuple[np.ndarray, Overlay | None]:
+    """The scored wrappers' overlay arguments, checked: the valid-row mask and the
+    :class:`Overlay` (None when no row is valid: an empty result)."""
+    static = check_array("static", static, dtype=np.float64, shape=(q.n,))
+    last_access = check_array("last_access", last_access, dtype=np.float64, shape=(q.n,))
+    for name, x in (("w_rel", w_rel), ("w_rec", w_rec), ("now", now), ("recency_s", recency_s)):
+        check_scalar(name, x)
+    if recency_s <= 0:
+        raise ValueError(f"recency_s must be > 0, got {recency_s}")
+    mask = q.valid if q.has_mask else np.ones(q.n, dtype=np.uint8)
+    if q.n == 0 or not mask.any():
+        return mask, None
+    static_max = float(static[mask.astype(bool)].max())
+    return mask, Overlay(
+        static, last_access, float(w_rel), float(w_rec), float(now), float(recency_s), static_max
+    )
+
+
 def scored_hybrid_topk(
     segments: Sequence[Segment] | Packed,
     query_terms: np.ndarray,
@@ -265,34 +293,13 @@ def scored_hybrid_topk(
     k = check_int("k", k, lo=1)
     alpha = check_scalar("alpha", alpha, lo=0.0, lo_open=True)
     q = _check_query(segments, query_terms, query_weights, doc_len, valid, None, None, K1, B)
-    codes = check_array("codes", codes, dtype=np.float32, shape=(q.n, None))
-    qcode = check_array("query_code", query_code, dtype=np.float32, shape=(codes.shape[1],))
-    if not qcode.any():
-        raise ValueError("query_code must not be all zeros (its cosine is undefined)")
-    norms = np.sqrt(np.einsum("ij,ij->i", codes, codes, dtype=np.float64))
-    if norms.size and not norms.max() <= _COS_CEIL:  # the pruning bound relies on it
-        raise ValueError(f"codes rows must have norm <= 1 (unit codes), got {norms.max()}")
-    static = check_array("static", static, dtype=np.float64, shape=(q.n,))
-    last_access = check_array("last_access", last_access, dtype=np.float64, shape=(q.n,))
-    for name, x in (("w_rel", w_rel), ("w_rec", w_rec), ("now", now), ("recency_s", recency_s)):
-        check_scalar(name, x)
-    if recency_s <= 0:
-        raise ValueError(f"recency_s must be > 0, got {recency_s}")
-    mask = q.valid if q.has_mask else np.ones(q.n, dtype=np.uint8)
-    if q.n == 0 or not mask.any():
+    codes, qcode = _check_codes(codes, query_code, q.n)
+    mask, overlay = _checked_overlay(q, static, last_access, w_rel, w_rec, now, recency_s)
+    if overlay is None:
         return np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0)
     acc = np.zeros(q.n)
     touched = np.empty(q.n, dtype=np.int64)
     nt, idf = _run(q, acc, touched)
-    overlay = Overlay(
-        static,
-        last_access,
-        float(w_rel),
-        float(w_rec),
-        float(now),
-        float(recency_s),
-        float(static[mask.astype(bool)].max()),
-    )
     return finish_scored_hybrid(
         acc, touched, nt, ceiling(idf, q.weights), codes, qcode, alpha, k, mask, overlay
     )
