@@ -31,6 +31,7 @@ from sentient_kernels.bm25 import (
     _NO_ROWS,
     K1,
     B,
+    _check_codes,
     _check_query,
     _cosine,
     _fuse,
@@ -39,7 +40,7 @@ from sentient_kernels.bm25 import (
     warmup_index,
 )
 from sentient_kernels.bounds import _tf_factor
-from sentient_kernels.checks import check_array, check_int, check_scalar
+from sentient_kernels.checks import check_int, check_scalar
 from sentient_kernels.config import jit
 from sentient_kernels.holographic import topk_cosine
 from sentient_kernels.maxscore import (
@@ -295,13 +296,7 @@ def hybrid_topk(
     k = check_int("k", k, lo=1)
     alpha = check_scalar("alpha", alpha, lo=0.0, lo_open=True)
     q = _check_query(segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b)
-    codes = check_array("codes", codes, dtype=np.float32, shape=(q.n, None))
-    qcode = check_array("query_code", query_code, dtype=np.float32, shape=(codes.shape[1],))
-    if not qcode.any():
-        raise ValueError("query_code must not be all zeros (its cosine is undefined)")
-    norms = np.sqrt(np.einsum("ij,ij->i", codes, codes, dtype=np.float64))
-    if norms.size and not norms.max() <= _COS_CEIL:  # the pruning bound relies on it
-        raise ValueError(f"codes rows must have norm <= 1 (unit codes), got {norms.max()}")
+    codes, qcode = _check_codes(codes, query_code, q.n)
     if q.n == 0:
         return np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0)
     mask = q.valid if q.has_mask else None
