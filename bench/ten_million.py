@@ -65,15 +65,21 @@ def _texts(rng: np.random.Generator, vocab: np.ndarray, cdf: np.ndarray, n: int)
     return [" ".join(vocab[d]) for d in np.split(flat, np.cumsum(lengths)[:-1])]
 
 
-def build(directory: Path, rows: int) -> dict:
+def _zipf_words() -> tuple[np.random.Generator, np.ndarray, np.ndarray]:
+    """The generator after drawing the vocabulary, the vocabulary and its Zipf(1.1) CDF."""
     from sentient_core.benchmarks.cases_lexical import VOCAB, _vocabulary
-    from sentient_core.memory import HolographicMemory, NewTrace
-    from sentient_core.store import Store
 
     rng = np.random.default_rng(20261207)
     vocab = _vocabulary(rng)
     p = 1.0 / np.arange(1, VOCAB + 1) ** 1.1
-    cdf = np.cumsum(p / p.sum())
+    return rng, vocab, np.cumsum(p / p.sum())
+
+
+def build(directory: Path, rows: int) -> dict:
+    from sentient_core.memory import HolographicMemory, NewTrace
+    from sentient_core.store import Store
+
+    rng, vocab, cdf = _zipf_words()
     store = Store.open(directory / "store", code_dim=D, durable=False, map_size=1 << 36)
     memory = HolographicMemory(store)
     t0 = time.perf_counter()
@@ -112,13 +118,9 @@ def build(directory: Path, rows: int) -> dict:
 
 def reused(directory: Path) -> dict:
     """The figures of a store built earlier (``--reuse``): no build, queries of their own."""
-    from sentient_core.benchmarks.cases_lexical import VOCAB, _vocabulary
     from sentient_core.store import Store
 
-    rng = np.random.default_rng(20261207)
-    vocab = _vocabulary(rng)
-    p = 1.0 / np.arange(1, VOCAB + 1) ** 1.1
-    cdf = np.cumsum(p / p.sum())
+    _, vocab, cdf = _zipf_words()
     qrng = np.random.default_rng(11)
     queries = [
         " ".join(vocab[q])
