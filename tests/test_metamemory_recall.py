@@ -104,8 +104,12 @@ def _naive(mem, meta, query, k, now, domain, pool_size=RERANK_POOL):
     return listed[:k]
 
 
-def test_scored_recall_equals_the_naive_sum_and_contributions_add_up(parts):
+@pytest.mark.parametrize("block", [None, 7])
+def test_scored_recall_equals_the_naive_sum_and_contributions_add_up(parts, monkeypatch, block):
+    # block: the factor table built 7 traces at a time (the default covers all 120 at once).
     mem, meta, texts = parts
+    if block is not None:
+        monkeypatch.setattr(recall_module, "_TABLE_BLOCK", block)
     sr = ScoredRecall(mem, meta)
     now = T0 + 5000
     for q in (
@@ -120,6 +124,16 @@ def test_scored_recall_equals_the_naive_sum_and_contributions_add_up(parts):
         np.testing.assert_allclose([h.score for h in hits], [s for _, s in ref], atol=1e-9)
         for h in hits:
             assert sum(h.contributions.values()) == pytest.approx(h.score, abs=1e-9)
+        # Each hit's query-independent contributions are its own factors, per record.
+        recs = [h.record for h in hits]
+        with mem.datastore.read() as txn:
+            ctx = context_for(txn, recs, domain="d", now=now)
+        feats, _ = factor_matrix(recs, ctx)
+        w = np.asarray(meta.scorer.weights)
+        for h, f in zip(hits, feats, strict=True):
+            for j, name in enumerate(FACTOR_NAMES):
+                if name not in ("relevance", "recency", "smf_similarity"):
+                    assert h.contributions[name] == pytest.approx(w[j] * f[j], abs=1e-12), name
 
 
 def test_the_rerank_pool_does_not_depend_on_k(parts, monkeypatch):

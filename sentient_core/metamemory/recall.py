@@ -35,9 +35,15 @@ never candidates. The SMF similarity is 0 (recall has no query orientation).
 
 ``static`` is a per-row factor table built in bulk
 (:func:`~sentient_core.store.colblocks.scorer_columns`: from the column blocks, which
-keep the counts, the blank flag and an interned source per row — 2.2 s at 10⁶ traces
-on a loaded machine against 6.9 s decoding every record, as a store without the
-blocks' second layout still does), rebuilt when a trace is stored or
+keep the counts, the blank flag and an interned source per row, against 6.9 s at 10⁶
+traces decoding every record, as a store without the blocks' second layout still
+does). The factors are computed 65,536 traces at a time and the table keeps one float
+a row (a hit's factors are computed again from the same snapshot of the columns):
+0.5–0.7 s and +119 MB at 10⁶ traces, against 1.2–1.6 s and +225 MB holding the
+whole (traces × factors) matrix (the first :meth:`ScoredRecall.hits` on
+``bench/ten_million.py``'s 1M store, opened read-only; at 10⁷ traces the matrix and its
+transient copies were ~4 GB).
+It is rebuilt when a trace is stored or
 retired, the scorer trains a batch or credit changes; the source-weight column
 alone is rebuilt when the domain's weights differ. Use counts and success counts
 changed in between (recall touches, judged outcomes) reach the usage priors at
@@ -67,6 +73,7 @@ from sentient_core.metamemory.domain import GENERAL, domain_of
 from sentient_core.metamemory.factors import (
     FACTOR_NAMES,
     RECENCY_HOURS,
+    FactorContext,
     context_for_memory,
     factor_columns,
     trace_source_key,
@@ -75,6 +82,7 @@ from sentient_core.metamemory.sources import WEIGHTS
 from sentient_core.relevance import PassageTerms, relevance_among
 from sentient_core.store import traces as store_traces
 from sentient_core.store.colblocks import scorer_columns
+from sentient_core.store.columns import ScorerColumns
 from sentient_kernels.overlay import topk_scored
 from sentient_kernels.scored_hybrid import Overlay
 
@@ -95,6 +103,8 @@ RERANK_POOL = 20
 """A text query re-ranks its this many best candidates, whatever ``k`` (see the module
 docstring)."""
 
+
+_TABLE_BLOCK = 1 << 16  # traces whose factors are computed at a time for the table
 
 _TERMS_CACHED = 2048  # traces whose terms are kept: ~11 kB each for a 1,650-character chunk, ~22 MB
 
@@ -128,7 +138,10 @@ class ScoredRecall:
         self._key: tuple | None = None
         self._static = np.zeros(0)
         self._valid = np.zeros(0, dtype=np.uint8)
-        self._features = np.zeros((0, len(FACTOR_NAMES)))
+        self._cols: ScorerColumns | None = None
+        self._ctx: FactorContext | None = None
+        self._entry = np.zeros(0, dtype=np.int64)  # each row's entry in _cols, -1: none
+        self._source_column = np.zeros(0)
         self._static_max = -np.inf
         self._base_static = np.zeros(0)
         self._src_keys: list[str] = []
@@ -148,7 +161,6 @@ class ScoredRecall:
             cols = scorer_columns(txn)
             # No domain here: the source-weight column is filled per domain below.
             ctx = context_for_memory(txn, domain="", now=now)
-            feats, veto = factor_columns(cols, ctx)
             static_w = w.copy()
             static_w[[FACTOR_NAMES.index(c) for c in (*_QUERY_DEPENDENT, "source_weight")]] = 0.0
             # Source keys per distinct source, gathered per row (no loop over the traces).
@@ -156,20 +168,32 @@ class ScoredRecall:
             keys = sorted(set(name_keys))
             index = {k: i for i, k in enumerate(keys)}
             key_of_name = np.array([index[k] for k in name_keys], dtype=np.int64)
-            # Rows of this mirror only (a trace stored after it was built waits for refresh).
-            at = cols.rows
-            ok = (at < n) & (m.row_id[np.minimum(at, max(n - 1, 0))] == cols.ids) if n else at < 0
-            at = at[ok]
             self._base_static = np.zeros(n)
             self._valid = np.zeros(n, dtype=np.uint8)
-            self._features = np.zeros((n, len(FACTOR_NAMES)))
             self._src_keys = keys
             self._src_idx = np.full(n, len(keys), dtype=np.int64)  # len(keys): no source
-            if at.size:
+            self._entry = np.full(n, -1, dtype=np.int64)
+            # The factors a block of traces at a time: the table keeps one float a row, not
+            # the (traces × factors) matrix (1.1 GB at 10M traces, and three transient
+            # copies of it); a hit's factors are computed again from the same snapshot.
+            for lo in range(0, len(cols), _TABLE_BLOCK):
+                part = cols.take(slice(lo, lo + _TABLE_BLOCK))
+                # Rows of this mirror only (a trace stored after it was built waits for
+                # refresh).
+                at = part.rows
+                if n:
+                    ok = (at < n) & (m.row_id[np.minimum(at, n - 1)] == part.ids)
+                else:
+                    ok = np.zeros(at.shape, dtype=np.bool_)
+                if not ok.any():
+                    continue
+                feats, veto = factor_columns(part, ctx)
+                at = at[ok]
                 self._base_static[at] = feats[ok] @ static_w
                 self._valid[at] = ~veto[ok] & (m.valid[at] != 0)
-                self._features[at] = feats[ok]
-                self._src_idx[at] = key_of_name[cols.source_ids[ok]]
+                self._src_idx[at] = key_of_name[part.source_ids[ok]]
+                self._entry[at] = lo + np.flatnonzero(ok)
+            self._cols, self._ctx = cols, ctx
             self._key = key
             self._domain_key = None
         weights = {sw.source: sw.weight for sw in WEIGHTS.iter(txn, domain)}
@@ -185,7 +209,7 @@ class ScoredRecall:
             + [0.5]
         )
         column = table[self._src_idx]
-        self._features[:, _SOURCE_COL] = column
+        self._source_column = column
         self._static = self._base_static + w[_SOURCE_COL] * column
         live = self._valid != 0
         self._static_max = float(self._static[live].max()) if live.any() else -np.inf
@@ -293,10 +317,11 @@ class ScoredRecall:
             scores = scores + w_cos * (np.asarray(rel_factor) - np.asarray(hybrid))
             order = sorted(head, key=lambda i: (-float(scores[i]), int(rows[i]))) + tail
         order = order[:k]
+        feats = self._hit_factors(rows[order])
         out = []
-        for i in order:
+        for j, i in enumerate(order):
             r, s, rec = int(rows[i]), float(scores[i]), records[i]
-            f = self._features[r].copy()
+            f = feats[j]
             f[_RELEVANCE_COL] = rel_factor[i]
             f[_RECENCY_COL] = float(np.exp(-max(0.0, now - m.last_access[r]) / recency_s))
             contrib = {name: float(w[j] * f[j]) for j, name in enumerate(FACTOR_NAMES)}
@@ -310,6 +335,20 @@ class ScoredRecall:
                     lexical=None if lex is None else float(lex[i]),
                 )
             )
+        return out
+
+    def _hit_factors(self, rows: np.ndarray) -> np.ndarray:
+        """The factors of ``rows`` as the table saw them (its snapshot of the columns and
+        the context), with the domain's source-weight column; zeros for a row it lacks."""
+        out = np.zeros((rows.shape[0], len(FACTOR_NAMES)))
+        entry = self._entry[rows]
+        have = np.flatnonzero(entry >= 0)
+        if have.size and self._cols is not None and self._ctx is not None:
+            # Increasing entries keep the id order the factor lookups by id rely on.
+            order = np.argsort(entry[have], kind="stable")
+            feats, _ = factor_columns(self._cols.take(entry[have][order]), self._ctx)
+            out[have[order]] = feats
+        out[:, _SOURCE_COL] = self._source_column[rows]
         return out
 
     def _rerank_factor(

@@ -270,7 +270,8 @@ def scorer_columns(txn: Txn, chunk: int = CHUNK) -> ScorerColumns:
         return decoded_scorer_columns(txn, chunk)
     arr = _blocks(txn)
     rows = np.flatnonzero(arr["id"] >= 0)
-    arr = arr[rows]
+    if rows.size != arr.size:  # a copy of every row only when some are missing
+        arr = arr[rows]
     names = source_names(txn)
     sids = arr["source"].astype(np.int64)
     if sids.size and int(sids.max()) >= len(names):

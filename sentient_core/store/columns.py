@@ -342,6 +342,16 @@ class ScorerColumns:
         out.source_names = source_names
         return out
 
+    def take(self, index: slice | np.ndarray) -> ScorerColumns:
+        """The entries at ``index`` (a slice gives views; id order is kept for a slice or
+        an increasing index array). The source names are shared."""
+        out = ScorerColumns([])
+        for name in self.__slots__:
+            if name != "source_names":
+                setattr(out, name, getattr(self, name)[index])
+        out.source_names = self.source_names
+        return out
+
     @classmethod
     def concat(cls, parts: Sequence[ScorerColumns]) -> ScorerColumns:
         """One set of columns from several (in order)."""
