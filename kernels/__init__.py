@@ -12,6 +12,7 @@ interference The interference picture of a prime state (display only).
 quantized    int8 codes (¼ the memory) whose top-k equals holographic's exactly.
 dot_i8       Exact int8 × int16 row dots (VNNI ``vpdpbusd`` when the CPU has it), row prefetch.
 overlay      Scored top-k: the learned scorer's overlay inside the cosine scan.
+overlay_q8   The same scored top-k, bit for bit, scanning int8 codes.
 scorer       Bounded learned recall scorer (score, rank, SGD on judged outcomes).
 credit       Memory credit with hysteresis (strength changes from surprise events).
 tick         Fused observer tick: PRSC step + SMF update per step, in one call.
@@ -56,6 +57,7 @@ from sentient_kernels import (
     maxscore_hybrid,
     maxscore_scored,
     overlay,
+    overlay_q8,
     postings,
     prsc,
     quantized,
@@ -88,6 +90,7 @@ __all__ = [
     "maxscore_hybrid",
     "maxscore_scored",
     "overlay",
+    "overlay_q8",
     "postings",
     "prsc",
     "quantized",

@@ -43,6 +43,7 @@ MODULES = (
     "maxscore",
     "maxscore_hybrid",
     "overlay",
+    "overlay_q8",
     "scored_hybrid",
     "maxscore_scored",
 )

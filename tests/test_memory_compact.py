@@ -162,3 +162,70 @@ def test_the_int8_copy_follows_appends_from_a_plain_memory_and_a_backup_carries_
     with Store.open(target, readonly=True) as copy:
         assert check_integrity(copy).ok
         assert codes_q8.files(copy).stored_rows() == 250
+
+
+def test_hybrid_and_scored_recall_scan_the_int8_copy_with_the_same_answers(tmp_path, monkeypatch):
+    # The hybrids' full cosine scan (for rows holding no query term) and the scored recall
+    # of a code read the int8 copy in a compact memory: the same hits and scores, bit for
+    # bit, as a plain memory's. The scans are counted, so the int8 path is known to run.
+    from sentient_core.metamemory import MetaMemory
+    from sentient_core.metamemory import recall as scored_mod
+    from sentient_core.metamemory.recall import ScoredRecall
+    from sentient_kernels import maxscore_hybrid, maxscore_scored
+    from tests.test_memory import random_texts
+
+    calls = {"hybrid": 0, "scored": 0, "code": 0}
+
+    def counted(module, name, key):
+        real = getattr(module, name)
+
+        def wrapper(*args, **kw):
+            calls[key] += 1
+            return real(*args, **kw)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    counted(maxscore_hybrid, "exact_topk_quantised", "hybrid")
+    counted(maxscore_scored, "topk_scored_quantised", "scored")
+    counted(scored_mod, "topk_scored_quantised", "code")
+    texts = random_texts(900, seed=5, words=8)
+    # Shared words: a query term then matches several traces, the rest only by cosine.
+    texts = [f"{t} common{i % 7} shared{i % 3}" for i, t in enumerate(texts)]
+    def clock():  # the same times for both memories
+        ticks = iter(np.arange(1.7e9, 1.7e9 + 10_000, 1.0))
+        return lambda: float(next(ticks))
+
+    with (
+        Store.open(tmp_path / "plain", code_dim=256) as a,
+        Store.open(tmp_path / "compact", code_dim=256) as b,
+    ):
+        plain = HolographicMemory(a, clock=clock())
+        compact = HolographicMemory(b, clock=clock(), compact_codes=True)
+        for t in texts:
+            plain.store(t)
+            compact.store(t)
+        plain.retire([r.record.id for r in plain.recall(texts[40], k=3, touch=False)])
+        compact.retire([r.record.id for r in compact.recall(texts[40], k=3, touch=False)])
+        scored_plain = ScoredRecall(plain, MetaMemory(plain))
+        scored_compact = ScoredRecall(compact, MetaMemory(compact))
+        rng = np.random.default_rng(9)
+        queries = [texts[int(i)].split()[0] for i in rng.integers(0, 900, 15)]  # rare word
+        queries += ["common3", "shared1 common5", "nothing stored here", texts[7][:20]]
+        for q in queries:
+            for k in (1, 10, 40):
+                want = plain.recall(q, k=k, threshold=-1.0, touch=False, rank="hybrid")
+                got = compact.recall(q, k=k, threshold=-1.0, touch=False, rank="hybrid")
+                assert _key(got) == _key(want), q
+            want_s = scored_plain.recall(q, 10, now=1.7e9 + 20_000)
+            got_s = scored_compact.recall(q, 10, now=1.7e9 + 20_000)
+            assert [(h.record.id, h.score) for h in got_s] == [
+                (h.record.id, h.score) for h in want_s
+            ]
+        for row in (0, 17, 450):
+            code = plain._w.mirror.codes[row].copy()
+            want_s = scored_plain.recall(code, 10, now=1.7e9 + 20_000)
+            got_s = scored_compact.recall(code, 10, now=1.7e9 + 20_000)
+            assert [(h.record.id, h.score) for h in got_s] == [
+                (h.record.id, h.score) for h in want_s
+            ]
+    assert calls["hybrid"] > 0 and calls["scored"] > 0 and calls["code"] == 3

@@ -60,7 +60,7 @@ class CompactCodes:
         with self._lock:
             self._stored, self._q, self.n = q8, None, 0
 
-    def _sync(self, codes: np.ndarray, n: int) -> quantized.QuantisedCodes:
+    def rows(self, codes: np.ndarray, n: int) -> quantized.QuantisedCodes:
         """The quantised rows ``[0, n)`` of ``codes`` (quantising only the new ones)."""
         stored = self._stored
         if stored is not None:
@@ -101,7 +101,7 @@ class CompactCodes:
         The same rows and scores as ``holographic.topk_cosine(codes[:n], query,
         k, normalized=True, valid=valid[:n])``.
         """
-        q = self._sync(codes, n)
+        q = self.rows(codes, n)
         return quantized.exact_topk_quantised(
             q, codes[:n], query, k, normalized=True, valid=valid[:n]
         )

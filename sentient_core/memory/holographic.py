@@ -58,6 +58,7 @@ from sentient_core.memory import links as _links
 from sentient_core.memory import recall as _recall
 from sentient_core.memory import storing as _storing
 from sentient_core.memory import unit as _unit
+from sentient_core.memory.compact import CompactCodes
 from sentient_core.memory.types import Hit, NewTrace, PrunePolicy, Stored, check_ids
 from sentient_core.memory.unit import MemoryTxn
 from sentient_core.memory.writer import MemoryView, Writer
@@ -293,6 +294,11 @@ class HolographicMemory:
     def datastore(self) -> Store:
         """The :class:`~sentient_core.store.Store` this memory lives in."""
         return self._w.store
+
+    @property
+    def compact_codes(self) -> CompactCodes | None:
+        """The int8 codes full scans read when opened with ``compact_codes=True``, else None."""
+        return self._w.compact
 
     @property
     def count(self) -> int:

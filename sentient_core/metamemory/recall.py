@@ -62,6 +62,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -84,6 +85,7 @@ from sentient_core.store import traces as store_traces
 from sentient_core.store.colblocks import scorer_columns
 from sentient_core.store.columns import ScorerColumns
 from sentient_kernels.overlay import topk_scored
+from sentient_kernels.overlay_q8 import topk_scored_quantised
 from sentient_kernels.scored_hybrid import Overlay
 
 if TYPE_CHECKING:
@@ -255,6 +257,8 @@ class ScoredRecall:
             # The rows the factor table covers (the view's: a trace stored since waits
             # for the next recall's view).
             n = min(view.n, self._static.shape[0])
+            compact = self.memory.compact_codes
+            q8 = compact.rows(m.codes, n) if compact is not None else None
             if words is not None and mq.terms.size:
                 overlay = Overlay(
                     self._static[:n],
@@ -276,9 +280,12 @@ class ScoredRecall:
                     mq.code,
                     overlay=overlay,
                     valid=self._valid[:n],
+                    quantised=q8,
                 )
             else:
-                rows, scores = topk_scored(
+                # From the int8 copy when the memory keeps one: the same rows and scores.
+                scan = topk_scored if q8 is None else partial(topk_scored_quantised, q8)
+                rows, scores = scan(
                     m.codes[:n],
                     mq.code,
                     k,
