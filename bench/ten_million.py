@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -196,6 +197,8 @@ def measure(directory: Path, queries: list[str], compact: bool = False) -> dict:
         scored.hits(q, K)
         times.append(time.perf_counter() - t)
     out["scored_ms"] = _median_ms(times)
+    out["anon_after_scored_mb"] = status_mb("RssAnon") - base_anon
+    out["file_after_scored_mb"] = status_mb("RssFile")
     out["peak_mb"] = status_mb("VmHWM")
     out["rows_open"] = rows
     store.close()
@@ -243,9 +246,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     r = result
     print(f"traces                 {r['rows']:,}")
-    print(
-        f"build                  {r['build_s']:.0f} s ({r['build_per_s']:,.0f} traces/s), peak {r['build_peak_mb']:,.0f} MB"
-    )
+    if math.isnan(r["build_s"]):
+        print("build                  (a store built before: --reuse)")
+    else:
+        print(
+            f"build                  {r['build_s']:.0f} s ({r['build_per_s']:,.0f} traces/s), peak {r['build_peak_mb']:,.0f} MB"
+        )
     print(
         f"disk                   {r['disk_mb']:,.0f} MB ({r['disk_bytes_per_trace']:,.0f} B/trace)"
     )
@@ -256,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"after cosine recalls   anon {r['anon_after_cosine_mb']:,.0f} MB, mapped files {r['file_after_cosine_mb']:,.0f} MB"
         + (" (int8 scan)" if args.compact else "")
+    )
+    print(
+        f"after scored recalls   anon {r['anon_after_scored_mb']:,.0f} MB, mapped files {r['file_after_scored_mb']:,.0f} MB"
     )
     print(f"peak (open + queries)  {r['peak_mb']:,.0f} MB")
     for rank in ("cosine", "bm25", "hybrid"):

@@ -51,7 +51,7 @@ from sentient_kernels.maxscore import (
     _planned,
     retired_rows,
 )
-from sentient_kernels.quantized import QuantisedCodes, exact_topk_quantised
+from sentient_kernels.quantized import CompactScan, exact_topk_quantised
 from sentient_kernels.segments import Packed, Segment
 
 __all__ = ["hybrid_topk", "hybrid_unchecked"]
@@ -201,13 +201,13 @@ def hybrid_unchecked(
     alpha: float,
     k1: float = K1,
     b: float = B,
-    quantised: QuantisedCodes | None = None,
+    compact: CompactScan | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Exact hybrid top-k of rows below ``n`` (unchecked; ``codes`` holds ``n`` unit rows).
 
     Arguments as :func:`sentient_kernels.maxscore.topk_unchecked`, plus the
-    codes, the query code (not all zero), α > 0 and optionally ``quantised``, the
-    int8 copy of ``codes`` for the full scan the rows without a query term may need
+    codes, the query code (not all zero), α > 0 and optionally ``compact``, the int8
+    copy of ``codes`` for the full scan the rows without a query term may need
     (:func:`sentient_kernels.quantized.exact_topk_quantised`: the same answer). Returns rows, scores,
     ``bm25/ceiling`` and cosine of each row, best first (as
     :func:`sentient_kernels.bm25.finish_hybrid`).
@@ -255,11 +255,17 @@ def hybrid_unchecked(
         # Rows with no query term can still enter by their cosine: a full scan, from the
         # int8 copy when there is one (the same rows and scores: quantized.py).
         mask_rows = valid[:n_rows] if valid is not None else None
-        if quantised is None:
+        if compact is None:
             cand, _ = topk_cosine(codes, qcode, kk, normalized=True, valid=mask_rows)
         else:
             cand, _ = exact_topk_quantised(
-                quantised, codes, qcode, kk, normalized=True, valid=mask_rows
+                compact.quantised,
+                codes,
+                qcode,
+                kk,
+                normalized=True,
+                valid=mask_rows,
+                gather=compact.gather,
             )
     out = _finish(
         packed.terms,

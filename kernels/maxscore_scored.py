@@ -62,7 +62,7 @@ from sentient_kernels.maxscore import _daat, _no_overlay, _planned, retired_rows
 from sentient_kernels.maxscore_hybrid import _cos_inputs, _row_score
 from sentient_kernels.overlay import topk_scored
 from sentient_kernels.overlay_q8 import topk_scored_quantised
-from sentient_kernels.quantized import QuantisedCodes
+from sentient_kernels.quantized import CompactScan
 from sentient_kernels.scored_hybrid import Overlay, _checked_overlay, _extra
 from sentient_kernels.segments import Packed, Segment
 
@@ -198,7 +198,7 @@ def scored_unchecked(
     overlay: Overlay,
     k1: float = K1,
     b: float = B,
-    quantised: QuantisedCodes | None = None,
+    compact: CompactScan | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Exact scored hybrid top-k of the valid rows below ``n`` (unchecked).
 
@@ -206,7 +206,7 @@ def scored_unchecked(
     (``codes`` holds ``n`` unit rows; ``valid``, uint8, is required: the
     scorer's candidates), plus an :class:`~sentient_kernels.scored_hybrid.Overlay`
     over the same rows for which :func:`applies` holds (``static_max`` at least
-    the largest ``static`` of a valid row), and optionally ``quantised``, the int8
+    the largest ``static`` of a valid row), and optionally ``compact``, the int8
     copy of ``codes`` (:func:`sentient_kernels.quantized.quantise`) for the full scan
     the rows without a query term may need (the same answer). Returns rows, scores,
     ``bm25/ceiling`` and cosine of each row, best first (as
@@ -262,7 +262,11 @@ def scored_unchecked(
     if n_rows and not (nh == kk and hs[0] > no_term_bound):
         # Rows with no query term can still enter by their cosine: a full scan, from the
         # int8 copy when there is one (the same rows: overlay_q8).
-        scan = topk_scored if quantised is None else partial(topk_scored_quantised, quantised)
+        scan = (
+            topk_scored
+            if compact is None
+            else partial(topk_scored_quantised, compact.quantised, gather=compact.gather)
+        )
         cand, _ = scan(
             codes,
             qcode,

@@ -33,14 +33,17 @@ from sentient_kernels.checks import check_array, check_int
 from sentient_kernels.config import jit
 from sentient_kernels.dot_i8 import dot_row, prefetch_row, split_query
 from sentient_kernels.quantized import (
+    Gather,
     QuantisedCodes,
     _bounds_dot,
+    _candidates_at,
     _check_quantised,
     _push_min,
     _quantise_query,
     _query_pmax,
     _replace_min,
     _threshold,
+    gathered,
 )
 
 __all__ = ["topk_scored_quantised"]
@@ -140,24 +143,6 @@ def _scan(
         heap_n[b] = n
 
 
-@jit(fastmath=False)
-def _gather(block_rows, cand_row, cand_up, cand_n, thr):
-    """The candidate rows whose upper bound reaches ``thr``, ascending."""
-    nc = 0
-    for b in range(cand_n.shape[0]):
-        for c in range(b * block_rows, b * block_rows + cand_n[b]):
-            if cand_up[c] >= thr:
-                nc += 1
-    rows = np.empty(nc, dtype=np.int64)
-    pos = 0
-    for b in range(cand_n.shape[0]):
-        for c in range(b * block_rows, b * block_rows + cand_n[b]):
-            if cand_up[c] >= thr:
-                rows[pos] = cand_row[c]
-                pos += 1
-    return rows
-
-
 def topk_scored_quantised(
     quantised: QuantisedCodes,
     codes: np.ndarray,
@@ -171,6 +156,7 @@ def topk_scored_quantised(
     w_rec: float,
     now: float,
     recency_s: float = 86400.0,
+    gather: Gather | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`sentient_kernels.overlay.topk_scored` from int8 codes (same rows and scores).
 
@@ -182,6 +168,9 @@ def topk_scored_quantised(
         Only the candidates' rows are read (an ``np.memmap`` stays mostly unread).
     query, k, valid, static, last_access, w_cos, w_rec, now, recency_s
         As in :func:`~sentient_kernels.overlay.topk_scored`.
+    gather : callable, optional
+        Reads the candidates' float32 rows in place of ``codes[rows]``
+        (:data:`sentient_kernels.quantized.Gather`).
 
     Returns
     -------
@@ -233,15 +222,16 @@ def topk_scored_quantised(
         last_access, weights, block_rows, heap, heap_n, cand_row, cand_up, cand_n,
     )  # fmt: skip
     thr = _threshold(heap, heap_n, kk)
-    rows = _gather(block_rows, cand_row, cand_up, cand_n, thr)
+    rows = _candidates_at(block_rows, cand_row, cand_up, cand_n, thr)
     if rows.shape[0] < kk:
         raise ValueError(
             f"quantised does not describe codes: fewer than k={kk} rows can reach the top k"
             " (NaN or stale bounds? use quantise(codes))"
         )
     # The float32 kernel on the candidates, in row order: its scores, its tie rule.
+    sub = np.ascontiguousarray(codes[rows]) if gather is None else gathered(gather, rows, d)
     local, scores = overlay.topk_scored(
-        np.ascontiguousarray(codes[rows]),
+        sub,
         query,
         kk,
         valid=np.ones(rows.shape[0], dtype=np.uint8),

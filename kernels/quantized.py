@@ -39,6 +39,7 @@ infinite bound and are always candidates: they are re-scored exactly.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numba
@@ -50,7 +51,14 @@ from sentient_kernels.checks import check_array, check_int
 from sentient_kernels.config import jit
 from sentient_kernels.dot_i8 import P_MAX, dot_row, prefetch_row, split_query
 
-__all__ = ["QuantisedCodes", "exact_topk_quantised", "quantise"]
+__all__ = [
+    "CompactScan",
+    "Gather",
+    "QuantisedCodes",
+    "exact_topk_quantised",
+    "gathered",
+    "quantise",
+]
 
 # Blocks of rows are the parallel unit of the scan (each keeps its own k best
 # lower bounds); a few per thread balance masked rows.
@@ -337,6 +345,46 @@ def _threshold(heap, heap_n, kk):
 
 
 @jit()
+def _candidates_at(block_rows, cand_row, cand_up, cand_n, thr):
+    """The candidate rows whose upper bound reaches ``thr``, ascending.
+
+    Blocks are visited in order and keep their rows ascending, so the rows come
+    out ascending and a float32 kernel's "lower index wins" tie rule carries over.
+    """
+    nc = 0
+    for b in range(cand_n.shape[0]):
+        for c in range(b * block_rows, b * block_rows + cand_n[b]):
+            if cand_up[c] >= thr:
+                nc += 1
+    rows = np.empty(nc, dtype=np.int64)
+    pos = 0
+    for b in range(cand_n.shape[0]):
+        for c in range(b * block_rows, b * block_rows + cand_n[b]):
+            if cand_up[c] >= thr:
+                rows[pos] = cand_row[c]
+                pos += 1
+    return rows
+
+
+@jit()
+def _rank_gathered(sub, rows, query, kk, normalized, out_ids, out_scores):
+    """Rank the candidates' float32 rows ``sub`` (of ``rows``, ascending) with the float32
+    kernel. Returns the number of candidates, or a negative status of ``_topk_into``."""
+    # Valid bounds give at least kk candidates (the kk rows behind the threshold);
+    # fewer means the quantised arrays do not describe the float32 rows (e.g. NaN bounds).
+    if rows.shape[0] < kk:
+        return -4
+    mask = np.ones(1, dtype=np.uint8)
+    local = np.empty(kk, dtype=np.int64)
+    got = holographic._topk_into(sub, query, kk, normalized, False, mask, local, out_scores)
+    if got < 0:
+        return got
+    for t in range(kk):
+        out_ids[t] = rows[local[t]]
+    return rows.shape[0]
+
+
+@jit()
 def _rescore(
     full_codes,
     query,
@@ -350,44 +398,36 @@ def _rescore(
     out_ids,
     out_scores,
 ):
-    """Gather the candidates (upper bound ``>= thr``) and rank them with the float32 kernel.
-
-    Blocks are visited in order and keep their rows ascending, so the gathered
-    rows are ascending and the kernel's "lower index wins" tie rule carries
-    over. Returns the number of candidates, or a negative status of ``_topk_into``.
-    """
+    """Gather the candidates (upper bound ``>= thr``) and rank them with the float32 kernel."""
+    rows = _candidates_at(block_rows, cand_row, cand_up, cand_n, thr)
     d = full_codes.shape[1]
-    nc = 0
-    for b in range(cand_n.shape[0]):
-        for c in range(b * block_rows, b * block_rows + cand_n[b]):
-            if cand_up[c] >= thr:
-                nc += 1
-    rows = np.empty(nc, dtype=np.int64)
-    sub = np.empty((nc, d), dtype=np.float32)
-    pos = 0
-    for b in range(cand_n.shape[0]):
-        for c in range(b * block_rows, b * block_rows + cand_n[b]):
-            if cand_up[c] >= thr:
-                i = cand_row[c]
-                rows[pos] = i
-                for j in range(d):
-                    sub[pos, j] = full_codes[i, j]
-                pos += 1
-    mask = np.ones(1, dtype=np.uint8)
-    local = np.empty(kk, dtype=np.int64)
-    # Valid bounds give at least kk candidates (the kk rows behind the threshold);
-    # fewer means the quantised arrays do not describe full_codes (e.g. NaN bounds).
-    if nc < kk:
-        return -4
-    got = holographic._topk_into(sub, query, kk, normalized, False, mask, local, out_scores)
-    if got < 0:
-        return got
-    for t in range(kk):
-        out_ids[t] = rows[local[t]]
-    return nc
+    sub = np.empty((rows.shape[0], d), dtype=np.float32)
+    for pos in range(rows.shape[0]):
+        for j in range(d):
+            sub[pos, j] = full_codes[rows[pos], j]
+    return _rank_gathered(sub, rows, query, kk, normalized, out_ids, out_scores)
 
 
 # --------------------------------------------------------------------- wrappers
+
+
+Gather = Callable[[np.ndarray], np.ndarray]
+"""``gather(rows)``: the float32 rows at the ascending indices ``rows``, (len(rows), D)."""
+
+
+class CompactScan(NamedTuple):
+    """What a full scan needs to run on int8 codes: the quantised rows, and optionally
+    how to read candidates' float32 rows (:data:`Gather`)."""
+
+    quantised: QuantisedCodes
+    gather: Gather | None = None
+
+
+def gathered(gather: Gather, rows: np.ndarray, d: int) -> np.ndarray:
+    """``gather(rows)`` checked: float32, C-contiguous, (len(rows), d)."""
+    return check_array(
+        "gather(rows)", gather(rows), dtype=np.float32, shape=(rows.shape[0], d), finite=False
+    )
 
 
 def quantise(codes: np.ndarray) -> QuantisedCodes:
@@ -445,6 +485,7 @@ def exact_topk_quantised(
     *,
     normalized: bool = False,
     valid: np.ndarray | None = None,
+    gather: Gather | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact top-k cosine from int8 codes: :func:`holographic.topk_cosine`'s ids and scores.
 
@@ -462,6 +503,11 @@ def exact_topk_quantised(
         Number of rows wanted, >= 1.
     normalized, valid
         As in :func:`holographic.topk_cosine`.
+    gather : callable, optional
+        ``gather(rows)`` gives the float32 rows at the ascending indices ``rows``,
+        (len(rows), D), in place of ``full_codes[rows]``: e.g. read from the
+        store's file, so that a mapping's pages (whole folios around each row)
+        are not faulted into the process.
 
     Returns
     -------
@@ -471,7 +517,7 @@ def exact_topk_quantised(
         Bit-identical to :func:`holographic.topk_cosine`'s.
     """
     ids, scores, _ = exact_topk_quantised_stats(
-        quantised, full_codes, query, k, normalized=normalized, valid=valid
+        quantised, full_codes, query, k, normalized=normalized, valid=valid, gather=gather
     )
     return ids, scores
 
@@ -484,6 +530,7 @@ def exact_topk_quantised_stats(
     *,
     normalized: bool = False,
     valid: np.ndarray | None = None,
+    gather: Gather | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """:func:`exact_topk_quantised` plus the number of candidates re-scored in float32."""
     full_codes = check_array("full_codes", full_codes, dtype=np.float32, ndim=2, finite=False)
@@ -529,10 +576,15 @@ def exact_topk_quantised_stats(
         has_mask, mask, block_rows, heap, heap_n, cand_row, cand_up, cand_n,
     )  # fmt: skip
     thr = _threshold(heap, heap_n, kk)
-    nc = _rescore(
-        full_codes, query, kk, bool(normalized), block_rows, cand_row, cand_up, cand_n, thr,
-        out_i, out_s,
-    )  # fmt: skip
+    if gather is None:
+        nc = _rescore(
+            full_codes, query, kk, bool(normalized), block_rows, cand_row, cand_up, cand_n, thr,
+            out_i, out_s,
+        )  # fmt: skip
+    else:
+        rows = _candidates_at(block_rows, cand_row, cand_up, cand_n, thr)
+        sub = gathered(gather, rows, d)
+        nc = _rank_gathered(sub, rows, query, kk, bool(normalized), out_i, out_s)
     if nc == -4:
         raise ValueError(
             f"quantised does not describe full_codes: fewer than k={kk} rows can reach the"

@@ -237,3 +237,16 @@ def test_ten_million_script_builds_opens_and_queries_a_small_store(tmp_path, mon
     assert compact["rows_open"] == 3_000 and compact["cosine_ms"] > 0
     assert (tmp_path / "store" / "codes.q8").stat().st_size == 3_000 * tm.D
     assert math.isfinite(compact["anon_after_cosine_mb"])
+
+
+def test_compact_rss_script_measures_both_modes_on_a_small_store(tmp_path, monkeypatch):
+    # bench/compact_rss.py in this process, on a 3,000-trace store from ten_million.build.
+    import bench.compact_rss as cr
+    import bench.ten_million as tm
+
+    monkeypatch.setattr(tm, "BATCH", 1_000)
+    tm.build(tmp_path, 3_000)
+    for mode in ("pread", "map"):
+        got = cr.measure(tmp_path, mode, queries=4, seed=1)
+        assert got["mode"] == mode and got["median_ms"] > 0
+        assert math.isfinite(got["file_growth_mb"])

@@ -317,3 +317,20 @@ def test_a_reader_of_a_schema_1_store_follows_a_migration_made_by_another_proces
         with store.read() as txn:
             np.testing.assert_array_equal(codes.read_rows(txn, 0, 1000), rows)
         assert check_integrity(store).ok
+
+
+def test_read_rows_copies_the_rows_asked_for_and_names_a_short_file(tmp_path):
+    # pread of a few rows (the compact scans' candidates): runs of consecutive rows in one
+    # read, single rows, none; the same values as the mapped view.
+    rng = np.random.default_rng(4)
+    with Store.open(tmp_path / "s", code_dim=DIM) as store:
+        HolographicMemory(store).store_batch(_items(rng, 300))
+        file = store.code_file
+        assert file is not None
+        every = file.rows(300)
+        for rows in ([], [0], [299], [3, 4, 5, 9, 10, 200, 201, 202, 299], list(range(300))):
+            got = file.read_rows(np.array(rows, dtype=np.int64))
+            assert got.dtype == np.float32 and got.shape == (len(rows), DIM)
+            assert np.array_equal(got, every[rows])
+        with pytest.raises(CorruptRecordError, match="ends before row 300"):
+            file.read_rows(np.array([5, 300]))

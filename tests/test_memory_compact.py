@@ -174,7 +174,7 @@ def test_hybrid_and_scored_recall_scan_the_int8_copy_with_the_same_answers(tmp_p
     from sentient_kernels import maxscore_hybrid, maxscore_scored
     from tests.test_memory import random_texts
 
-    calls = {"hybrid": 0, "scored": 0, "code": 0}
+    calls = {"hybrid": 0, "scored": 0, "code": 0, "read": 0}
 
     def counted(module, name, key):
         real = getattr(module, name)
@@ -191,6 +191,7 @@ def test_hybrid_and_scored_recall_scan_the_int8_copy_with_the_same_answers(tmp_p
     texts = random_texts(900, seed=5, words=8)
     # Shared words: a query term then matches several traces, the rest only by cosine.
     texts = [f"{t} common{i % 7} shared{i % 3}" for i, t in enumerate(texts)]
+
     def clock():  # the same times for both memories
         ticks = iter(np.arange(1.7e9, 1.7e9 + 10_000, 1.0))
         return lambda: float(next(ticks))
@@ -201,6 +202,17 @@ def test_hybrid_and_scored_recall_scan_the_int8_copy_with_the_same_answers(tmp_p
     ):
         plain = HolographicMemory(a, clock=clock())
         compact = HolographicMemory(b, clock=clock(), compact_codes=True)
+        # The candidates' float32 rows are read from the store's code file (pread), not
+        # through its mapping.
+        held = compact.compact_codes
+        assert held is not None and held.gather is not None and plain.compact_codes is None
+        read = held.gather
+
+        def counted_read(rows):
+            calls["read"] += 1
+            return read(rows)
+
+        held.gather = counted_read
         for t in texts:
             plain.store(t)
             compact.store(t)
@@ -229,3 +241,4 @@ def test_hybrid_and_scored_recall_scan_the_int8_copy_with_the_same_answers(tmp_p
                 (h.record.id, h.score) for h in want_s
             ]
     assert calls["hybrid"] > 0 and calls["scored"] > 0 and calls["code"] == 3
+    assert calls["read"] >= calls["hybrid"] + calls["scored"] + calls["code"]

@@ -109,3 +109,35 @@ def test_bad_input_is_refused_with_a_clear_error():
         topk_scored_quantised(q8, **{**p, "recency_s": 0.0}, k=3, w_cos=1.0, w_rec=0.0)
     with pytest.raises(TypeError, match="quantise"):
         topk_scored_quantised(p["codes"], **p, k=3, w_cos=1.0, w_rec=0.0)
+
+
+def test_gather_reads_the_candidates_rows_and_nothing_else():
+    # With gather, the float32 rows come only from it: full_codes full of NaN changes nothing
+    # (both kernels), and gather is asked for a few ascending rows.
+    from sentient_kernels.quantized import exact_topk_quantised
+
+    p = _problem(8, m=20_000, d=64)
+    q8 = quantise(p["codes"])
+    asked = []
+
+    def gather(rows):
+        assert np.all(np.diff(rows) > 0)
+        asked.append(rows.size)
+        return p["codes"][rows]
+
+    blank = np.full_like(p["codes"], np.nan)
+    want = topk_scored(**p, k=10, w_cos=1.0, w_rec=0.1)
+    got = topk_scored_quantised(
+        q8, **{**p, "codes": blank}, k=10, w_cos=1.0, w_rec=0.1, gather=gather
+    )
+    assert got[0].tolist() == want[0].tolist() and np.array_equal(got[1], want[1])
+    from sentient_kernels.holographic import topk_cosine
+
+    want = topk_cosine(p["codes"], p["query"], 10, normalized=True, valid=p["valid"])
+    got = exact_topk_quantised(
+        q8, blank, p["query"], 10, normalized=True, valid=p["valid"], gather=gather
+    )
+    assert got[0].tolist() == want[0].tolist() and np.array_equal(got[1], want[1])
+    assert len(asked) == 2 and all(10 <= n < 2_000 for n in asked)
+    with pytest.raises(ValueError, match="gather"):
+        exact_topk_quantised(q8, blank, p["query"], 10, gather=lambda rows: p["codes"][rows][:, :3])

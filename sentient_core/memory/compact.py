@@ -44,7 +44,10 @@ class CompactCodes:
     when it keeps one (:mod:`sentient_core.store.codes_q8`), else quantised here and
     extended on demand."""
 
-    def __init__(self) -> None:
+    def __init__(self, gather: quantized.Gather | None = None) -> None:
+        # How full scans read their few candidates' float32 rows: from the store's code
+        # file when it has one (pread: no mapped page faulted in), else by indexing.
+        self.gather = gather
         self._lock = threading.Lock()
         self._q: quantized.QuantisedCodes | None = None
         self.n = 0
@@ -103,5 +106,9 @@ class CompactCodes:
         """
         q = self.rows(codes, n)
         return quantized.exact_topk_quantised(
-            q, codes[:n], query, k, normalized=True, valid=valid[:n]
+            q, codes[:n], query, k, normalized=True, valid=valid[:n], gather=self.gather
         )
+
+    def scan(self, codes: np.ndarray, n: int) -> quantized.CompactScan:
+        """What a full scan of rows ``[0, n)`` needs from the int8 copy (lexical.search)."""
+        return quantized.CompactScan(self.rows(codes, n), self.gather)

@@ -78,7 +78,7 @@ if TYPE_CHECKING:
     from sentient_core.memory.mirror import Mirror
     from sentient_core.store.lexicon import Snapshot
     from sentient_core.store.txn import Txn
-    from sentient_kernels.quantized import QuantisedCodes
+    from sentient_kernels.quantized import CompactScan
 
 __all__ = ["HYBRID_ALPHA", "K1", "RANKS", "B", "LexicalIndex", "load", "query_terms", "search"]
 
@@ -312,7 +312,7 @@ def search(
     overlay: Overlay | None = None,
     valid: np.ndarray | None = None,
     exhaustive: bool = False,
-    quantised: QuantisedCodes | None = None,
+    compact: CompactScan | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Top-k active rows below ``n`` of the mirror by ``rank`` ("bm25" or "hybrid").
 
@@ -320,7 +320,7 @@ def search(
     score inside the selection (:mod:`sentient_kernels.scored_hybrid`); ``valid``
     (uint8 over the rows, default the mirror's) then also drops vetoed rows.
     BM25's statistics stay the memory's (every active row counts in N and avgdl).
-    ``exhaustive`` and ``quantised`` (the int8 copy of the first ``n`` code rows):
+    ``exhaustive`` and ``compact`` (the int8 copy of the first ``n`` code rows):
     see :func:`rank_rows`.
     """
     active = m.active
@@ -339,7 +339,7 @@ def search(
         code,
         overlay=overlay,
         exhaustive=exhaustive,
-        quantised=quantised,
+        compact=compact,
     )
 
 
@@ -359,7 +359,7 @@ def rank_rows(
     alpha: float = HYBRID_ALPHA,
     overlay: Overlay | None = None,
     exhaustive: bool = False,
-    quantised: QuantisedCodes | None = None,
+    compact: CompactScan | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Top-k rows below ``n`` by "bm25" or "hybrid" (unchecked: inputs valid by construction).
 
@@ -376,7 +376,7 @@ def rank_rows(
     (no bound: a weaker BM25 may win), and every rank with ``exhaustive`` (the
     same results, bit for bit: a reference for tests and benchmarks), add every
     posting of the query's terms into an accumulator (:mod:`sentient_kernels.bm25`).
-    ``quantised``, the int8 copy of ``codes[:n]``, serves the full cosine scan the
+    ``compact``, the int8 copy of ``codes[:n]``, serves the full cosine scan the
     pruned hybrids may need for rows without a query term (the same answer).
     """
     lexical_only = rank == "bm25" or code is None or codes is None
@@ -391,7 +391,7 @@ def rank_rows(
         assert codes is not None and code is not None
         return maxscore_hybrid.hybrid_unchecked(
             packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k, codes[:n], code, alpha,
-            quantised=quantised,
+            compact=compact,
         )  # fmt: skip
     if not exhaustive and overlay is not None and maxscore_scored.applies(overlay):
         assert codes is not None and code is not None and valid is not None
@@ -409,7 +409,7 @@ def rank_rows(
             code,
             alpha,
             overlay,
-            quantised=quantised,
+            compact=compact,
         )
     acc, touched, seen = _SCRATCH.get(n)
     idf = np.empty(terms.shape[0])

@@ -194,9 +194,9 @@ def _ranked(w: Writer, mq: MemoryQuery, k: int, threshold: float, rank: str) -> 
             hits = read_hits(w, m, rows, scores, threshold, cosine=scores)
         else:
             code = mq.code if rank == "hybrid" else None
-            q8 = w.compact.rows(m.codes, n) if w.compact is not None and code is not None else None
+            q8 = w.compact.scan(m.codes, n) if w.compact is not None and code is not None else None
             rows, scores, rel, cos = lexical.search(
-                v.lexical, m, n, mq.terms, mq.weights, k, rank, code, quantised=q8
+                v.lexical, m, n, mq.terms, mq.weights, k, rank, code, compact=q8
             )
             hits = read_hits(w, m, rows, scores, threshold, lexical=rel, cosine=cos)
         if hits is not None:

@@ -177,7 +177,9 @@ class Writer:
                 store.write(traces.backfill_columns)
         # int8 codes for single cosine recalls (memory/compact.py): the store's int8 copy,
         # made now by a writable open (then kept with every append), else built lazily.
-        self.compact = CompactCodes() if compact else None
+        code_file = store.code_file
+        gather = None if code_file is None else code_file.read_rows
+        self.compact = CompactCodes(gather) if compact else None
         if compact and not store.readonly:
             store.write(codes_q8.enable)
         # The hits' decoded records between recalls while nothing is written (record_cache.py).

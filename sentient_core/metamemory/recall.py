@@ -258,7 +258,7 @@ class ScoredRecall:
             # for the next recall's view).
             n = min(view.n, self._static.shape[0])
             compact = self.memory.compact_codes
-            q8 = compact.rows(m.codes, n) if compact is not None else None
+            q8 = compact.scan(m.codes, n) if compact is not None else None
             if words is not None and mq.terms.size:
                 overlay = Overlay(
                     self._static[:n],
@@ -280,11 +280,15 @@ class ScoredRecall:
                     mq.code,
                     overlay=overlay,
                     valid=self._valid[:n],
-                    quantised=q8,
+                    compact=q8,
                 )
             else:
                 # From the int8 copy when the memory keeps one: the same rows and scores.
-                scan = topk_scored if q8 is None else partial(topk_scored_quantised, q8)
+                scan = (
+                    topk_scored
+                    if q8 is None
+                    else partial(topk_scored_quantised, q8.quantised, gather=q8.gather)
+                )
                 rows, scores = scan(
                     m.codes[:n],
                     mq.code,
