@@ -54,7 +54,15 @@ import lmdb
 import msgspec
 
 from sentient_core.errors import ArgumentTypeError, NotFoundError
-from sentient_core.store import codefile, codes, codes_q8, prime_snapshot
+from sentient_core.store import (
+    codefile,
+    codes,
+    codes_q8,
+    colblocks,
+    colfile,
+    lexicon,
+    prime_snapshot,
+)
 from sentient_core.store.codefile import CodeFile
 from sentient_core.store.errors import (
     CorruptRecordError,
@@ -113,11 +121,22 @@ DB_NAMES: tuple[str, ...] = (
     "columns",
     "column_sources",
     "lexicon",
+    "column_dirty",
 )
 """Named sub-databases every store has (SPEC §2)."""
 
 ADDED_LATER: frozenset[str] = frozenset(
-    {"content", "files", "terms", "layers", "recipes", "columns", "column_sources", "lexicon"}
+    {
+        "content",
+        "files",
+        "terms",
+        "layers",
+        "recipes",
+        "columns",
+        "column_sources",
+        "lexicon",
+        "column_dirty",
+    }
 )
 """Sub-databases added after schema version 1 was released: a read-only open of
 an older store works without them (readers then see them as absent)."""
@@ -131,7 +150,15 @@ DEFAULT_MAX_MAP_SIZE = 1 << 40
 
 # Files LMDB itself may leave in a directory before the first commit.
 _LMDB_FILES = frozenset(
-    {"data.mdb", "lock.mdb", codefile.FILE_NAME, prime_snapshot.FILE_NAME, *codes_q8.NAMES}
+    {
+        "data.mdb",
+        "lock.mdb",
+        codefile.FILE_NAME,
+        prime_snapshot.FILE_NAME,
+        colfile.FILE_NAME,
+        lexicon.FILE_NAME,
+        *codes_q8.NAMES,
+    }
 )
 
 INCOMING_DIR = "incoming"
@@ -151,6 +178,12 @@ def _check_new_layout(path: Path, code_dim: object, block_rows: object) -> None:
     for name, value, hi in (("code_dim", code_dim, 1 << 16), ("block_rows", block_rows, 1 << 20)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
             raise StoreUsageError(f"{name} must be an integer in [1, {hi}], got {value!r}")
+
+
+def _drop_lmdb_lexicon(txn: Txn) -> None:
+    """Free the values a schema-2 store kept its lexical snapshot in (now a file)."""
+    if txn.store.has_db(lexicon.DB):
+        txn.raw.drop(txn.db(lexicon.DB), delete=False)
 
 
 class Store(Transactions):
@@ -427,6 +460,8 @@ class Store(Transactions):
         leaves the store at 1, and the next open migrates again)."""
         if self.meta.schema_version >= 2:
             self.code_file = CodeFile(self.path, self.code_dim, writable=not self.readonly)
+            if self.meta.schema_version == 2 and not self.readonly:
+                self._to_schema_3()
             return
         if self.readonly:
             return  # read from the blocks as they are
@@ -436,6 +471,7 @@ class Store(Transactions):
         def move(txn: Txn) -> None:
             codes.migrate(txn, code_file, self.durable)
             txn.raw.drop(self.db("codes"), delete=False)
+            _drop_lmdb_lexicon(txn)
             txn.raw.put(META_KEY, encode_meta(new_meta), db=self.db("meta"))
 
         try:
@@ -444,6 +480,22 @@ class Store(Transactions):
             code_file.close()
             raise
         self.meta, self.code_file = new_meta, code_file
+
+    def _to_schema_3(self) -> None:
+        """Schema 2 → 3: 3 adds the column checkpoint, which a writable open of the memory
+        writes, and the marks of blocks written below it, which only a process of schema
+        3 makes (the version keeps older processes out); the lexical snapshot moves from
+        LMDB values to a mapped file (store/lexicon.py): the values are dropped here and
+        the memory's writable open writes the file."""
+        new_meta = msgspec.structs.replace(self.meta, schema_version=SCHEMA_VERSION)
+
+        def bump(txn: Txn) -> None:
+            colblocks.forget(txn)  # no checkpoint of schema 2 exists; be sure none is named
+            _drop_lmdb_lexicon(txn)
+            txn.raw.put(META_KEY, encode_meta(new_meta), db=self.db("meta"))
+
+        self.write(bump)
+        self.meta = new_meta
 
     # -- properties and lifetime -------------------------------------------------------------
 
@@ -520,6 +572,15 @@ class Store(Transactions):
         snapshot = self.path / prime_snapshot.FILE_NAME
         if snapshot.exists():
             shutil.copyfile(snapshot, target / prime_snapshot.FILE_NAME)
+        # The column checkpoint: used by the copy only if its token is the one the copy's
+        # meta names (a checkpoint written since LMDB's snapshot is not: store/colfile.py).
+        checkpoint = self.path / colfile.FILE_NAME
+        if checkpoint.exists():
+            shutil.copyfile(checkpoint, target / colfile.FILE_NAME)
+        # The lexical snapshot covers committed rows only, whose terms never change.
+        lexical = self.path / lexicon.FILE_NAME
+        if lexical.exists():
+            shutil.copyfile(lexical, target / lexicon.FILE_NAME)
         return target
 
     def close(self) -> None:
