@@ -8,6 +8,7 @@ and the commit) means unpacking every block; ``check`` compares it with the bloc
 from __future__ import annotations
 
 import shutil
+import threading
 
 import msgspec
 import numpy as np
@@ -289,3 +290,33 @@ def test_unpacking_a_range_gives_the_structured_reading(tmp_path, first, stop):
     np.testing.assert_array_equal(counts, cols.prime_counts[sl])
     lo = int(cols.prime_counts[:first].sum())
     np.testing.assert_array_equal(primes[:got], cols.primes[lo : lo + int(counts.sum())])
+
+
+def test_a_checkpoint_written_after_a_readers_snapshot_began_is_not_used_by_it(tmp_path, mapped):
+    path = tmp_path / "s"
+    _built(path, n=200)
+    with Store.open(path) as store:
+        memory = HolographicMemory(store)
+        memory.update([msgspec.structs.replace(memory.get(5), strength=0.75)])
+        with store.read() as txn:  # a reader's snapshot: the checkpoint of 200 rows, block 0 dirty
+            expected = _reference(store)
+
+            # Meanwhile a writer (another thread) updates a row of a block this snapshot
+            # reads from the file and writes a new checkpoint of the same 200 rows.
+            def writer() -> None:
+                memory.update([msgspec.structs.replace(memory.get(100), strength=0.5)])
+                saved.append(lexical_persist.save_columns(store))
+
+            saved: list[bool] = []
+            thread = threading.Thread(target=writer)
+            thread.start()
+            thread.join()
+            assert saved == [True]
+            mapped.clear()
+            m, _ = load(txn, store.code_dim, store)
+            assert not mapped  # the file's token is not the one this snapshot names
+            for name in COLUMNS:
+                np.testing.assert_array_equal(getattr(m, name)[: m.n], expected[name], name)
+        mapped.clear()
+        _same(_state(HolographicMemory(store)), _reference(store))
+        assert mapped and all(mapped)

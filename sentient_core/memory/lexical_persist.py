@@ -96,7 +96,7 @@ def save(store: Store, index: LexicalIndex, m: Mirror) -> bool:
     snap = lexicon.Snapshot(n, FINGERPRINT, m.doc_len[:n], list(index.segments), list(index.bounds))
     try:
         store.write(lambda txn: lexicon.write(txn, snap))
-    except (StoreFullError, StoreIOError):
+    except (StoreFullError, StoreIOError, OSError):  # the map, or the disk for the file
         return False
     return True
 
@@ -139,7 +139,7 @@ def save_columns(store: Store) -> bool:
     Returns False (the older checkpoint stays named) when the disk or the map refused.
     """
     try:
-        store.write(lambda txn: colfile.write(txn, store.path, store.meta.created, store.durable))
+        store.write(lambda txn: colfile.write(txn, store.path, store.meta.created))
     except (StoreFullError, StoreIOError, OSError):
         return False
     return True

@@ -298,7 +298,7 @@ def unpack(
     return 0 if scratch else at
 
 
-def write(txn: Txn, directory: Path, created: float, durable: bool = True) -> int:
+def write(txn: Txn, directory: Path, created: float) -> int:
     """Write the checkpoint of every row the blocks of ``txn`` (a write transaction) hold,
     empty ``column_dirty`` and name it in ``meta``; returns its rows (0: nothing written —
     no rows, or a row keeps its primes in its record, when the blocks cannot be unpacked)."""
@@ -328,20 +328,20 @@ def write(txn: Txn, directory: Path, created: float, durable: bool = True) -> in
             buf.flush()
         finally:
             buf.close()
-        if durable:
-            os.fsync(fd)
+        # Synced even for a store that does not sync its commits: a machine crash must
+        # not leave a file whose header names rows its pages never received.
+        os.fsync(fd)
     except BaseException:
         os.close(fd)
         tmp.unlink(missing_ok=True)
         raise
     os.close(fd)
     os.replace(tmp, target)
-    if durable:
-        dfd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dfd)  # the rename itself survives a crash
-        finally:
-            os.close(dfd)
+    dfd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dfd)  # the rename itself survives a crash
+    finally:
+        os.close(dfd)
     if txn.store.has_db(DIRTY_DB):
         txn.raw.drop(txn.db(DIRTY_DB), delete=False)
     txn.raw.put(META_KEY, token + rows.to_bytes(8, "little"), db=txn.db("meta"))
