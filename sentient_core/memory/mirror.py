@@ -468,6 +468,18 @@ def load(
     return mirror, _prime_index(store, n, joined(row_parts), joined(count_parts), primes)
 
 
+def _runs(blocks: list[int]) -> list[tuple[int, int]]:
+    """Ascending ``blocks`` as ``[first, stop)`` runs of consecutive numbers (one unpack
+    each: after a decay every block is dirty, and one call reads them all)."""
+    runs: list[tuple[int, int]] = []
+    for b in blocks:
+        if runs and runs[-1][1] == b:
+            runs[-1] = (runs[-1][0], b + 1)
+        else:
+            runs.append((b, b + 1))
+    return runs
+
+
 def _from_checkpoint(
     txn: Txn, store: Store, mirror: Mirror, ckpt: colfile.Checkpoint, n: int
 ) -> PrimeIndex | None:
@@ -484,9 +496,9 @@ def _from_checkpoint(
         if value:  # the rows above the checkpoint start as a new mirror's
             full[name][r : mirror.capacity] = value
     cols = {name: getattr(mirror, name) for name, _, _ in colfile.COLUMNS}
-    for b in colblocks.dirty_blocks(txn):  # changed since the checkpoint: from LMDB
-        lo = b * colblocks.BLOCK
-        if lo < r and colfile.unpack(txn, lo, min(lo + colblocks.BLOCK, r), cols) is None:
+    for lo, hi in _runs(colblocks.dirty_blocks(txn)):  # changed since: read from LMDB
+        lo, hi = lo * colblocks.BLOCK, min(hi * colblocks.BLOCK, r)
+        if lo < hi and colfile.unpack(txn, lo, hi, cols) is None:
             return None
     snap = prime_snapshot.read(store.path, store.meta.created, n)
     snap_rows = 0 if snap is None else snap.rows
