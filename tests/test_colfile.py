@@ -320,3 +320,24 @@ def test_a_checkpoint_written_after_a_readers_snapshot_began_is_not_used_by_it(t
         mapped.clear()
         _same(_state(HolographicMemory(store)), _reference(store))
         assert mapped and all(mapped)
+
+
+def test_the_file_and_its_rename_are_synced_before_lmdb_commits_the_token(tmp_path, monkeypatch):
+    path = tmp_path / "s"
+    rng = _built(path, n=80)
+    seen: list[tuple[int, bool]] = []
+    with Store.open(path, durable=False) as store:  # synced even when commits are not
+        HolographicMemory(store).store_batch(_items(rng, 40))
+        real = colfile.os.fsync
+
+        def watching(fd):
+            real(fd)
+            with store.read() as txn:  # what a crash at this instant would leave committed
+                seen.append((colblocks.checkpoint_rows(txn), (path / colfile.FILE_NAME).exists()))
+
+        monkeypatch.setattr(colfile.os, "fsync", watching)
+        assert lexical_persist.save_columns(store)
+        monkeypatch.undo()
+        with store.read() as txn:
+            assert colblocks.checkpoint_rows(txn) == 120
+    assert seen == [(80, True), (80, True)]  # the file's data, then the directory's rename

@@ -51,16 +51,14 @@ import time
 from pathlib import Path
 
 import lmdb
-import msgspec
 
 from sentient_core.errors import ArgumentTypeError, NotFoundError
 from sentient_core.store import (
     codefile,
-    codes,
     codes_q8,
-    colblocks,
     colfile,
     lexicon,
+    migrate,
     prime_snapshot,
 )
 from sentient_core.store.codefile import CodeFile
@@ -178,12 +176,6 @@ def _check_new_layout(path: Path, code_dim: object, block_rows: object) -> None:
     for name, value, hi in (("code_dim", code_dim, 1 << 16), ("block_rows", block_rows, 1 << 20)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
             raise StoreUsageError(f"{name} must be an integer in [1, {hi}], got {value!r}")
-
-
-def _drop_lmdb_lexicon(txn: Txn) -> None:
-    """Free the values a schema-2 store kept its lexical snapshot in (now a file)."""
-    if txn.store.has_db(lexicon.DB):
-        txn.raw.drop(txn.db(lexicon.DB), delete=False)
 
 
 class Store(Transactions):
@@ -454,48 +446,9 @@ class Store(Transactions):
         return self.code_file
 
     def _attach_code_file(self) -> None:
-        """Open the code file of a schema-2 store; move a schema-1 store's code rows
-        into one at its first writable open (one transaction: the rows reach the file
-        first, then the blocks go and the header says 2; a crash before the commit
-        leaves the store at 1, and the next open migrates again)."""
-        if self.meta.schema_version >= 2:
-            self.code_file = CodeFile(self.path, self.code_dim, writable=not self.readonly)
-            if self.meta.schema_version == 2 and not self.readonly:
-                self._to_schema_3()
-            return
-        if self.readonly:
-            return  # read from the blocks as they are
-        code_file = CodeFile(self.path, self.code_dim, writable=True)
-        new_meta = msgspec.structs.replace(self.meta, schema_version=SCHEMA_VERSION)
-
-        def move(txn: Txn) -> None:
-            codes.migrate(txn, code_file, self.durable)
-            txn.raw.drop(self.db("codes"), delete=False)
-            _drop_lmdb_lexicon(txn)
-            txn.raw.put(META_KEY, encode_meta(new_meta), db=self.db("meta"))
-
-        try:
-            self.write(move)
-        except BaseException:
-            code_file.close()
-            raise
-        self.meta, self.code_file = new_meta, code_file
-
-    def _to_schema_3(self) -> None:
-        """Schema 2 → 3: 3 adds the column checkpoint, which a writable open of the memory
-        writes, and the marks of blocks written below it, which only a process of schema
-        3 makes (the version keeps older processes out); the lexical snapshot moves from
-        LMDB values to a mapped file (store/lexicon.py): the values are dropped here and
-        the memory's writable open writes the file."""
-        new_meta = msgspec.structs.replace(self.meta, schema_version=SCHEMA_VERSION)
-
-        def bump(txn: Txn) -> None:
-            colblocks.forget(txn)  # no checkpoint of schema 2 exists; be sure none is named
-            _drop_lmdb_lexicon(txn)
-            txn.raw.put(META_KEY, encode_meta(new_meta), db=self.db("meta"))
-
-        self.write(bump)
-        self.meta = new_meta
+        """Open the code file; migrate an older store at its first writable open
+        (:mod:`sentient_core.store.migrate`)."""
+        self.meta, self.code_file = migrate.attach(self)
 
     # -- properties and lifetime -------------------------------------------------------------
 
