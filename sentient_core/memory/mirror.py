@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 __all__ = ["Mirror", "Postings", "PrimeIndex", "load"]
 
 MIN_CAPACITY = 1024
+DIRTY_UNMAPPED = 0.5
+"""Share of a column checkpoint's rows changed since it was taken above which an open
+unpacks every block instead of mapping it (store/colfile.py)."""
 RESERVE_FACTOR = 8
 """Rows of address space a mirror reserves per row it is created with."""
 
@@ -423,6 +426,12 @@ def load(
     ckpt = None
     if store is not None and checkpoint:
         ckpt = colfile.open_checkpoint(txn, store.path, store.meta.created, n)
+        dirty = 0 if ckpt is None else colblocks.BLOCK * txn.entries(colblocks.DIRTY_DB)
+        if ckpt is not None and dirty >= DIRTY_UNMAPPED * ckpt.rows:
+            # Most of it changed since (a decay): rewriting mapped pages copies each one
+            # first; unpacking every block into fresh memory is cheaper.
+            ckpt.close()
+            ckpt = None
     capacity = max(MIN_CAPACITY, n + n // 2)
     mirror = Mirror(capacity, code_dim, mapped=code_file is not None, fill=ckpt is None)
     if code_file is not None:
