@@ -78,7 +78,7 @@ def test_a_new_store_keeps_its_codes_in_the_file_and_none_in_lmdb(tmp_path):
     rows = _built(tmp_path / "s")
     assert (tmp_path / "s" / codefile.FILE_NAME).stat().st_size == rows.nbytes
     with Store.open(tmp_path / "s", readonly=True) as store:
-        assert store.meta.schema_version == SCHEMA_VERSION == 2
+        assert store.meta.schema_version == SCHEMA_VERSION == 3
         with store.read() as txn:
             assert txn.raw.stat(store.db("codes"))["entries"] == 0
         assert check_integrity(store).ok
@@ -103,7 +103,7 @@ def test_a_schema_1_store_reads_as_before_and_migrates_at_its_first_writable_ope
     assert not (path / codefile.FILE_NAME).exists()
     # Writable: migrated once, the blocks dropped, the answers the same.
     with Store.open(path) as store:
-        assert store.meta.schema_version == 2 and store.code_file is not None
+        assert store.meta.schema_version == SCHEMA_VERSION and store.code_file is not None
         with store.read() as txn:
             assert txn.raw.stat(store.db("codes"))["entries"] == 0
             np.testing.assert_array_equal(codes.read_all(txn), rows)
@@ -115,7 +115,7 @@ def test_a_schema_1_store_reads_as_before_and_migrates_at_its_first_writable_ope
         assert memory.count == rows.shape[0] + 10
         assert check_integrity(store).ok
     with Store.open(path, readonly=True) as store:
-        assert store.meta.schema_version == 2
+        assert store.meta.schema_version == SCHEMA_VERSION
 
 
 def test_a_migration_that_fails_leaves_schema_1_whole_and_the_next_open_redoes_it(
@@ -143,7 +143,7 @@ def test_a_migration_that_fails_leaves_schema_1_whole_and_the_next_open_redoes_i
         with store.read() as txn:
             np.testing.assert_array_equal(codes.read_all(txn), rows)
     with Store.open(path) as store:
-        assert store.meta.schema_version == 2 and check_integrity(store).ok
+        assert store.meta.schema_version == SCHEMA_VERSION and check_integrity(store).ok
         with store.read() as txn:
             np.testing.assert_array_equal(codes.read_all(txn), rows)
 
@@ -285,7 +285,7 @@ from sentient_core.memory import HolographicMemory, NewTrace
 from sentient_core.store import Store
 
 with Store.open(sys.argv[1]) as store:
-    assert store.meta.schema_version == 2
+    assert store.meta.schema_version == 3
     rng = np.random.default_rng(8)
     HolographicMemory(store).store_batch(
         [NewTrace(text=f"late arrival {i}", code=rng.standard_normal(16).astype(np.float32))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import msgspec
 import numpy as np
 import pytest
 
@@ -154,31 +153,53 @@ def _store_with_snapshot(tmp_path: Path) -> tuple[Path, list]:
     return path, want
 
 
-def _tamper(path: Path, key: bytes, value: bytes | None) -> None:
+def _snapshot(path: Path) -> lexicon.Snapshot:
+    store = Store.open(path, readonly=True)
+    with store.read() as txn:
+        snap = lexicon.read(txn)
+    store.close()
+    assert snap is not None
+    return snap
+
+
+def _rewrite(path: Path, snap: lexicon.Snapshot) -> None:
     store = Store.open(path)
-    if value is None:
-        store.write(lambda txn: txn.delete(lexicon.DB, key))
-    else:
-        store.write(lambda txn: txn.put(lexicon.DB, key, value))
+    store.write(lambda txn: lexicon.write(txn, snap))
     store.close()
 
 
+def _damage(path: Path, how: str) -> None:
+    """Damage the stored snapshot of the store at ``path`` (closed) in the way ``how``."""
+    file = path / lexicon.FILE_NAME
+    snap = _snapshot(path)
+    seg = snap.segments[0]
+    if how == "truncated":  # an array runs past the end of the file
+        file.write_bytes(file.read_bytes()[:-3])
+    elif how == "rows outside":  # rows outside the snapshot
+        seg = seg._replace(rows=np.full(seg.rows.shape[0], 10**6, np.int32))
+        _rewrite(path, snap._replace(segments=[seg, *snap.segments[1:]]))
+    elif how == "starts flat":  # offsets that do not rise
+        seg = seg._replace(starts=np.zeros(seg.starts.shape[0], np.int64))
+        _rewrite(path, snap._replace(segments=[seg, *snap.segments[1:]]))
+    elif how == "doc_len short":  # lengths of too few rows
+        _rewrite(path, snap._replace(doc_len=snap.doc_len[:3], rows=50))
+    elif how == "header":  # an undecodable header
+        raw = bytearray(file.read_bytes())
+        raw[16:24] = b"\xff\x00garbage"[:8]
+        file.write_bytes(bytes(raw))
+    else:  # an array table that claims more items than the file holds
+        raw = bytearray(file.read_bytes())
+        at = -(-(16 + int.from_bytes(raw[8:16], "little")) // 8) * 8
+        raw[at : at + 8] = (10**9).to_bytes(8, "little")
+        file.write_bytes(bytes(raw))
+
+
 @pytest.mark.parametrize(
-    "key, value",
-    [
-        (b"0000/rows", None),  # a value missing
-        (b"0000/rows", b"\x01\x02\x03"),  # not whole items
-        (b"0000/rows", np.full(200, 10**6, np.int32).tobytes()),  # rows outside the snapshot
-        (b"0000/starts", np.zeros(4, np.int64).tobytes()),  # offsets that do not rise
-        (b"doc_len", np.zeros(3, np.int32).tobytes()),  # lengths of too few rows
-        (b"header", b"\xff\x00garbage"),  # an undecodable header
-    ],
+    "how", ["truncated", "rows outside", "starts flat", "doc_len short", "header", "counts"]
 )
-def test_undecodable_snapshot_means_a_rebuild(
-    tmp_path: Path, key: bytes, value: bytes | None
-) -> None:
+def test_undecodable_snapshot_means_a_rebuild(tmp_path: Path, how: str) -> None:
     path, want = _store_with_snapshot(tmp_path)
-    _tamper(path, key, value)
+    _damage(path, how)
     store, memory = _open(path, readonly=True)
     assert lexical_persist.read(store, memory.view().n) is None
     assert _hits(memory) == want
@@ -191,27 +212,25 @@ def test_undecodable_snapshot_means_a_rebuild(
     store.close()
 
 
-def _rewrite_header(path: Path, **changes: object) -> None:
-    store = Store.open(path)
-    with store.read(buffers=False) as txn:
-        head = lexicon.header(txn)
-    assert head is not None
-    raw = msgspec.msgpack.encode(msgspec.structs.replace(head, **changes))
-    store.write(lambda txn: txn.put(lexicon.DB, lexicon.HEADER_KEY, raw))
-    store.close()
-
-
-@pytest.mark.parametrize(
-    "changes",
-    [
-        {"fingerprint": b"another tokeniser"},  # terms of another tokenisation
-        {"version": lexicon.VERSION + 1},  # another format
-        {"rows": 10_000},  # more rows than the store holds
-    ],
-)
-def test_foreign_or_stale_snapshot_is_ignored(tmp_path: Path, changes: dict) -> None:
+@pytest.mark.parametrize("change", ["fingerprint", "version", "rows", "foreign"])
+def test_foreign_or_stale_snapshot_is_ignored(
+    tmp_path: Path, change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path, want = _store_with_snapshot(tmp_path)
-    _rewrite_header(path, **changes)
+    snap = _snapshot(path)
+    if change == "fingerprint":  # terms of another tokenisation
+        _rewrite(path, snap._replace(fingerprint=b"another tokeniser"))
+    elif change == "version":  # another format
+        with monkeypatch.context() as patch:
+            patch.setattr(lexicon, "VERSION", lexicon.VERSION + 1)
+            _rewrite(path, snap)
+    elif change == "rows":  # more rows than the store holds
+        lens = np.zeros(10_000, np.int32)
+        lens[:50] = snap.doc_len
+        _rewrite(path, snap._replace(rows=10_000, doc_len=lens))
+    else:  # the snapshot of another store (same rows, another creation time)
+        other, _ = _store_with_snapshot(tmp_path / "other")
+        (path / lexicon.FILE_NAME).write_bytes((other / lexicon.FILE_NAME).read_bytes())
     store, memory = _open(path, readonly=True)
     assert lexical_persist.read(store, memory.view().n) is None
     assert memory._w.lex_rows == 0

@@ -225,7 +225,11 @@ def load(txn: Txn, m: Mirror, snapshot: Snapshot | None = None) -> LexicalIndex:
     if snapshot is not None and 0 < snapshot.rows <= n:
         covered = snapshot.rows
         m.doc_len[:covered] = snapshot.doc_len
-        m.lex_total = int(snapshot.doc_len[m.valid[:covered] != 0].sum(dtype=np.int64))
+        # Every length less the retired rows' (few: one pass over the mask, no gather of
+        # the active rows' lengths).
+        lens = snapshot.doc_len
+        retired = lens[m.valid[:covered] == 0]
+        m.lex_total = int(lens.sum(dtype=np.int64)) - int(retired.sum(dtype=np.int64))
         for seg, bounds in zip(snapshot.segments, snapshot.bounds, strict=True):
             index.add_segment(seg, bounds, m.doc_len, _avgdl(m), merge=False)
     if covered < n:

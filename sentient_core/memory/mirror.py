@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sentient_core.store import codes as store_codes
-from sentient_core.store import colblocks, prime_snapshot
+from sentient_core.store import colblocks, colfile, prime_snapshot
 from sentient_core.store.codefile import MAP_NORESERVE
 from sentient_core.store.columns import TraceColumns, iter_chunks
 from sentient_core.store.errors import CorruptRecordError
@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 __all__ = ["Mirror", "Postings", "PrimeIndex", "load"]
 
 MIN_CAPACITY = 1024
+DIRTY_UNMAPPED = 0.5
+"""Share of a column checkpoint's rows changed since it was taken above which an open
+unpacks every block instead of mapping it (store/colfile.py)."""
 RESERVE_FACTOR = 8
 """Rows of address space a mirror reserves per row it is created with."""
 
@@ -115,7 +118,13 @@ class Mirror:
     _full: dict[str, np.ndarray]
 
     def __init__(
-        self, capacity: int, dim: int, *, reserve: int | None = None, mapped: bool = False
+        self,
+        capacity: int,
+        dim: int,
+        *,
+        reserve: int | None = None,
+        mapped: bool = False,
+        fill: bool = True,
     ) -> None:
         reserve = max(capacity, reserve if reserve is not None else RESERVE_FACTOR * capacity)
         self.n = 0
@@ -132,9 +141,11 @@ class Mirror:
             self._full = self._reserved(reserve, dim, mapped)
         except (OSError, ValueError, OverflowError):
             self._full = self._reserved(capacity, dim, mapped)
-        for name, _, _, fill in _ARRAYS:
-            if fill:
-                self._full[name][:capacity] = fill
+        # ``fill``: the new rows' initial values (else the caller writes every row below
+        # ``capacity``, e.g. mapping a checkpoint over the first ones: load_checkpoint).
+        for name, _, _, value in _ARRAYS:
+            if fill and value:
+                self._full[name][:capacity] = value
         if mapped:
             self.codes = np.empty((0, dim), dtype=np.float32)
         self._views(capacity)
@@ -402,13 +413,27 @@ def _unpack_blocks(
     return counts, primes[:at]
 
 
-def load(txn: Txn, code_dim: int, store: Store | None = None) -> tuple[Mirror, PrimeIndex]:
+def load(
+    txn: Txn, code_dim: int, store: Store | None = None, *, checkpoint: bool = True
+) -> tuple[Mirror, PrimeIndex]:
     """Build the whole mirror and the prime index from one snapshot (``store``: the
-    codes are read through a snapshot of their own that returns buffers, saving a copy)."""
+    column checkpoint is mapped when it matches the snapshot, store/colfile.py, and a
+    schema-1 store's codes are read through a snapshot of their own that returns
+    buffers, saving a copy)."""
     where = str(txn.store.path)
     n = txn.counters().row_count
     code_file = store_codes.code_file(txn)
-    mirror = Mirror(max(MIN_CAPACITY, n + n // 2), code_dim, mapped=code_file is not None)
+    ckpt = None
+    if store is not None and checkpoint:
+        ckpt = colfile.open_checkpoint(txn, store.path, store.meta.created, n)
+        dirty = 0 if ckpt is None else colblocks.BLOCK * txn.entries(colblocks.DIRTY_DB)
+        if ckpt is not None and dirty >= DIRTY_UNMAPPED * ckpt.rows:
+            # Most of it changed since (a decay): rewriting mapped pages copies each one
+            # first; unpacking every block into fresh memory is cheaper.
+            ckpt.close()
+            ckpt = None
+    capacity = max(MIN_CAPACITY, n + n // 2)
+    mirror = Mirror(capacity, code_dim, mapped=code_file is not None, fill=ckpt is None)
     if code_file is not None:
         mirror.codes = code_file.rows(n)  # mapped: no copy (store/codefile.py)
     elif store is None:
@@ -418,6 +443,15 @@ def load(txn: Txn, code_dim: int, store: Store | None = None) -> tuple[Mirror, P
         # same rows straight from the map: one copy instead of two.
         with store.read(buffers=True) as view:
             store_codes.read_all(view, out=mirror.codes, rows=n)
+    if ckpt is not None:
+        assert store is not None
+        try:
+            index = _from_checkpoint(txn, store, mirror, ckpt, n)
+        finally:
+            ckpt.close()
+        if index is not None:
+            return mirror, index
+        return load(txn, code_dim, store, checkpoint=False)  # a wide row: decode records
     # The raw column blocks when the store keeps them (unpacked straight into the
     # mirror), else a decode of every trace record.
     unpacked = _unpack_blocks(txn, mirror, n, where)
@@ -441,6 +475,60 @@ def load(txn: Txn, code_dim: int, store: Store | None = None) -> tuple[Mirror, P
 
     primes = joined(prime_parts)
     return mirror, _prime_index(store, n, joined(row_parts), joined(count_parts), primes)
+
+
+def _runs(blocks: list[int]) -> list[tuple[int, int]]:
+    """Ascending ``blocks`` as ``[first, stop)`` runs of consecutive numbers (one unpack
+    each: after a decay every block is dirty, and one call reads them all)."""
+    runs: list[tuple[int, int]] = []
+    for b in blocks:
+        if runs and runs[-1][1] == b:
+            runs[-1] = (runs[-1][0], b + 1)
+        else:
+            runs.append((b, b + 1))
+    return runs
+
+
+def _from_checkpoint(
+    txn: Txn, store: Store, mirror: Mirror, ckpt: colfile.Checkpoint, n: int
+) -> PrimeIndex | None:
+    """Fill rows ``[0, n)`` of ``mirror`` (made with ``fill=False``) from the column
+    checkpoint (mapped over the arrays' first rows), the blocks changed below it since,
+    and the blocks above it; return the prime index (the prime snapshot and the rows
+    above it), or None when a row keeps its primes in its record."""
+    r = ckpt.rows
+    full = mirror._full
+    for name, _, _ in colfile.COLUMNS:
+        if not colfile.map_over(full[name], ckpt, name):
+            colfile.read_into(full[name], ckpt, name)
+    for name, _, _, value in _ARRAYS:
+        if value:  # the rows above the checkpoint start as a new mirror's
+            full[name][r : mirror.capacity] = value
+    cols = {name: getattr(mirror, name) for name, _, _ in colfile.COLUMNS}
+    for lo, hi in _runs(colblocks.dirty_blocks(txn)):  # changed since: read from LMDB
+        lo, hi = lo * colblocks.BLOCK, min(hi * colblocks.BLOCK, r)
+        if lo < hi and colfile.unpack(txn, lo, hi, cols) is None:
+            return None
+    snap = prime_snapshot.read(store.path, store.meta.created, n)
+    snap_rows = 0 if snap is None else snap.rows
+    start = min(r, snap_rows)  # the rows above both (their primes: the index's tail)
+    counts = np.zeros(n - start, dtype=np.int64)
+    primes = np.empty((n - start) * colblocks.SLOT, dtype=np.int64)
+    got = colfile.unpack(txn, start, n, cols, (counts, primes))
+    if got is None:
+        return None
+    mirror.n = n
+    mirror.active = int(np.count_nonzero(mirror.valid[:n]))
+    if snap is None:
+        return PrimeIndex.of_counts(np.arange(n, dtype=np.int64), counts, primes[:got])
+    index = PrimeIndex.of_snapshot(snap.starts, snap.out)
+    index.snapshot_rows = snap_rows
+    skip = snap_rows - start
+    tail = primes[int(counts[:skip].sum()) : got]
+    if tail.size:
+        rows = np.repeat(np.arange(snap_rows, n, dtype=np.int64), counts[skip:])
+        index.add(rows, tail)
+    return index
 
 
 def _prime_index(

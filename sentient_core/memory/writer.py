@@ -197,6 +197,9 @@ class Writer:
         ):  # a prime snapshot missing (an older store, a backup) or far behind
             with self.lock:
                 lexical_persist.save_primes(self.store, self.primes, self.mirror.n)
+        if not store.readonly and lexical_persist.columns_due(store):
+            with self.lock:  # the checkpoint of the mirror's columns (store/colfile.py)
+                lexical_persist.save_columns(store)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -272,6 +275,7 @@ class Writer:
             if lexical_persist.save(self.store, self.lexical, self.mirror):
                 self.lex_rows = self.mirror.n
                 lexical_persist.save_primes(self.store, self.primes, self.mirror.n)
+                lexical_persist.save_columns(self.store)
 
     def mask(self, rows: list[int], seen: Mirror) -> None:
         """Mask ``rows`` (traces found retired by another process) in the current

@@ -78,11 +78,11 @@ def code_file(txn: Txn) -> CodeFile | None:
     """The file ``txn``'s rows are in, or None when they are in the ``codes`` blocks.
 
     A schema-1 store opened read-only reads its blocks; when another process has
-    migrated it since (the snapshot's header says 2), the file is adopted."""
+    migrated it since (the snapshot's header says 2 or 3), the file is adopted."""
     store = txn.store
     if store.code_file is None:
         raw = txn.raw.get(META_KEY, db=store.db("meta"))
-        if raw is not None and META_PEEK.decode(raw).schema_version == SCHEMA_VERSION:
+        if raw is not None and META_PEEK.decode(raw).schema_version in (2, SCHEMA_VERSION):
             return store.adopt_code_file()
     return store.code_file
 

@@ -19,7 +19,7 @@ as before. ``check`` compares the blocks with the records (:func:`problems`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -66,6 +66,11 @@ BLOCK = 64
 """Rows per stored value: an update rewrites one block (64 × 184 bytes)."""
 SLOT = 8
 """Primes kept in place per row (the encoders keep 8 dominant primes)."""
+DIRTY_DB = "column_dirty"
+"""Sub-database of the numbers (u64 keys, empty values) of the blocks written below the
+rows of the mirror's column checkpoint since it was taken (:mod:`sentient_core.store.colfile`)."""
+CKPT_KEY = b"colckpt"
+"""Key in ``meta``: the column checkpoint's token (16 bytes) and rows (u64, little-endian)."""
 
 DTYPE = np.dtype(
     [
@@ -95,6 +100,49 @@ at :data:`MAX_COUNT`) and ``source`` (an id of :data:`SOURCES`) are the scorer's
 def enabled(txn: Txn) -> bool:
     """Whether this store keeps the blocks (and so every trace has its row in them)."""
     return txn.store.has_db(DB) and txn.get("meta", MARK) == LAYOUT
+
+
+def checkpoint_meta(txn: Txn) -> tuple[bytes, int] | None:
+    raw = txn.get("meta", CKPT_KEY)
+    if raw is None or len(raw) != 24:
+        return None
+    raw = bytes(raw)
+    return raw[:16], int.from_bytes(raw[16:], "little")
+
+
+def checkpoint_rows(txn: Txn) -> int:
+    """Rows the snapshot's checkpoint (``columns.ckpt``, :mod:`~sentient_core.store.colfile`)
+    covers (0: none)."""
+    meta = checkpoint_meta(txn)
+    return 0 if meta is None else meta[1]
+
+
+def mark_dirty(txn: Txn, rows: Iterable[int]) -> None:
+    """Note in ``txn`` that ``rows`` (the lowest row it writes in each column block)
+    changed: the blocks of those below the checkpoint's rows are read from LMDB at open,
+    not from the file (an append above them marks nothing)."""
+    meta = checkpoint_meta(txn)
+    if meta is None:
+        return
+    below = {r // BLOCK for r in rows if r < meta[1]}
+    if below:
+        db = txn.db(DIRTY_DB)
+        for b in sorted(below):
+            txn.raw.put(u64_key(b), b"", db=db)
+
+
+def dirty_blocks(txn: Txn) -> list[int]:
+    """The blocks written below the checkpoint since it was taken, ascending."""
+    if not txn.store.has_db(DIRTY_DB):
+        return []
+    return [key_u64(bytes(k)) for k in txn.cursor(DIRTY_DB).iternext(values=False)]
+
+
+def forget(txn: Txn) -> None:
+    """Drop the checkpoint from ``meta`` (the file, if any, is then never used)."""
+    txn.raw.delete(CKPT_KEY, db=txn.db("meta"))
+    if txn.store.has_db(DIRTY_DB):
+        txn.raw.drop(txn.db(DIRTY_DB), delete=False)
 
 
 _NO_PAD = (0,) * 4
@@ -186,6 +234,7 @@ def _write(txn: Txn, recs: Sequence[TraceRecord]) -> None:
         for rec in group:
             _fill(block, rec.row - b * BLOCK, rec, ids[rec.source])
         txn.raw.put(key, block.tobytes(), db=db)
+    mark_dirty(txn, [min(r.row for r in group) for group in by_block.values()])
 
 
 def put_records(txn: Txn, recs: Sequence[TraceRecord]) -> None:
@@ -200,6 +249,7 @@ def backfill(txn: Txn, records: Iterator[TraceRecord]) -> int:
     :func:`~sentient_core.store.traces.iter_range`) and set :data:`MARK`; returns the rows
     written."""
     txn.raw.drop(txn.db(DB), delete=False)
+    forget(txn)  # a checkpoint of other blocks
     n = 0
     batch: list[TraceRecord] = []
     for rec in records:

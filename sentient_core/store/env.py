@@ -51,10 +51,16 @@ import time
 from pathlib import Path
 
 import lmdb
-import msgspec
 
 from sentient_core.errors import ArgumentTypeError, NotFoundError
-from sentient_core.store import codefile, codes, codes_q8, prime_snapshot
+from sentient_core.store import (
+    codefile,
+    codes_q8,
+    colfile,
+    lexicon,
+    migrate,
+    prime_snapshot,
+)
 from sentient_core.store.codefile import CodeFile
 from sentient_core.store.errors import (
     CorruptRecordError,
@@ -113,11 +119,22 @@ DB_NAMES: tuple[str, ...] = (
     "columns",
     "column_sources",
     "lexicon",
+    "column_dirty",
 )
 """Named sub-databases every store has (SPEC §2)."""
 
 ADDED_LATER: frozenset[str] = frozenset(
-    {"content", "files", "terms", "layers", "recipes", "columns", "column_sources", "lexicon"}
+    {
+        "content",
+        "files",
+        "terms",
+        "layers",
+        "recipes",
+        "columns",
+        "column_sources",
+        "lexicon",
+        "column_dirty",
+    }
 )
 """Sub-databases added after schema version 1 was released: a read-only open of
 an older store works without them (readers then see them as absent)."""
@@ -131,7 +148,15 @@ DEFAULT_MAX_MAP_SIZE = 1 << 40
 
 # Files LMDB itself may leave in a directory before the first commit.
 _LMDB_FILES = frozenset(
-    {"data.mdb", "lock.mdb", codefile.FILE_NAME, prime_snapshot.FILE_NAME, *codes_q8.NAMES}
+    {
+        "data.mdb",
+        "lock.mdb",
+        codefile.FILE_NAME,
+        prime_snapshot.FILE_NAME,
+        colfile.FILE_NAME,
+        lexicon.FILE_NAME,
+        *codes_q8.NAMES,
+    }
 )
 
 INCOMING_DIR = "incoming"
@@ -421,29 +446,9 @@ class Store(Transactions):
         return self.code_file
 
     def _attach_code_file(self) -> None:
-        """Open the code file of a schema-2 store; move a schema-1 store's code rows
-        into one at its first writable open (one transaction: the rows reach the file
-        first, then the blocks go and the header says 2; a crash before the commit
-        leaves the store at 1, and the next open migrates again)."""
-        if self.meta.schema_version >= 2:
-            self.code_file = CodeFile(self.path, self.code_dim, writable=not self.readonly)
-            return
-        if self.readonly:
-            return  # read from the blocks as they are
-        code_file = CodeFile(self.path, self.code_dim, writable=True)
-        new_meta = msgspec.structs.replace(self.meta, schema_version=SCHEMA_VERSION)
-
-        def move(txn: Txn) -> None:
-            codes.migrate(txn, code_file, self.durable)
-            txn.raw.drop(self.db("codes"), delete=False)
-            txn.raw.put(META_KEY, encode_meta(new_meta), db=self.db("meta"))
-
-        try:
-            self.write(move)
-        except BaseException:
-            code_file.close()
-            raise
-        self.meta, self.code_file = new_meta, code_file
+        """Open the code file; migrate an older store at its first writable open
+        (:mod:`sentient_core.store.migrate`)."""
+        self.meta, self.code_file = migrate.attach(self)
 
     # -- properties and lifetime -------------------------------------------------------------
 
@@ -520,6 +525,15 @@ class Store(Transactions):
         snapshot = self.path / prime_snapshot.FILE_NAME
         if snapshot.exists():
             shutil.copyfile(snapshot, target / prime_snapshot.FILE_NAME)
+        # The column checkpoint: used by the copy only if its token is the one the copy's
+        # meta names (a checkpoint written since LMDB's snapshot is not: store/colfile.py).
+        checkpoint = self.path / colfile.FILE_NAME
+        if checkpoint.exists():
+            shutil.copyfile(checkpoint, target / colfile.FILE_NAME)
+        # The lexical snapshot covers committed rows only, whose terms never change.
+        lexical = self.path / lexicon.FILE_NAME
+        if lexical.exists():
+            shutil.copyfile(lexical, target / lexicon.FILE_NAME)
         return target
 
     def close(self) -> None:

@@ -31,7 +31,15 @@ from typing import TYPE_CHECKING
 import msgspec
 import numpy as np
 
-from sentient_core.store import codes, codes_q8, colblocks, files, prime_snapshot, table
+from sentient_core.store import (
+    codes,
+    codes_q8,
+    colblocks,
+    colfile,
+    files,
+    prime_snapshot,
+    table,
+)
 from sentient_core.store.content import digest
 from sentient_core.store.errors import StoreError
 from sentient_core.store.records import (
@@ -150,6 +158,8 @@ def check_integrity(store: Store) -> IntegrityReport:
             problems.add(problem)
         # The derived files: the prime index's snapshot, the codes' int8 copy.
         for problem in prime_snapshot.problems(store.path, store.meta.created, txn):
+            problems.add(problem)
+        for problem in colfile.problems(txn, store.path, store.meta.created):
             problems.add(problem)
         for problem in codes_q8.problems(txn):
             problems.add(problem)

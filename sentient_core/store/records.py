@@ -77,13 +77,16 @@ FORMAT_NAME = "sentient-core"
 META_KEY = b"store"
 """Key of the :class:`StoreMeta` header in ``meta``."""
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Store layout version written at creation and understood by this code: 2 keeps the
-code rows in a flat file beside ``data.mdb`` (:mod:`sentient_core.store.codefile`)."""
+code rows in a flat file beside ``data.mdb`` (:mod:`sentient_core.store.codefile`); 3
+also marks the column blocks written below the mirror's column checkpoint
+(:mod:`sentient_core.store.colfile`), so that an open maps the checkpoint."""
 
-READABLE_SCHEMA_VERSIONS = (1, 2)
-"""Layouts this code opens: 1 (codes in the ``codes`` sub-database) is read as it is
-when opened read-only and migrated to 2 at its first writable open."""
+READABLE_SCHEMA_VERSIONS = (1, 2, 3)
+"""Layouts this code opens: 1 (codes in the ``codes`` sub-database) and 2 (no column
+checkpoint) are read as they are when opened read-only and migrated to 3 at their first
+writable open."""
 
 SMF_AXES = 16
 """Number of SMF components kept with each trace."""
@@ -514,7 +517,7 @@ def decode_meta(raw: bytes | memoryview | None, where: str) -> StoreMeta:
     if peek.schema_version not in READABLE_SCHEMA_VERSIONS:
         raise SchemaVersionError(
             f"store at {where} has schema version {peek.schema_version}; this sentient-core"
-            f" understands {SCHEMA_VERSION} (and reads 1); upgrade sentient-core"
+            f" understands {SCHEMA_VERSION} (and reads 1 and 2); upgrade sentient-core"
         )
     try:
         return META_DECODER.decode(raw)

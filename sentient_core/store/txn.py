@@ -12,6 +12,7 @@ from sentient_core.store.records import COUNTERS, Counters
 
 if TYPE_CHECKING:
     from sentient_core.store.codefile import CodeFile
+    from sentient_core.store.records import StoreMeta
 
 __all__ = ["COUNTERS_KEY", "TRACE_VERSION_KEY", "StoreHandle", "Txn"]
 
@@ -37,6 +38,7 @@ class StoreHandle(Protocol):
     durable: bool
     readonly: bool
     code_file: CodeFile | None
+    meta: StoreMeta
 
     def db(self, name: str) -> lmdb._Database: ...
 
