@@ -229,8 +229,8 @@ def factor_columns(columns: ScorerColumns, context: FactorContext) -> tuple[np.n
     """
     if not isinstance(context, FactorContext):
         raise ArgumentTypeError(f"context must be a FactorContext, got {type(context).__name__}")
-    n = len(columns)
     ids = columns.ids
+    n = int(ids.shape[0])
     out = np.zeros((n, len(FACTORS)), dtype=np.float64)
 
     def by_id(values: Mapping[int, float]) -> np.ndarray:

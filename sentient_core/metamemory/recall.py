@@ -136,6 +136,8 @@ class ScoredRecall:
     def __init__(self, memory: HolographicMemory, meta: MetaMemory) -> None:
         self.memory = memory
         self.meta = meta
+        # The int8 codes the full scans read, if the memory keeps them (fixed at its open).
+        self._compact = memory.compact_codes
         self._lock = threading.Lock()
         self._key: tuple | None = None
         self._static = np.zeros(0)
@@ -257,8 +259,7 @@ class ScoredRecall:
             # The rows the factor table covers (the view's: a trace stored since waits
             # for the next recall's view).
             n = min(view.n, self._static.shape[0])
-            compact = self.memory.compact_codes
-            q8 = compact.scan(m.codes, n) if compact is not None else None
+            q8 = self._compact.scan(m.codes, n) if self._compact is not None else None
             if words is not None and mq.terms.size:
                 overlay = Overlay(
                     self._static[:n],

@@ -17,17 +17,28 @@ schema 2 without a checkpoint).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import msgspec
 
 from sentient_core.store import codes, colblocks, lexicon
 from sentient_core.store.codefile import CodeFile
 from sentient_core.store.records import META_KEY, SCHEMA_VERSION, StoreMeta, encode_meta
+from sentient_core.store.txn import StoreHandle
 
 if TYPE_CHECKING:
-    from sentient_core.store.env import Store
     from sentient_core.store.txn import Txn
+
+T = TypeVar("T")
+
+
+class Store(StoreHandle, Protocol):
+    """What a migration uses of its :class:`~sentient_core.store.env.Store` (a protocol:
+    env imports this module)."""
+
+    def write(self, fn: Callable[[Txn], T]) -> T: ...
+
 
 __all__ = ["attach"]
 
