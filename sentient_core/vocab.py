@@ -289,6 +289,10 @@ class Verdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=T
         What the stored passage was judged on: its relevance to the question (the
         gate) and how much of it is about the question
         (:func:`sentient_core.relevance.focus`); None without a question or a passage.
+    decisive : bool
+        False when the source ranked a passage it did not give within the decisive
+        margin of its best: an "already known" that may not be the answer (the
+        task-commitment drive asks again for the runner-up passages).
     """
 
     outcome: Outcome
@@ -297,6 +301,7 @@ class Verdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=T
     gate: Gate
     relevance: float | None = None
     focus: float | None = None
+    decisive: bool = True
 
 
 class IterationOutcome(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

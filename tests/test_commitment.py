@@ -16,8 +16,34 @@ from sentient_core.vocab import ChaperoneRequest, Verdict
 Q = "Where do quokkas live?"
 
 
-def _verdict(gate: str, outcome: str = "could_not_verify") -> Verdict:
-    return Verdict(outcome=outcome, basis="deterministic", reason="r", gate=gate)  # type: ignore[arg-type]
+def _verdict(gate: str, outcome: str = "could_not_verify", decisive: bool = True) -> Verdict:
+    return Verdict(outcome=outcome, basis="deterministic", reason="r", gate=gate, decisive=decisive)  # type: ignore[arg-type]
+
+
+def test_an_already_known_that_is_not_decisive_asks_for_the_runners_up(tmp_path):
+    # "Already known", but the source ranked a passage it did not give within the decisive
+    # margin: memory's best may not answer; the drive takes the decisive gate's route.
+    with Core(tmp_path / "data", durable=False) as core:
+        book = QuestionBook(core.store)
+        book.register(Q, origin="user", gap_type="question")
+        bus = EventBus(core.store)
+        seen: list[object] = []
+        bus.subscribe(seen.append)
+        emit = bus.emitter(session="s")
+        req = ChaperoneRequest(id="s-1", type="question", question=Q, gap_type="question")
+        drive = TaskCommitment(max_routes=2)
+        settled = _verdict("novelty", "not_applicable")
+        assert drive.consider(req, settled, book, emit) is None
+        loose = _verdict("novelty", "not_applicable", decisive=False)
+        nxt = drive.consider(req, loose, book, emit)
+        assert nxt is not None and nxt.route == ROUTES["decisive"][0]
+        event = [e for e in seen if isinstance(e, CommitmentEvent)][-1]
+        assert event.gate == "decisive" and "(not decisive)" in event.reason
+        # The route is not taken twice: then it says why it stops.
+        assert drive.consider(nxt, loose, book, emit) is None
+        assert [e for e in seen if isinstance(e, CommitmentEvent)][-1].reason.startswith(
+            "routes exhausted"
+        )
 
 
 def test_the_decision_tree_takes_each_route_once_then_says_why_it_stops(tmp_path):

@@ -544,11 +544,16 @@ def test_an_ambiguous_ranked_answer_is_could_not_verify_not_success():
     # ... and says the tie makes it no answer to the question (the learner does not
     # count the question answered); a decisive or unranked source says nothing more.
     assert "within 0.05 < 0.30 of its best: not an answer to the question" in v.reason
+    assert not v.decisive  # the task-commitment drive asks for the runners-up
+    best = {**GROUNDED_ANSWER, "integrated_chunks": 1, "best_known": True}
+    v = Judge().judge(outcome(**best, relevance=0.9, margin=0.05, known_chunks=1, known_trace=3))
+    assert v.reason.startswith("already known: memory holds the best passage") and not v.decisive
     for margin in (0.3, None):
         v = Judge().judge(
             outcome(**known, relevance=0.9, margin=margin, known_chunks=1, known_trace=3)
         )
         assert v.reason == "already known: memory holds this content (trace 3); nothing new stored"
+        assert v.decisive
     assert Judge().decisive_margin(None) and Judge().decisive_margin(0.3)
     assert not Judge().decisive_margin(0.29)
 

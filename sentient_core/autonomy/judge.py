@@ -191,8 +191,8 @@ class JudgeSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
         return Judge(breaker=breaker, shadow=mine)
 
 
-def _v(outcome: Outcome, basis: Basis, reason: str, gate: Gate) -> Verdict:
-    return Verdict(outcome=outcome, basis=basis, reason=reason, gate=gate)
+def _v(outcome: Outcome, basis: Basis, reason: str, gate: Gate, decisive: bool = True) -> Verdict:
+    return Verdict(outcome=outcome, basis=basis, reason=reason, gate=gate, decisive=decisive)
 
 
 class Judge:
@@ -379,6 +379,7 @@ class Judge:
                 "deterministic",
                 f"already known: memory holds this content{holder}; nothing new stored{self._tie(o)}",
                 "novelty",
+                self.decisive_margin(o.margin),
             )
         if o.best_known and o.known_chunks > 0:
             holder = f" (trace {o.known_trace})" if o.known_trace >= 0 else ""
@@ -388,6 +389,7 @@ class Judge:
                 f"already known: memory holds the best passage{holder};"
                 f" {o.integrated_chunks} chunk(s) ranked below it stored{self._tie(o)}",
                 "novelty",
+                self.decisive_margin(o.margin),
             )
         if o.integrated_chunks == 0:
             return _v(

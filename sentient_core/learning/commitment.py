@@ -14,7 +14,10 @@ gate           routes, in order
 source         ``relax`` (half the minimum score), then ``wider``
 relevance      ``wider`` (twice the passages), then ``deeper`` (four times)
 decisive       ``wider``: the runner-up passages are given too, so the margin is
-               measured against what comes after them
+               measured against what comes after them; also an "already known"
+               (``novelty``) verdict that is not decisive
+               (:attr:`~sentient_core.vocab.Verdict.decisive`): memory holds the
+               source's best passage, but it ranked one it did not give as close
 substance      ``wider``
 grounding      ``corpus`` (the offline answerer instead of the model)
 model          ``corpus``
@@ -80,25 +83,28 @@ class TaskCommitment:
         """After the verdict on ``req``: the request of the next route for a user's
         question (``book`` says whose it is) that is about to end unanswered (also
         queued for :meth:`routes`), or None."""
-        if not self.max_routes or req.type != "question" or verdict.gate in _SETTLED:
+        gate = verdict.gate
+        if gate == "novelty" and not verdict.decisive:
+            # "Already known", but the source ranked a passage it did not give within the
+            # decisive margin: memory's best may not be the answer; ask for the runners-up.
+            gate = "decisive"
+        if not self.max_routes or req.type != "question" or gate in _SETTLED:
             return None
         rec = book.get(req.question)
         if rec is None or rec.origin != "user":
             return None
         key = " ".join(req.question.casefold().split())
         tried = self._tried.setdefault(key, [])
-        left = [r for r in ROUTES.get(verdict.gate, ()) if r not in tried]
+        left = [r for r in ROUTES.get(gate, ()) if r not in tried]
         if not left or len(tried) >= self.max_routes:
             self.gave_up += 1
             why = (
                 f"routes exhausted ({', '.join(tried)})"
                 if tried
-                else f"no route for the {verdict.gate} gate"
+                else f"no route for the {gate} gate"
             )
             self.why[key] = why
-            emit.emit(
-                CommitmentEvent, question=req.question, route="", gate=verdict.gate, reason=why
-            )
+            emit.emit(CommitmentEvent, question=req.question, route="", gate=gate, reason=why)
             return None
         route = left[0]
         tried.append(route)
@@ -108,8 +114,10 @@ class TaskCommitment:
             CommitmentEvent,
             question=req.question,
             route=route,
-            gate=verdict.gate,
-            reason=f"{verdict.outcome} at the {verdict.gate} gate; trying {route}",
+            gate=gate,
+            reason=f"{verdict.outcome} at the {verdict.gate} gate"
+            + ("" if gate == verdict.gate else " (not decisive)")
+            + f"; trying {route}",
         )
         self._next.append(nxt)
         return nxt
