@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import NamedTuple
 
+from sentient_core.encoder import EncodedText
+from sentient_core.encoder.token_encoder import TextAnalysis
 from sentient_core.ingest import topic_and_keywords
 from sentient_core.ingest.keywords import heading
 from sentient_core.integrate.summary import StageTimes
@@ -22,7 +25,19 @@ from sentient_core.memory.storing import Prepared
 from sentient_core.observer import Observer
 from sentient_core.store import content
 
-__all__ = ["Assembler", "as_items", "topic_lines"]
+__all__ = ["Analysed", "Assembler", "as_items", "topic_lines"]
+
+
+class Analysed(NamedTuple):
+    """A batch of chunks analysed, not yet observed (:meth:`Assembler.analyse`)."""
+
+    texts: list[str]
+    sources: list[str]
+    tags: list[tuple[str, ...] | None]
+    found: TextAnalysis | None  # the batch path (an encoder with analyse_many)
+    encoded: list[EncodedText] | None  # else chunk by chunk
+    topics: list[tuple[str, list[str]]]
+    digests: list[bytes] | None
 
 
 class Assembler:
@@ -56,18 +71,35 @@ class Assembler:
         tags: list[tuple[str, ...] | None],
         st: StageTimes,
     ) -> Prepared | list[NewTrace]:
-        """Encode, find keywords, observe (the observer changes) and assemble the chunks.
+        """Encode, find keywords, observe (the observer changes) and assemble the chunks:
+        :meth:`analyse`, then :meth:`finish`."""
+        return self.finish(self.analyse(texts, sources, tags, st), st)
 
-        With an encoder that analyses batches (the token encoder) every step runs
-        over the whole batch: one kernel pass for the codes, excitations, keyword
-        candidates and terms (``encode``), topic lines (``keywords``), one kernel
-        call exciting and ticking the observer once per chunk (``observe``), the
-        content digests in one pass and the records checked column by column
-        (``code``). Otherwise chunk by chunk, as :class:`NewTrace` items.
+    def analyse(
+        self,
+        texts: list[str],
+        sources: list[str],
+        tags: list[tuple[str, ...] | None],
+        st: StageTimes,
+    ) -> Analysed:
+        """The part of :meth:`assemble` that leaves the observer alone.
+
+        With an encoder that analyses batches (the token encoder): one kernel pass
+        for the codes, excitations, keyword candidates and terms (``encode``), the
+        topic lines (``keywords``) and the content digests in one pass (``code``).
+        Otherwise the codes (``encode``) and keywords, chunk by chunk.
         """
+        texts, sources, tags = list(texts), list(sources), list(tags)
         analyse = getattr(self.observer.encoder, "analyse_many", None)
         if analyse is None:
-            return self._items(texts, sources, tags, st)
+            t = time.perf_counter()
+            batch = self.observer.encoder.encode_many(texts)
+            encoded = [batch.item(i) for i in range(len(texts))]
+            st.encode += time.perf_counter() - t
+            t = time.perf_counter()
+            topics = self._topics(texts)
+            st.keywords += time.perf_counter() - t
+            return Analysed(texts, sources, tags, None, encoded, topics, None)
         t = time.perf_counter()
         found = analyse(texts, 8)
         st.encode += time.perf_counter() - t
@@ -77,46 +109,46 @@ class Assembler:
         st.keywords += time.perf_counter() - t
 
         t = time.perf_counter()
-        b = found.batch
+        digests = content.digests(texts)
+        st.code += time.perf_counter() - t
+        return Analysed(texts, sources, tags, found, None, topics, digests)
+
+    def finish(self, a: Analysed, st: StageTimes) -> Prepared | list[NewTrace]:
+        """Observe the analysed chunks (the observer changes) and assemble what memory stores.
+
+        The batch path excites and ticks the observer once per chunk in one kernel
+        call (``observe``) and checks the records column by column (``code``); the
+        other path does both chunk by chunk, as :class:`NewTrace` items.
+        """
+        if a.found is None:
+            return self._items(a, st)
+        t = time.perf_counter()
+        b = a.found.batch
         fields = self.observer.observe_batch(b.offsets, b.indices, b.amounts, b.phases)
         st.observe += time.perf_counter() - t
 
         t = time.perf_counter()
         cols = TraceColumns(
-            texts=list(texts),
+            texts=a.texts,
             codes=b.codes,
             smf=fields,
-            primes=found.dominant,
-            sources=list(sources),
-            tags=[self.tags if g is None else tuple(g) for g in tags],
-            topics=[topic for topic, _ in topics],
-            keywords=[tuple(words) for _, words in topics],
+            primes=a.found.dominant,
+            sources=a.sources,
+            tags=[self.tags if g is None else tuple(g) for g in a.tags],
+            topics=[topic for topic, _ in a.topics],
+            keywords=[tuple(words) for _, words in a.topics],
             kind=self.kind,
             importance=self.importance,
-            terms=found.terms,
-            digests=content.digests(texts),
+            terms=a.found.terms,
+            digests=a.digests or [],
         )
         prepared = self.memory.prepare(cols)
         st.code += time.perf_counter() - t
         return prepared
 
-    def _items(
-        self,
-        texts: list[str],
-        sources: list[str],
-        tags: list[tuple[str, ...] | None],
-        st: StageTimes,
-    ) -> list[NewTrace]:
-        """:meth:`assemble` chunk by chunk (an encoder without ``analyse_many``)."""
-        t = time.perf_counter()
-        batch = self.observer.encoder.encode_many(texts)
-        encoded = [batch.item(i) for i in range(len(texts))]
-        st.encode += time.perf_counter() - t
-
-        t = time.perf_counter()
-        topics = self._topics(texts)
-        st.keywords += time.perf_counter() - t
-
+    def _items(self, a: Analysed, st: StageTimes) -> list[NewTrace]:
+        """:meth:`finish` chunk by chunk (an encoder without ``analyse_many``)."""
+        encoded = a.encoded or []
         t = time.perf_counter()
         obs = self.observer
         orientations = []
@@ -128,8 +160,8 @@ class Assembler:
 
         t = time.perf_counter()
         items = []
-        for i, text in enumerate(texts):
-            topic, words = topics[i]
+        for i, text in enumerate(a.texts):
+            topic, words = a.topics[i]
             items.append(
                 NewTrace(
                     text=text,
@@ -137,9 +169,9 @@ class Assembler:
                     smf=orientations[i],
                     primes=encoded[i].dominant_primes,
                     kind=self.kind,
-                    source=sources[i],
+                    source=a.sources[i],
                     importance=self.importance,
-                    tags=tag if (tag := tags[i]) is not None else self.tags,
+                    tags=tag if (tag := a.tags[i]) is not None else self.tags,
                     topic=topic,
                     keywords=tuple(words),
                 )

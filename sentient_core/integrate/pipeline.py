@@ -56,6 +56,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
@@ -75,6 +76,7 @@ from sentient_core.ingest import (
     safe_path_text,
 )
 from sentient_core.integrate.assemble import Assembler, as_items
+from sentient_core.integrate.background import Committer
 from sentient_core.integrate.ledger import FileLedger, bytes_digest, file_digest
 from sentient_core.integrate.summary import (
     STAGES,
@@ -174,6 +176,11 @@ class Integrator:
     max_file_bytes : int
         Cap for files read whole (every format except large plain text,
         which is streamed); larger files are refused before reading.
+    background : bool
+        Commit each batch on a background thread while the next one is read,
+        extracted and encoded (:mod:`~sentient_core.integrate.background`); the
+        same transactions in the same order, and the observer sees the chunks in
+        the same order, as committing in line (``False``).
     """
 
     def __init__(
@@ -191,6 +198,7 @@ class Integrator:
         near: float | None = None,
         time_budget: float | None = DEFAULT_TIME_BUDGET,
         max_file_bytes: int = MAX_WHOLE_FILE_BYTES,
+        background: bool = True,
     ) -> None:
         if batch < 1:
             raise ArgumentError(f"batch must be >= 1, got {batch}")
@@ -210,7 +218,13 @@ class Integrator:
         self.near = near
         self.time_budget = time_budget
         self.max_file_bytes = max_file_bytes
+        self.background = background
         self._files = FileLedger(memory)
+        self._commits = Committer(False)
+        # Streamed files being read: the ids of their chunks committed so far.
+        self._streams: dict[str, list[int]] = {}
+        self._started: set[str] = set()
+        self._mark = (0, 0, 0, 0)
 
     # -- public -------------------------------------------------------------
 
@@ -232,10 +246,14 @@ class Integrator:
         """
         summary = IngestSummary()
         self._files = FileLedger(self.memory)
+        self._started.clear()
         try:
-            return self._ingest(paths, summary, progress, stop)
+            with self._committing():
+                return self._ingest(paths, summary, progress, stop)
         finally:
             self._files = FileLedger(self.memory)
+            self._streams.clear()
+            self._started.clear()
 
     def _ingest(
         self,
@@ -287,8 +305,11 @@ class Integrator:
         if not summary.stopped_by:
             try:
                 self._flush(pending, summary)
+                self._drain(summary)
             except (StoreIOError, StoreFullError) as err:
                 summary.stopped_by = str(err)
+        else:
+            self._drain(summary)  # nothing in flight after an error: a no-op
         summary.seconds = time.perf_counter() - t_start
         return summary
 
@@ -310,16 +331,18 @@ class Integrator:
         summary = IngestSummary()
         t0 = time.perf_counter()
         pending = _Pending()
-        for text in texts:
-            t = time.perf_counter()
-            chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
-            summary.stages.chunk += time.perf_counter() - t
-            for c in chunks:
-                pending.add(c.text, source, tags)
-                if len(pending) >= self.batch:
-                    self._flush(pending, summary)
-            summary.bytes += len(text.encode())
-        self._flush(pending, summary)
+        with self._committing():
+            for text in texts:
+                t = time.perf_counter()
+                chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
+                summary.stages.chunk += time.perf_counter() - t
+                for c in chunks:
+                    pending.add(c.text, source, tags)
+                    if len(pending) >= self.batch:
+                        self._flush(pending, summary)
+                summary.bytes += len(text.encode())
+            self._flush(pending, summary)
+            self._drain(summary)
         summary.seconds = time.perf_counter() - t0
         return summary
 
@@ -387,6 +410,9 @@ class Integrator:
         shown = safe_path_text(path)
         if source in self._files:  # named twice in this run (a folder and a file in it)
             return False
+        if source in self._started:
+            self._drain(summary)  # its record may be in the batch committing now
+        self._started.add(source)
         try:
             streamed = size > self.stream_threshold and kind_of(path) in ("txt", "md")
             t = time.perf_counter()
@@ -446,7 +472,7 @@ class Integrator:
         summary: IngestSummary,
     ) -> bool:
         st = summary.stages
-        committed_ids: list[int] = []
+        self._streams[source] = []  # the ids of its chunks, as their batches commit
         n = 0
         try:
             it: Iterator = iter_chunks(pieces, self.chunk_size, self.chunk_overlap)
@@ -460,19 +486,19 @@ class Integrator:
                 pending.add(c.text, source)
                 self._files.chunk_queued(source)
                 if len(pending) >= self.batch:
-                    committed_ids.extend(
-                        o.record.id
-                        for s, o in self._flush(pending, summary)
-                        if s == source and o.new
-                    )
+                    self._flush(pending, summary)
         except (IngestError, OSError, UnicodeError) as err:
             reason = err.reason if isinstance(err, IngestError) else f"{type(err).__name__}: {err}"
             self._drop_source(pending, source)
+            self._drain(summary)  # its chunks in the batch committing now are committed first
+            committed_ids = self._streams.pop(source)
             if committed_ids:
                 self.memory.retire(committed_ids)
                 summary.chunks -= len(committed_ids)
             summary.skipped.append(SkippedFile(path, f"failed part-way: {reason}"))
             return False
+        finally:
+            self._streams.pop(source, None)
         if n == 0:
             summary.skipped.append(SkippedFile(path, "no text to ingest"))
             return False
@@ -489,34 +515,75 @@ class Integrator:
         for t, s, g in keep:
             pending.add(t, s, g)
 
-    def _flush(self, pending: _Pending, summary: IngestSummary) -> list[tuple[str, Stored]]:
+    @contextmanager
+    def _committing(self) -> Iterator[None]:
+        """A :class:`Committer` for one run; waited for and stopped when it ends."""
+        self._commits = Committer(self.background)
+        try:
+            with self._commits:
+                yield
+        finally:
+            self._commits = Committer(False)
+
+    def _drain(self, summary: IngestSummary) -> None:
+        """Wait for the batch committing in the background and count it (or raise its error).
+
+        A store error stops the run where committing in line would have stopped it:
+        in the file whose chunk handed that batch over. The files counted, skipped
+        or found unchanged since then are uncounted (nothing of them was stored or
+        observed: the observer sees a batch only after the one before committed).
+        """
+        try:
+            self._commits.wait()
+        except (StoreIOError, StoreFullError):
+            files, size, skipped, unchanged = self._mark
+            summary.files, summary.bytes, summary.unchanged = files, size, unchanged
+            del summary.skipped[skipped:]
+            raise
+        finally:
+            summary.stages.wait = self._commits.waited
+
+    def _flush(self, pending: _Pending, summary: IngestSummary) -> None:
         """Encode, observe, assemble and commit the pending chunks, in ONE transaction with
         the records of the files they complete.
 
-        Chunks memory already holds are not stored again
-        (:meth:`~sentient_core.memory.HolographicMemory.store_unique`). Returns
-        ``(source, outcome)`` per chunk.
+        The commit runs in the background (:class:`Committer`) while the caller goes
+        on; the batch before it is waited for first (its error raised here), before
+        the observer sees this batch's chunks: the observer and the store see the
+        batches in the same order as committing in line. Chunks memory already
+        holds are not stored again
+        (:meth:`~sentient_core.memory.HolographicMemory.store_unique`).
         """
         if not pending:
-            return []
-        made = self._assembler().assemble(
-            pending.texts, pending.sources, pending.tags, summary.stages
-        )
-        sources = list(pending.sources)
-        not_a_use = self._files.not_a_use(sources)
+            return
+        st = summary.stages
+        asm = self._assembler()
+        analysed = asm.analyse(pending.texts, pending.sources, pending.tags, st)
+        self._drain(summary)
+        made = asm.finish(analysed, st)
+        sources = analysed.sources
         files = self._files
+        not_a_use = files.not_a_use(sources)
+        plan = files.plan(sources)
+        memory, near = self.memory, self.near
 
         def commit(tx: MemoryTxn) -> tuple[list[Stored], list[tuple[str, int]]]:
-            outcomes = tx.store_unique(made, near=self.near, not_a_use=not_a_use)
-            return outcomes, files.finish_in(tx, sources, outcomes)
+            outcomes = tx.store_unique(made, near=near, not_a_use=not_a_use)
+            return outcomes, files.finish_in(tx, plan, sources, outcomes)
 
-        t = time.perf_counter()
-        outcomes, done = self.memory.write(commit)
-        summary.stages.commit += time.perf_counter() - t
-        _tally(summary, outcomes)
-        files.committed(sources, outcomes, summary, done)
+        def done(result: tuple[list[Stored], list[tuple[str, int]]], seconds: float) -> None:
+            outcomes, finished = result
+            st.commit += seconds
+            _tally(summary, outcomes)
+            for s, o in zip(sources, outcomes, strict=True):
+                if o.new and (ids := self._streams.get(s)) is not None:
+                    ids.append(o.record.id)
+            files.committed(sources, outcomes, summary, finished)
+
         pending.clear()
-        return list(zip(sources, outcomes, strict=True))
+        # Where an in-line run would stand if this commit failed (see _drain).
+        self._mark = (summary.files, summary.bytes, len(summary.skipped), summary.unchanged)
+        self._commits.submit(lambda: memory.write(commit), done)
 
 
 def _tally(summary: IngestSummary, outcomes: Sequence[Stored]) -> None:

@@ -21,7 +21,14 @@ class SkippedFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class StageTimes(msgspec.Struct, forbid_unknown_fields=True):
-    """Seconds spent per stage (the stages: :mod:`sentient_core.integrate.pipeline`)."""
+    """Seconds spent per stage (the stages: :mod:`sentient_core.integrate.pipeline`).
+
+    Every stage but ``commit`` runs on the caller's thread; ``commit`` is the wall
+    time of the write transactions, which may run on a background thread while
+    the caller prepares the next batch, so the stages can add up to more than
+    the run took. ``wait`` is what the caller spent blocked on commits (all of
+    ``commit`` when committing in line): :meth:`caller` ≤ the run's wall time.
+    """
 
     read: float = 0.0
     extract: float = 0.0
@@ -31,9 +38,15 @@ class StageTimes(msgspec.Struct, forbid_unknown_fields=True):
     observe: float = 0.0
     code: float = 0.0
     commit: float = 0.0
+    wait: float = 0.0
 
     def total(self) -> float:
+        """Seconds of every stage (overlapping ones counted in full)."""
         return sum(getattr(self, s) for s in STAGES)
+
+    def caller(self) -> float:
+        """Seconds on the caller's thread: every stage but ``commit``, and ``wait``."""
+        return self.total() - self.commit + self.wait
 
 
 class IngestSummary(msgspec.Struct, forbid_unknown_fields=True):
