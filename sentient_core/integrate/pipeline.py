@@ -56,7 +56,9 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import closing, contextmanager, nullcontext
 from pathlib import Path
 
 import msgspec
@@ -67,17 +69,23 @@ from sentient_core.ingest import (
     MAX_WHOLE_FILE_BYTES,
     IngestError,
     chunk_text,
-    extract_bytes,
     iter_chunks,
     iter_files,
     iter_text,
     kind_of,
-    read_bytes,
     safe_path_text,
 )
 from sentient_core.integrate.assemble import Assembler, as_items
 from sentient_core.integrate.background import Committer
-from sentient_core.integrate.ledger import FileLedger, bytes_digest, file_digest
+from sentient_core.integrate.ledger import FileLedger, file_digest
+from sentient_core.integrate.loader import (
+    MIN_BYTES,
+    Loaded,
+    LoadSettings,
+    can_fork,
+    load,
+    loaded_ahead,
+)
 from sentient_core.integrate.summary import (
     STAGES,
     IngestSummary,
@@ -181,6 +189,11 @@ class Integrator:
         extracted and encoded (:mod:`~sentient_core.integrate.background`); the
         same transactions in the same order, and the observer sees the chunks in
         the same order, as committing in line (``False``).
+    load_ahead : bool
+        Read, extract and chunk the next files in a forked worker process
+        (:mod:`~sentient_core.integrate.loader`; runs of at least
+        :data:`~sentient_core.integrate.loader.MIN_BYTES` over several files, where
+        the platform forks); the same chunks and skips as loading in line.
     """
 
     def __init__(
@@ -199,6 +212,7 @@ class Integrator:
         time_budget: float | None = DEFAULT_TIME_BUDGET,
         max_file_bytes: int = MAX_WHOLE_FILE_BYTES,
         background: bool = True,
+        load_ahead: bool = True,
     ) -> None:
         if batch < 1:
             raise ArgumentError(f"batch must be >= 1, got {batch}")
@@ -219,12 +233,14 @@ class Integrator:
         self.time_budget = time_budget
         self.max_file_bytes = max_file_bytes
         self.background = background
+        self.load_ahead = load_ahead
         self._files = FileLedger(memory)
         self._commits = Committer(False)
         # Streamed files being read: the ids of their chunks committed so far.
         self._streams: dict[str, list[int]] = {}
         self._started: set[str] = set()
         self._mark = (0, 0, 0, 0)
+        self._waited_loader = 0.0
 
     # -- public -------------------------------------------------------------
 
@@ -274,14 +290,37 @@ class Integrator:
         sizes = [_size(p) for p in files]
         bytes_total = sum(sizes)
         t_start = time.perf_counter()
+        self._waited_loader = 0.0
+        whole = [None if self._streamed(p, n) else p for p, n in zip(files, sizes, strict=True)]
+        ahead = (
+            loaded_ahead(whole, self._load_settings())
+            if self.load_ahead and can_fork() and len(files) > 1 and bytes_total >= MIN_BYTES
+            else None
+        )
+        with closing(ahead) if ahead is not None else nullcontext():
+            return self._ingest_files(files, sizes, ahead, summary, progress, stop, t_start)
+
+    def _ingest_files(
+        self,
+        files: list[str],
+        sizes: list[int],
+        ahead: Iterator[Future[Loaded] | None] | None,
+        summary: IngestSummary,
+        progress: Callable[[Progress], None] | None,
+        stop: Callable[[], object] | None,
+        t_start: float,
+    ) -> IngestSummary:
+        """:meth:`_ingest` over the files found (``ahead``: their loads, if loaded ahead)."""
         pending = _Pending()
+        bytes_total = sum(sizes)
         bytes_done = 0
         for i, (path, size) in enumerate(zip(files, sizes, strict=True)):
             if stop is not None and stop():
                 summary.interrupted = True
                 break
+            loaded = next(ahead) if ahead is not None else None
             try:
-                ok = self._ingest_file(path, size, pending, summary)
+                ok = self._ingest_file(path, size, pending, summary, loaded)
             except (StoreIOError, StoreFullError) as err:
                 summary.stopped_by = str(err)
                 pending.clear()
@@ -404,7 +443,23 @@ class Integrator:
         # Made per batch: it sees the integrator's current settings.
         return Assembler(self.memory, self.observer, self.kind, self.importance, self.tags)
 
-    def _ingest_file(self, path: str, size: int, pending: _Pending, summary: IngestSummary) -> bool:
+    def _streamed(self, path: str, size: int) -> bool:
+        """Whether the file is streamed (large plain text) rather than read whole."""
+        return size > self.stream_threshold and kind_of(path) in ("txt", "md")
+
+    def _ingest_file(
+        self,
+        path: str,
+        size: int,
+        pending: _Pending,
+        summary: IngestSummary,
+        ahead: Future[Loaded] | None = None,
+    ) -> bool:
+        """Queue (and commit as batches fill) one file's chunks; whether it was ingested.
+
+        ``ahead``: the file read, extracted and chunked by the loader process
+        (:mod:`~sentient_core.integrate.loader`), else that happens here.
+        """
         st = summary.stages
         source = safe_path_text(Path(path).resolve())
         shown = safe_path_text(path)
@@ -413,10 +468,9 @@ class Integrator:
         if source in self._started:
             self._drain(summary)  # its record may be in the batch committing now
         self._started.add(source)
-        try:
-            streamed = size > self.stream_threshold and kind_of(path) in ("txt", "md")
-            t = time.perf_counter()
-            if streamed:
+        if self._streamed(path, size):
+            try:
+                t = time.perf_counter()
                 digest = file_digest(path)
                 st.read += time.perf_counter() - t
                 if self._files.start(source, digest, summary):
@@ -424,44 +478,67 @@ class Integrator:
                 t = time.perf_counter()
                 pieces: Iterable[str] = iter_text(path)
                 st.extract += time.perf_counter() - t
-            else:
-                data = read_bytes(path, self.max_file_bytes)
-                digest = bytes_digest(data)
-                st.read += time.perf_counter() - t
-                if self._files.start(source, digest, summary):
-                    return False
-                t = time.perf_counter()
-                pieces = (extract_bytes(path, data, time_budget=self.time_budget),)
-                del data
-                st.extract += time.perf_counter() - t
-        except (IngestError, OSError) as err:
-            self._files.drop(source)
-            why = err.reason if isinstance(err, IngestError) else f"cannot read: {err}"
-            summary.skipped.append(SkippedFile(shown, why))
-            return False
-        if not streamed:
-            # Whole file in hand: chunk it all before anything is queued, so a
-            # failure leaves nothing of this file behind.
-            t = time.perf_counter()
-            (text,) = pieces
-            chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
-            st.chunk += time.perf_counter() - t
-            if not chunks:
-                summary.skipped.append(SkippedFile(shown, "no text to ingest"))
+            except (IngestError, OSError) as err:
+                self._files.drop(source)
+                why = err.reason if isinstance(err, IngestError) else f"cannot read: {err}"
+                summary.skipped.append(SkippedFile(shown, why))
+                return False
+            if not self._ingest_streamed(shown, source, pieces, pending, summary):
                 self._files.drop(source)
                 return False
-            for c in chunks:
-                pending.add(c.text, source)
-                self._files.chunk_queued(source)
-                if len(pending) >= self.batch:
-                    self._flush(pending, summary)
             self._files.all_queued(source, summary)
             return True
-        if not self._ingest_streamed(shown, source, pieces, pending, summary):
+        got = self._loaded(path, summary, ahead)
+        if not got.digest:  # not read
+            summary.skipped.append(SkippedFile(shown, got.failed))
+            return False
+        if self._files.start(source, got.digest, summary):
+            return False
+        if got.failed:
+            self._files.drop(source)
+            summary.skipped.append(SkippedFile(shown, got.failed))
+            return False
+        # Whole file in hand and chunked before anything is queued, so a failure
+        # leaves nothing of this file behind.
+        if not got.chunks:
+            summary.skipped.append(SkippedFile(shown, "no text to ingest"))
             self._files.drop(source)
             return False
+        for c in got.chunks:
+            pending.add(c, source)
+            self._files.chunk_queued(source)
+            if len(pending) >= self.batch:
+                self._flush(pending, summary)
         self._files.all_queued(source, summary)
         return True
+
+    def _loaded(self, path: str, summary: IngestSummary, ahead: Future[Loaded] | None) -> Loaded:
+        """The file read whole, digested, extracted and chunked: by the loader process
+        (waited for here) or in line."""
+        st = summary.stages
+        got = None
+        if ahead is not None:
+            t = time.perf_counter()
+            try:
+                got = ahead.result()
+            except BrokenProcessPool:
+                got = None  # the worker died (killed?): load in line, same result
+            self._waited_loader += time.perf_counter() - t
+            st.wait = self._commits.waited + self._waited_loader
+        if got is None:
+            got = load(path, self._load_settings())
+        else:
+            st.loaded += sum(got.seconds)
+        read, extract, chunk = got.seconds
+        st.read += read
+        st.extract += extract
+        st.chunk += chunk
+        return got
+
+    def _load_settings(self) -> LoadSettings:
+        return LoadSettings(
+            self.max_file_bytes, self.time_budget, self.chunk_size, self.chunk_overlap
+        )
 
     def _ingest_streamed(
         self,
@@ -541,7 +618,7 @@ class Integrator:
             del summary.skipped[skipped:]
             raise
         finally:
-            summary.stages.wait = self._commits.waited
+            summary.stages.wait = self._commits.waited + self._waited_loader
 
     def _flush(self, pending: _Pending, summary: IngestSummary) -> None:
         """Encode, observe, assemble and commit the pending chunks, in ONE transaction with
