@@ -123,3 +123,18 @@ def test_encoder_keywords_equal_the_per_text_path():
             for t in range(len(texts))
         ]
         assert got == want
+
+
+def test_encoder_analysis_does_not_depend_on_its_threads():
+    texts = [*random_texts(6, 50), "", "tide " * 400]
+    enc = get_encoder("token")
+    one = enc.analyse_many(texts, 8, threads=1)
+    for threads in (0, 2, 5):
+        got = enc.analyse_many(texts, 8, threads=threads)
+        assert got.keywords == one.keywords and got.dominant == one.dominant
+        for name in ("codes", "offsets", "indices", "amounts", "phases", "n_tokens"):
+            np.testing.assert_array_equal(getattr(got.batch, name), getattr(one.batch, name))
+        for name in ("offsets", "terms", "tfs", "lengths"):
+            np.testing.assert_array_equal(getattr(got.terms, name), getattr(one.terms, name))
+    with pytest.raises(ValueError, match="threads"):
+        enc.analyse_many(texts, 8, threads=-1)

@@ -223,7 +223,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
                 core.observer,
                 batch=args.batch,
                 background=not args.in_line,
-                load_ahead=not args.in_line,
+                load_ahead=args.load_ahead and not args.in_line,
             )
             bar = ProgressLine()
             cpu = _cpu_seconds()
@@ -375,8 +375,12 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     prof.add_argument(
         "--in-line",
         action="store_true",
-        help="load files and commit batches on the caller's thread (no loader process,"
-        " no commit thread: nothing overlaps)",
+        help="commit each batch on the caller's thread (no commit thread: nothing overlaps)",
+    )
+    prof.add_argument(
+        "--load-ahead",
+        action="store_true",
+        help="read, extract and chunk the next files in a forked loader process",
     )
     prof.add_argument("--json", action="store_true", help="print JSON")
     prof.set_defaults(func=_cmd_profile)

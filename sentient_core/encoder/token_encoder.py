@@ -263,13 +263,19 @@ class TokenPrimeEncoder:
         )
         return _keywords(texts, joined, cand_start, cand_end, counts, k, n_cand)
 
-    def analyse_many(self, texts: Sequence[str], k: int = 8) -> TextAnalysis:
+    def analyse_many(self, texts: Sequence[str], k: int = 8, *, threads: int = 0) -> TextAnalysis:
         """:meth:`encode_many`, :meth:`keywords_many` and the texts' lexical terms
         (:func:`sentient_core.memory.terms.count`) in one kernel pass
-        (:func:`sentient_kernels.text_batch.analyse`): the same results."""
+        (:func:`sentient_kernels.text_batch.analyse`): the same results.
+
+        ``threads``: texts analysed on this many threads at once (0: Numba's
+        thread count); the results do not depend on it.
+        """
         texts = check_texts(texts)
         if k < 0:
             raise ArgumentError(f"k must be >= 0, got {k}")
+        if threads < 0:
+            raise ArgumentError(f"threads must be >= 0, got {threads}")
         parts = lowered_utf8(texts)
         offsets = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum([len(p) for p in parts], out=offsets[1:])
@@ -292,6 +298,7 @@ class TokenPrimeEncoder:
             cfg.excitation_gain,
             cfg.n_dominant,
             n_cand,
+            threads,
         )
         dominant = a.dominant.tolist()
         used = a.n_dominant_used.tolist()

@@ -81,6 +81,7 @@ class Assembler:
         sources: list[str],
         tags: list[tuple[str, ...] | None],
         st: StageTimes,
+        threads: int = 0,
     ) -> Analysed:
         """The part of :meth:`assemble` that leaves the observer alone.
 
@@ -88,6 +89,7 @@ class Assembler:
         for the codes, excitations, keyword candidates and terms (``encode``), the
         topic lines (``keywords``) and the content digests in one pass (``code``).
         Otherwise the codes (``encode``) and keywords, chunk by chunk.
+        ``threads``: for the analysis kernel (0: all of Numba's).
         """
         texts, sources, tags = list(texts), list(sources), list(tags)
         analyse = getattr(self.observer.encoder, "analyse_many", None)
@@ -101,7 +103,7 @@ class Assembler:
             st.keywords += time.perf_counter() - t
             return Analysed(texts, sources, tags, None, encoded, topics, None)
         t = time.perf_counter()
-        found = analyse(texts, 8)
+        found = analyse(texts, 8, threads=threads)
         st.encode += time.perf_counter() - t
 
         t = time.perf_counter()

@@ -11,6 +11,12 @@ The worker never touches the store, the observer or a Numba kernel: it is
 forked before the commit thread starts, and its work is what
 :func:`load` does in line. A file is loaded at most :data:`AHEAD` files ahead
 of the one being integrated, so memory stays bounded by a few files.
+
+Off unless asked for (``Integrator(load_ahead=True)``, ``profile --load-ahead``):
+on this 2-core machine it took ~0.2 CPU-seconds per 20 MB off the integrating
+process but no wall time off the run — the parent's pages written after the
+fork are copied (copy-on-write) while the worker lives, submitting to it costs,
+and the commit thread already uses the second core.
 """
 
 from __future__ import annotations

@@ -193,7 +193,9 @@ class Integrator:
         Read, extract and chunk the next files in a forked worker process
         (:mod:`~sentient_core.integrate.loader`; runs of at least
         :data:`~sentient_core.integrate.loader.MIN_BYTES` over several files, where
-        the platform forks); the same chunks and skips as loading in line.
+        the platform forks); the same chunks and skips as loading in line. Off by
+        default: on 2 cores it took CPU off this process but no wall time off
+        the run (docs/performance.md).
     """
 
     def __init__(
@@ -212,7 +214,7 @@ class Integrator:
         time_budget: float | None = DEFAULT_TIME_BUDGET,
         max_file_bytes: int = MAX_WHOLE_FILE_BYTES,
         background: bool = True,
-        load_ahead: bool = True,
+        load_ahead: bool = False,
     ) -> None:
         if batch < 1:
             raise ArgumentError(f"batch must be >= 1, got {batch}")
@@ -297,12 +299,19 @@ class Integrator:
             if self.load_ahead and can_fork() and len(files) > 1 and bytes_total >= MIN_BYTES
             else None
         )
+        # Resolved and their records read before the first commit runs alongside:
+        # every call that releases the GIL then waits for it again (~1 ms a file).
+        sources = [safe_path_text(Path(p).resolve()) for p in files]
+        self._files.prefetch(sources)
         with closing(ahead) if ahead is not None else nullcontext():
-            return self._ingest_files(files, sizes, ahead, summary, progress, stop, t_start)
+            return self._ingest_files(
+                files, sources, sizes, ahead, summary, progress, stop, t_start
+            )
 
     def _ingest_files(
         self,
         files: list[str],
+        sources: list[str],
         sizes: list[int],
         ahead: Iterator[Future[Loaded] | None] | None,
         summary: IngestSummary,
@@ -314,13 +323,13 @@ class Integrator:
         pending = _Pending()
         bytes_total = sum(sizes)
         bytes_done = 0
-        for i, (path, size) in enumerate(zip(files, sizes, strict=True)):
+        for i, (path, source, size) in enumerate(zip(files, sources, sizes, strict=True)):
             if stop is not None and stop():
                 summary.interrupted = True
                 break
             loaded = next(ahead) if ahead is not None else None
             try:
-                ok = self._ingest_file(path, size, pending, summary, loaded)
+                ok = self._ingest_file(path, source, size, pending, summary, loaded)
             except (StoreIOError, StoreFullError) as err:
                 summary.stopped_by = str(err)
                 pending.clear()
@@ -450,6 +459,7 @@ class Integrator:
     def _ingest_file(
         self,
         path: str,
+        source: str,
         size: int,
         pending: _Pending,
         summary: IngestSummary,
@@ -457,11 +467,11 @@ class Integrator:
     ) -> bool:
         """Queue (and commit as batches fill) one file's chunks; whether it was ingested.
 
-        ``ahead``: the file read, extracted and chunked by the loader process
+        ``source``: the path resolved (as stored). ``ahead``: the file read,
+        extracted and chunked by the loader process
         (:mod:`~sentient_core.integrate.loader`), else that happens here.
         """
         st = summary.stages
-        source = safe_path_text(Path(path).resolve())
         shown = safe_path_text(path)
         if source in self._files:  # named twice in this run (a folder and a file in it)
             return False
@@ -635,7 +645,9 @@ class Integrator:
             return
         st = summary.stages
         asm = self._assembler()
-        analysed = asm.analyse(pending.texts, pending.sources, pending.tags, st)
+        # While a batch commits it has a core: the analysis takes the other one.
+        threads = 1 if self._commits.busy else 0
+        analysed = asm.analyse(pending.texts, pending.sources, pending.tags, st, threads)
         self._drain(summary)
         made = asm.finish(analysed, st)
         sources = analysed.sources
