@@ -248,15 +248,15 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         return 0
     print(f"corpus: {corpus}; {summary.files} files, {len(summary.skipped)} skipped")
     print(f"{'stage':<10} {'seconds':>9} {'share':>7} {'µs/chunk':>9}")
-    notes = {
-        "commit": "  commit thread, overlapped with the stages above",
-        "wait": "  the caller blocked on commits (what overlap did not hide)",
-    }
-    if args.in_line:
-        notes = {"commit": "  in line (--in-line)", "wait": "  = commit (in line)"}
-    if st.loaded > 0:
-        notes["read"] = f"  {st.loaded:.3f} s of these three in the loader process"
-        notes["wait"] += ", and on the loader"
+    notes: dict[str, str] = {}
+    if not args.in_line:
+        for name in ("keywords", "code", "commit"):
+            notes[name] = "  commit thread (overlaps the caller's stages)"
+        notes["wait"] = "  the caller blocked on the commit thread"
+    if args.load_ahead and not args.in_line and st.offloaded > st.keywords + st.code + st.commit:
+        for name in ("read", "extract", "chunk"):
+            notes[name] = "  loader process for whole files (overlaps)"
+        notes["wait"] += " and the loader"
     for name in (*STAGES, "wait", "other"):
         sec = other if name == "other" else getattr(st, name)
         share = sec / summary.seconds * 100 if summary.seconds else 0.0
@@ -280,8 +280,9 @@ def _cmd_profile(args: argparse.Namespace) -> int:
             f" {floor.seconds / summary.seconds:.2f} of the floor"
         )
     print(
-        "(seconds are wall time per stage; what runs on the caller's thread — every stage"
-        " but commit and the loader's share — with wait and other adds up to total)"
+        f"(seconds: wall time of each stage on the thread that ran it; {st.offloaded:.3f} s of"
+        " them ran off the caller's thread, overlapping; the rest, wait and other add up to"
+        " total, the run's wall time)"
     )
     return 0
 

@@ -14,6 +14,8 @@ import time
 from collections.abc import Sequence
 from typing import NamedTuple
 
+import numpy as np
+
 from sentient_core.encoder import EncodedText
 from sentient_core.encoder.token_encoder import TextAnalysis
 from sentient_core.ingest import topic_and_keywords
@@ -25,23 +27,34 @@ from sentient_core.memory.storing import Prepared
 from sentient_core.observer import Observer
 from sentient_core.store import content
 
-__all__ = ["Analysed", "Assembler", "as_items", "topic_lines"]
+__all__ = ["Analysed", "Assembler", "Observed", "as_items", "topic_lines"]
 
 
 class Analysed(NamedTuple):
-    """A batch of chunks analysed, not yet observed (:meth:`Assembler.analyse`)."""
+    """A batch of chunks encoded, not yet observed (:meth:`Assembler.analyse`)."""
 
     texts: list[str]
     sources: list[str]
     tags: list[tuple[str, ...] | None]
     found: TextAnalysis | None  # the batch path (an encoder with analyse_many)
     encoded: list[EncodedText] | None  # else chunk by chunk
-    topics: list[tuple[str, list[str]]]
-    digests: list[bytes] | None
+
+
+class Observed(NamedTuple):
+    """A batch observed (:meth:`Assembler.observe`): the SMF orientation after each chunk."""
+
+    analysed: Analysed
+    smf: np.ndarray | list[tuple[float, ...]]
 
 
 class Assembler:
-    """Turns chunks into what memory stores (see the module docstring)."""
+    """Turns chunks into what memory stores (see the module docstring).
+
+    Three steps: :meth:`analyse` (``encode``), :meth:`observe` (``observe``: the
+    only one that changes the observer, so batches go through it in order) and
+    :meth:`finish` (``keywords`` and ``code``: it reads only its batch, so it
+    may run on another thread, the commit's).
+    """
 
     def __init__(
         self,
@@ -71,9 +84,9 @@ class Assembler:
         tags: list[tuple[str, ...] | None],
         st: StageTimes,
     ) -> Prepared | list[NewTrace]:
-        """Encode, find keywords, observe (the observer changes) and assemble the chunks:
-        :meth:`analyse`, then :meth:`finish`."""
-        return self.finish(self.analyse(texts, sources, tags, st), st)
+        """Encode, observe (the observer changes), find keywords and assemble the chunks:
+        :meth:`analyse`, :meth:`observe`, :meth:`finish`."""
+        return self.finish(self.observe(self.analyse(texts, sources, tags, st), st), st)
 
     def analyse(
         self,
@@ -83,87 +96,95 @@ class Assembler:
         st: StageTimes,
         threads: int = 0,
     ) -> Analysed:
-        """The part of :meth:`assemble` that leaves the observer alone.
+        """Encode the chunks (``encode``); the observer is left alone.
 
         With an encoder that analyses batches (the token encoder): one kernel pass
-        for the codes, excitations, keyword candidates and terms (``encode``), the
-        topic lines (``keywords``) and the content digests in one pass (``code``).
-        Otherwise the codes (``encode``) and keywords, chunk by chunk.
-        ``threads``: for the analysis kernel (0: all of Numba's).
+        for the codes, excitations, keyword candidates and terms, on ``threads``
+        threads (0: all of Numba's). Otherwise the codes, chunk by chunk.
         """
         texts, sources, tags = list(texts), list(sources), list(tags)
         analyse = getattr(self.observer.encoder, "analyse_many", None)
+        t = time.perf_counter()
         if analyse is None:
-            t = time.perf_counter()
             batch = self.observer.encoder.encode_many(texts)
             encoded = [batch.item(i) for i in range(len(texts))]
             st.encode += time.perf_counter() - t
-            t = time.perf_counter()
-            topics = self._topics(texts)
-            st.keywords += time.perf_counter() - t
-            return Analysed(texts, sources, tags, None, encoded, topics, None)
-        t = time.perf_counter()
+            return Analysed(texts, sources, tags, None, encoded)
         found = analyse(texts, 8, threads=threads)
         st.encode += time.perf_counter() - t
+        return Analysed(texts, sources, tags, found, None)
 
-        t = time.perf_counter()
-        topics = topic_lines(texts, found.keywords, 8)
-        st.keywords += time.perf_counter() - t
+    def observe(self, a: Analysed, st: StageTimes) -> Observed:
+        """Excite and tick the observer once per chunk, in order (``observe``).
 
-        t = time.perf_counter()
-        digests = content.digests(texts)
-        st.code += time.perf_counter() - t
-        return Analysed(texts, sources, tags, found, None, topics, digests)
-
-    def finish(self, a: Analysed, st: StageTimes) -> Prepared | list[NewTrace]:
-        """Observe the analysed chunks (the observer changes) and assemble what memory stores.
-
-        The batch path excites and ticks the observer once per chunk in one kernel
-        call (``observe``) and checks the records column by column (``code``); the
-        other path does both chunk by chunk, as :class:`NewTrace` items.
+        The batch path in one kernel call; the other chunk by chunk
+        (``process_encoded`` and ``tick(1)``), the reference it is tested against.
         """
-        if a.found is None:
-            return self._items(a, st)
         t = time.perf_counter()
-        b = a.found.batch
-        fields = self.observer.observe_batch(b.offsets, b.indices, b.amounts, b.phases)
+        if a.found is not None:
+            b = a.found.batch
+            fields = self.observer.observe_batch(b.offsets, b.indices, b.amounts, b.phases)
+            st.observe += time.perf_counter() - t
+            return Observed(a, fields)
+        obs = self.observer
+        orientations = []
+        for enc in a.encoded or []:
+            obs.process_encoded(enc)
+            obs.tick(1)
+            orientations.append(tuple(obs.smf.tolist()))
         st.observe += time.perf_counter() - t
+        return Observed(a, orientations)
 
+    def finish(self, o: Observed, st: StageTimes) -> Prepared | list[NewTrace]:
+        """Topic lines and keywords (``keywords``), then what memory stores (``code``).
+
+        The batch path: the keywords from the analysis, the content digests in
+        one pass and the records checked column by column. The other path: the
+        keywords in Python and one :class:`NewTrace` per chunk. Reads nothing but
+        its batch (any thread may run it).
+        """
+        a = o.analysed
         t = time.perf_counter()
+        if a.found is None:
+            topics = self._topics(a.texts)
+        else:
+            topics = topic_lines(a.texts, a.found.keywords, 8)
+        st.keywords += time.perf_counter() - t
+        t = time.perf_counter()
+        if a.found is None:
+            items = self._items(a, o.smf, topics)
+            st.code += time.perf_counter() - t
+            return items
+        b = a.found.batch
         cols = TraceColumns(
             texts=a.texts,
             codes=b.codes,
-            smf=fields,
+            smf=np.asarray(o.smf),
             primes=a.found.dominant,
             sources=a.sources,
             tags=[self.tags if g is None else tuple(g) for g in a.tags],
-            topics=[topic for topic, _ in a.topics],
-            keywords=[tuple(words) for _, words in a.topics],
+            topics=[topic for topic, _ in topics],
+            keywords=[tuple(words) for _, words in topics],
             kind=self.kind,
             importance=self.importance,
             terms=a.found.terms,
-            digests=a.digests or [],
+            digests=content.digests(a.texts),
         )
         prepared = self.memory.prepare(cols)
         st.code += time.perf_counter() - t
         return prepared
 
-    def _items(self, a: Analysed, st: StageTimes) -> list[NewTrace]:
+    def _items(
+        self,
+        a: Analysed,
+        orientations: np.ndarray | list[tuple[float, ...]],
+        topics: list[tuple[str, list[str]]],
+    ) -> list[NewTrace]:
         """:meth:`finish` chunk by chunk (an encoder without ``analyse_many``)."""
         encoded = a.encoded or []
-        t = time.perf_counter()
-        obs = self.observer
-        orientations = []
-        for enc in encoded:
-            obs.process_encoded(enc)
-            obs.tick(1)
-            orientations.append(tuple(obs.smf.tolist()))
-        st.observe += time.perf_counter() - t
-
-        t = time.perf_counter()
         items = []
         for i, text in enumerate(a.texts):
-            topic, words = a.topics[i]
+            topic, words = topics[i]
             items.append(
                 NewTrace(
                     text=text,
@@ -178,7 +199,6 @@ class Assembler:
                     keywords=tuple(words),
                 )
             )
-        st.code += time.perf_counter() - t
         return items
 
 

@@ -41,8 +41,8 @@ class Committer:
         self.background = background
         self._pool: ThreadPoolExecutor | None = None
         self._inflight: tuple[Future, Callable[[Any, float], None]] | None = None
-        #: Seconds the caller spent blocked on commits: all of them when committing in
-        #: line, what the background did not hide otherwise.
+        #: Seconds the caller spent blocked in :meth:`wait` for a background commit
+        #: (what overlapping did not hide; 0 when committing in line).
         self.waited = 0.0
 
     def __enter__(self) -> Committer:
@@ -66,7 +66,6 @@ class Committer:
         self.wait()
         if not self.background:
             result, seconds = _timed(commit)
-            self.waited += seconds  # the caller did nothing else meanwhile
             done(result, seconds)
             return
         if self._pool is None:

@@ -538,7 +538,7 @@ class Integrator:
         if got is None:
             got = load(path, self._load_settings())
         else:
-            st.loaded += sum(got.seconds)
+            st.offloaded += sum(got.seconds)
         read, extract, chunk = got.seconds
         st.read += read
         st.extract += extract
@@ -649,20 +649,37 @@ class Integrator:
         threads = 1 if self._commits.busy else 0
         analysed = asm.analyse(pending.texts, pending.sources, pending.tags, st, threads)
         self._drain(summary)
-        made = asm.finish(analysed, st)
+        observed = asm.observe(analysed, st)
         sources = analysed.sources
         files = self._files
         not_a_use = files.not_a_use(sources)
         plan = files.plan(sources)
         memory, near = self.memory, self.near
 
-        def commit(tx: MemoryTxn) -> tuple[list[Stored], list[tuple[str, int]]]:
-            outcomes = tx.store_unique(made, near=near, not_a_use=not_a_use)
-            return outcomes, files.finish_in(tx, plan, sources, outcomes)
+        def work() -> tuple[list[Stored], list[tuple[str, int]], StageTimes]:
+            # Keywords, digests, records and the transaction: none of it touches the
+            # observer or the ledger, so it runs on the commit thread.
+            times = StageTimes()
+            made = asm.finish(observed, times)
 
-        def done(result: tuple[list[Stored], list[tuple[str, int]]], seconds: float) -> None:
-            outcomes, finished = result
-            st.commit += seconds
+            def commit(tx: MemoryTxn) -> tuple[list[Stored], list[tuple[str, int]]]:
+                outcomes = tx.store_unique(made, near=near, not_a_use=not_a_use)
+                return outcomes, files.finish_in(tx, plan, sources, outcomes)
+
+            t = time.perf_counter()
+            outcomes, finished = memory.write(commit)
+            times.commit = time.perf_counter() - t
+            return outcomes, finished, times
+
+        def done(
+            result: tuple[list[Stored], list[tuple[str, int]], StageTimes], seconds: float
+        ) -> None:
+            outcomes, finished, times = result
+            st.keywords += times.keywords
+            st.code += times.code
+            st.commit += times.commit
+            if self._commits.background:
+                st.offloaded += seconds
             _tally(summary, outcomes)
             for s, o in zip(sources, outcomes, strict=True):
                 if o.new and (ids := self._streams.get(s)) is not None:
@@ -672,7 +689,7 @@ class Integrator:
         pending.clear()
         # Where an in-line run would stand if this commit failed (see _drain).
         self._mark = (summary.files, summary.bytes, len(summary.skipped), summary.unchanged)
-        self._commits.submit(lambda: memory.write(commit), done)
+        self._commits.submit(work, done)
 
 
 def _tally(summary: IngestSummary, outcomes: Sequence[Stored]) -> None:

@@ -23,13 +23,14 @@ class SkippedFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class StageTimes(msgspec.Struct, forbid_unknown_fields=True):
     """Seconds spent per stage (the stages: :mod:`sentient_core.integrate.pipeline`).
 
-    Every stage but ``commit`` runs on the caller's thread, except ``read``,
-    ``extract`` and ``chunk`` of the files a loader process loaded ahead
-    (``loaded`` of their seconds); ``commit`` is the wall time of the write
-    transactions, which may run on a background thread while the caller prepares
-    the next batch. So the stages can add up to more than the run took. ``wait``
-    is what the caller spent blocked on commits (all of ``commit`` when committing
-    in line) and on the loader: :meth:`caller` ≤ the run's wall time.
+    Each stage's seconds are wall time on the thread that ran it. By default
+    ``keywords``, ``code`` and ``commit`` of a batch run on the commit thread
+    while the caller's thread prepares the next batch (and with
+    ``load_ahead``, ``read``, ``extract`` and ``chunk`` of whole files run in the
+    loader process), so the stages can add up to more than the run took:
+    ``offloaded`` is the seconds of stages run off the caller's thread, ``wait``
+    what the caller spent blocked on them. :meth:`caller` — the stages minus
+    ``offloaded`` plus ``wait`` — is at most the run's wall time.
     """
 
     read: float = 0.0
@@ -41,16 +42,16 @@ class StageTimes(msgspec.Struct, forbid_unknown_fields=True):
     code: float = 0.0
     commit: float = 0.0
     wait: float = 0.0
-    loaded: float = 0.0
+    offloaded: float = 0.0
 
     def total(self) -> float:
         """Seconds of every stage (overlapping ones counted in full)."""
         return sum(getattr(self, s) for s in STAGES)
 
     def caller(self) -> float:
-        """Seconds on the caller's thread: every stage but ``commit`` and what the
-        loader process did (``loaded``), and ``wait``."""
-        return self.total() - self.commit - self.loaded + self.wait
+        """Seconds on the caller's thread: the stages but what ran elsewhere
+        (``offloaded``), and ``wait``."""
+        return self.total() - self.offloaded + self.wait
 
 
 class IngestSummary(msgspec.Struct, forbid_unknown_fields=True):
