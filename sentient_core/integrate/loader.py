@@ -25,35 +25,18 @@ import multiprocessing
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
-from typing import TypeVar
+from collections.abc import Generator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 
 import msgspec
 
 from sentient_core.ingest import IngestError, chunk_text, extract_bytes, read_bytes
 from sentient_core.integrate.ledger import bytes_digest
 
-__all__ = [
-    "AHEAD",
-    "MIN_BYTES",
-    "READ_AHEAD",
-    "LoadSettings",
-    "Loaded",
-    "ReadFile",
-    "extract_file",
-    "load",
-    "loaded_ahead",
-    "read_ahead",
-    "read_file",
-]
-
-T = TypeVar("T")
+__all__ = ["AHEAD", "MIN_BYTES", "LoadSettings", "Loaded", "load", "loaded_ahead"]
 
 AHEAD = 4
-"""Files loaded ahead of the one being integrated (by the process)."""
-READ_AHEAD = 2
-"""Files read ahead of the one being integrated (by the thread)."""
+"""Files loaded ahead of the one being integrated."""
 MIN_BYTES = 4 << 20
 """Runs smaller than this load in line (forking costs more than it saves)."""
 
@@ -81,43 +64,23 @@ class Loaded(msgspec.Struct, frozen=True):
     seconds: tuple[float, float, float]
 
 
-class ReadFile(msgspec.Struct, frozen=True):
-    """A file's bytes and their digest (``digest`` empty and ``failed`` the reason when
-    it could not be read), and the seconds that took."""
-
-    data: bytes
-    digest: str
-    failed: str
-    seconds: float
-
-
-def read_file(path: str, max_file_bytes: int) -> ReadFile:
-    """Read a whole file and digest its bytes (the ``read`` stage)."""
-    t0 = time.perf_counter()
-    try:
-        data = read_bytes(path, max_file_bytes)
-    except (IngestError, OSError) as err:
-        return ReadFile(b"", "", _why(err), time.perf_counter() - t0)
-    return ReadFile(data, bytes_digest(data), "", time.perf_counter() - t0)
-
-
-def extract_file(path: str, got: ReadFile, settings: LoadSettings) -> Loaded:
-    """Extract and chunk a file read by :func:`read_file` (``extract``, ``chunk``)."""
-    if not got.digest:
-        return Loaded("", [], got.failed, (got.seconds, 0.0, 0.0))
-    t1 = time.perf_counter()
-    try:
-        text = extract_bytes(path, got.data, time_budget=settings.time_budget)
-    except (IngestError, OSError) as err:
-        return Loaded(got.digest, [], _why(err), (got.seconds, time.perf_counter() - t1, 0.0))
-    t2 = time.perf_counter()
-    chunks = [c.text for c in chunk_text(text, settings.chunk_size, settings.chunk_overlap)]
-    return Loaded(got.digest, chunks, "", (got.seconds, t2 - t1, time.perf_counter() - t2))
-
-
 def load(path: str, settings: LoadSettings) -> Loaded:
     """Read, digest, extract and chunk one file (what the pipeline does in line)."""
-    return extract_file(path, read_file(path, settings.max_file_bytes), settings)
+    t0 = time.perf_counter()
+    try:
+        data = read_bytes(path, settings.max_file_bytes)
+    except (IngestError, OSError) as err:
+        return Loaded("", [], _why(err), (time.perf_counter() - t0, 0.0, 0.0))
+    digest = bytes_digest(data)
+    t1 = time.perf_counter()
+    try:
+        text = extract_bytes(path, data, time_budget=settings.time_budget)
+    except (IngestError, OSError) as err:
+        return Loaded(digest, [], _why(err), (t1 - t0, time.perf_counter() - t1, 0.0))
+    del data
+    t2 = time.perf_counter()
+    chunks = [c.text for c in chunk_text(text, settings.chunk_size, settings.chunk_overlap)]
+    return Loaded(digest, chunks, "", (t1 - t0, t2 - t1, time.perf_counter() - t2))
 
 
 def _why(err: Exception) -> str:
@@ -139,30 +102,12 @@ def loaded_ahead(
     is closed or exhausted.
     """
     pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
-    yield from _ahead(pool, paths, AHEAD, load, settings)
-
-
-def read_ahead(
-    paths: Sequence[str | None], max_file_bytes: int
-) -> Generator[Future[ReadFile] | None, None, None]:
-    """One future per path, in order, read (:func:`read_file`) by a thread at most
-    :data:`READ_AHEAD` files ahead (``None`` for a path given as None).
-
-    Reading is system calls and hashing, which release the GIL: on the caller's
-    thread each of them waited for the commit thread to hand the GIL back.
-    """
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sentient-read")
-    yield from _ahead(pool, paths, READ_AHEAD, read_file, max_file_bytes)
-
-
-def _ahead(
-    pool: Executor, paths: Sequence[str | None], depth: int, fn: Callable[..., T], arg: object
-) -> Generator[Future[T] | None, None, None]:
     try:
-        queue: deque[Future[T] | None] = deque()
-        for path in paths:
-            queue.append(None if path is None else pool.submit(fn, path, arg))
-            if len(queue) > depth:
+        queue: deque[Future[Loaded] | None] = deque()
+        todo = iter(paths)
+        for path in todo:
+            queue.append(None if path is None else pool.submit(load, path, settings))
+            if len(queue) > AHEAD:
                 yield queue.popleft()
         while queue:
             yield queue.popleft()

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing, contextmanager, nullcontext
@@ -82,12 +82,9 @@ from sentient_core.integrate.loader import (
     MIN_BYTES,
     Loaded,
     LoadSettings,
-    ReadFile,
     can_fork,
-    extract_file,
     load,
     loaded_ahead,
-    read_ahead,
 )
 from sentient_core.integrate.summary import (
     STAGES,
@@ -297,16 +294,16 @@ class Integrator:
         t_start = time.perf_counter()
         self._waited_loader = 0.0
         whole = [None if self._streamed(p, n) else p for p, n in zip(files, sizes, strict=True)]
-        ahead: Iterator[Future[Loaded] | Future[ReadFile] | None] | None = None
-        if self.load_ahead and can_fork() and len(files) > 1 and bytes_total >= MIN_BYTES:
-            ahead = loaded_ahead(whole, self._load_settings())
-        elif self.background and len(files) > 1:
-            ahead = read_ahead(whole, self.max_file_bytes)
+        ahead = (
+            loaded_ahead(whole, self._load_settings())
+            if self.load_ahead and can_fork() and len(files) > 1 and bytes_total >= MIN_BYTES
+            else None
+        )
         # Resolved and their records read before the first commit runs alongside:
         # every call that releases the GIL then waits for it again (~1 ms a file).
         sources = [safe_path_text(Path(p).resolve()) for p in files]
         self._files.prefetch(sources)
-        with closing(ahead) if isinstance(ahead, Generator) else nullcontext():
+        with closing(ahead) if ahead is not None else nullcontext():
             return self._ingest_files(
                 files, sources, sizes, ahead, summary, progress, stop, t_start
             )
@@ -316,7 +313,7 @@ class Integrator:
         files: list[str],
         sources: list[str],
         sizes: list[int],
-        ahead: Iterator[Future[Loaded] | Future[ReadFile] | None] | None,
+        ahead: Iterator[Future[Loaded] | None] | None,
         summary: IngestSummary,
         progress: Callable[[Progress], None] | None,
         stop: Callable[[], object] | None,
@@ -466,12 +463,12 @@ class Integrator:
         size: int,
         pending: _Pending,
         summary: IngestSummary,
-        ahead: Future[Loaded] | Future[ReadFile] | None = None,
+        ahead: Future[Loaded] | None = None,
     ) -> bool:
         """Queue (and commit as batches fill) one file's chunks; whether it was ingested.
 
-        ``source``: the path resolved (as stored). ``ahead``: the file read (by
-        the read-ahead thread), or read, extracted and chunked by the loader process
+        ``source``: the path resolved (as stored). ``ahead``: the file read,
+        extracted and chunked by the loader process
         (:mod:`~sentient_core.integrate.loader`), else that happens here.
         """
         st = summary.stages
@@ -525,16 +522,11 @@ class Integrator:
         self._files.all_queued(source, summary)
         return True
 
-    def _loaded(
-        self,
-        path: str,
-        summary: IngestSummary,
-        ahead: Future[Loaded] | Future[ReadFile] | None,
-    ) -> Loaded:
-        """The file read whole, digested, extracted and chunked: by the loader process,
-        read by the read-ahead thread and the rest here, or all of it here."""
+    def _loaded(self, path: str, summary: IngestSummary, ahead: Future[Loaded] | None) -> Loaded:
+        """The file read whole, digested, extracted and chunked: by the loader process
+        (waited for here) or in line."""
         st = summary.stages
-        got: Loaded | ReadFile | None = None
+        got = None
         if ahead is not None:
             t = time.perf_counter()
             try:
@@ -543,19 +535,15 @@ class Integrator:
                 got = None  # the worker died (killed?): load in line, same result
             self._waited_loader += time.perf_counter() - t
             st.wait = self._commits.waited + self._waited_loader
-        if isinstance(got, ReadFile):
-            st.offloaded += got.seconds
-            loaded = extract_file(path, got, self._load_settings())
-        elif got is None:
-            loaded = load(path, self._load_settings())
+        if got is None:
+            got = load(path, self._load_settings())
         else:
             st.offloaded += sum(got.seconds)
-            loaded = got
-        read, extract, chunk = loaded.seconds
+        read, extract, chunk = got.seconds
         st.read += read
         st.extract += extract
         st.chunk += chunk
-        return loaded
+        return got
 
     def _load_settings(self) -> LoadSettings:
         return LoadSettings(
