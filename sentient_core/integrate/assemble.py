@@ -1,7 +1,10 @@
-"""Assembling a batch of chunks for memory: encoded, keyworded, observed, checked.
+"""Assembling a batch of chunks for memory: encoded, observed, keyworded, checked.
 
 The stages ``encode`` to ``code`` of :mod:`sentient_core.integrate.pipeline`,
-over a whole batch. With an encoder that analyses batches (the token encoder's
+over a whole batch, in three steps: :meth:`Assembler.analyse` (``encode``),
+:meth:`Assembler.observe` (``observe``, the only step that changes the
+observer) and :meth:`Assembler.finish` (``keywords``, ``code``: it reads only
+its batch, so the pipeline runs it on the commit thread). With an encoder that analyses batches (the token encoder's
 :meth:`~sentient_core.encoder.TokenPrimeEncoder.analyse_many`) they are a few
 kernel calls and column checks; with any other encoder they run chunk by chunk
 (the reference the batch path is tested against: the same stored bytes and the

@@ -10,8 +10,10 @@ extract   bytes → text (txt/md/json, html via lxml, pdf via pypdf), within a
 chunk     text → 2000-char chunks with 200 overlap (sentence breaks)
 encode    the batch's chunks → codes, prime excitations and dominant primes,
           keyword candidates and lexical terms: one kernel pass, each chunk
-          tokenised once (:mod:`sentient_kernels.text_batch`)
-keywords  chunk → topic line and keywords (from the candidates)
+          tokenised once, the chunks on both cores unless a batch is committing
+          (:mod:`sentient_kernels.text_batch`); the keywords picked from their
+          candidates in one more (:mod:`sentient_kernels.keyword_pick`)
+keywords  chunk → topic line and keywords
 observe   excite the oscillators with each chunk and tick once (PRSC + SMF),
           the whole batch in one kernel call (:meth:`Observer.observe_batch`;
           the same trajectory, bit for bit, as chunk after chunk)
@@ -24,6 +26,20 @@ With an encoder other than the token encoder the stages from ``encode`` to
 ``code`` run chunk by chunk (:mod:`sentient_core.integrate.assemble`); that is
 the reference the batch path is tested against (``tests/test_integrate_batch.py``:
 byte-identical stores, the same observer state).
+
+Overlap: ``keywords``, ``code`` and ``commit`` of batch i run on ONE commit
+thread (:mod:`sentient_core.integrate.background`) while the caller reads,
+extracts, chunks and encodes batch i+1 (LMDB's commit, the fsync and the
+kernels release the GIL). The caller waits for batch i before it lets the
+observer see batch i+1, and hands batches over in order, one in flight: the
+store gets the same transactions in the same order and the observer the same
+trajectory as committing in line (``background=False``; tested byte for byte,
+also when a commit fails). A commit's error is raised in the caller and stops
+the run where an in-line commit would have. Stage seconds are wall time on the
+thread that ran them; :class:`~sentient_core.integrate.summary.StageTimes` says
+which ran off the caller's thread (``offloaded``) and how long the caller
+waited (``wait``). ``load_ahead`` also reads, extracts and chunks whole files
+in a forked process (:mod:`sentient_core.integrate.loader`; off by default).
 
 Failure policy: a file that cannot be read or extracted is reported by name
 with the reason and skipped before anything of it is stored; no single file
@@ -43,8 +59,8 @@ holding its last chunks, so a crash leaves either the whole batch with those
 records or none of it; ingesting again finishes the job (content digests find
 what was stored).
 
-Once, then re-runnable: the stages up to ``code`` change the observer, so they
-run once, outside any transaction; only ``commit`` runs inside one (which the
+Once, then re-runnable: ``observe`` changes the observer, so the stages up to
+``code`` run once, outside any transaction; only ``commit`` runs inside one (which the
 store may re-run after growing its map). :meth:`Integrator.prepare_texts` and
 :meth:`Integrator.commit_texts` expose that split, so a caller can commit a
 text's traces together with its own writes (the learner's audit event) in one
@@ -58,10 +74,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import closing, contextmanager, nullcontext
+from contextlib import closing, nullcontext
 from pathlib import Path
-
-import msgspec
 
 from sentient_core.errors import ArgumentError
 from sentient_core.ingest import (
@@ -75,8 +89,8 @@ from sentient_core.ingest import (
     kind_of,
     safe_path_text,
 )
-from sentient_core.integrate.assemble import Assembler, as_items
 from sentient_core.integrate.background import Committer
+from sentient_core.integrate.batches import Batches, Pending, TextBatch
 from sentient_core.integrate.ledger import FileLedger, file_digest
 from sentient_core.integrate.loader import (
     MIN_BYTES,
@@ -93,8 +107,7 @@ from sentient_core.integrate.summary import (
     SkippedFile,
     StageTimes,
 )
-from sentient_core.memory import HolographicMemory, MemoryTxn, NewTrace, Stored
-from sentient_core.memory.storing import Prepared
+from sentient_core.memory import HolographicMemory
 from sentient_core.observer import Observer
 from sentient_core.store import StoreFullError, StoreIOError
 
@@ -113,52 +126,7 @@ STREAM_THRESHOLD = 16 << 20
 DEFAULT_BATCH = 512
 
 
-class _Pending:
-    """Chunks waiting for the next commit, with the file each came from."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-        self.sources: list[str] = []
-        self.tags: list[tuple[str, ...] | None] = []
-
-    def __len__(self) -> int:
-        return len(self.texts)
-
-    def add(self, text: str, source: str, tags: tuple[str, ...] | None = None) -> None:
-        self.texts.append(text)
-        self.sources.append(source)
-        self.tags.append(tags)
-
-    def clear(self) -> None:
-        self.texts.clear()
-        self.sources.clear()
-        self.tags.clear()
-
-
-class TextBatch(msgspec.Struct, frozen=True):
-    """Chunks of texts, encoded and observed once, ready to commit (:meth:`Integrator.prepare_texts`).
-
-    Attributes
-    ----------
-    items : tuple of NewTrace
-        One per chunk, in order: code, primes, the observer's SMF orientation
-        after the chunk's tick, topic, keywords, source and tags.
-    bytes : int
-        UTF-8 bytes of the texts.
-    stages : StageTimes
-        Time spent chunking, encoding, finding keywords, observing and assembling.
-    prepared : Prepared or None
-        The same items checked and assembled for memory (when the encoder
-        analyses batches: :meth:`~sentient_core.encoder.TokenPrimeEncoder.analyse_many`).
-    """
-
-    items: tuple[NewTrace, ...]
-    bytes: int
-    stages: StageTimes
-    prepared: Prepared | None = None
-
-
-class Integrator:
+class Integrator(Batches):
     """Ingest files into a :class:`HolographicMemory` through an :class:`Observer`.
 
     Parameters
@@ -320,7 +288,7 @@ class Integrator:
         t_start: float,
     ) -> IngestSummary:
         """:meth:`_ingest` over the files found (``ahead``: their loads, if loaded ahead)."""
-        pending = _Pending()
+        pending = Pending()
         bytes_total = sum(sizes)
         bytes_done = 0
         for i, (path, source, size) in enumerate(zip(files, sources, sizes, strict=True)):
@@ -378,7 +346,7 @@ class Integrator:
         source = safe_path_text(source)
         summary = IngestSummary()
         t0 = time.perf_counter()
-        pending = _Pending()
+        pending = Pending()
         with self._committing():
             for text in texts:
                 t = time.perf_counter()
@@ -394,63 +362,7 @@ class Integrator:
         summary.seconds = time.perf_counter() - t0
         return summary
 
-    def prepare_texts(
-        self,
-        texts: Sequence[str],
-        *,
-        source: str = "",
-        tags: tuple[str, ...] | None = None,
-    ) -> TextBatch:
-        """Chunk, encode, observe and assemble ``texts`` as ONE batch (nothing is stored).
-
-        This is the part of :meth:`ingest_texts` that must happen once: the
-        observer is excited and ticked by every chunk here. Store the batch with
-        :meth:`commit_texts` inside a
-        :meth:`~sentient_core.memory.HolographicMemory.write`.
-        """
-        source = safe_path_text(source)
-        stages = StageTimes()
-        pending = _Pending()
-        size = 0
-        for text in texts:
-            t = time.perf_counter()
-            chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
-            stages.chunk += time.perf_counter() - t
-            for c in chunks:
-                pending.add(c.text, source, tags)
-            size += len(text.encode())
-        if not pending:
-            return TextBatch((), size, stages)
-        made = self._assembler().assemble(pending.texts, pending.sources, pending.tags, stages)
-        if isinstance(made, list):
-            return TextBatch(tuple(made), size, stages)
-        t = time.perf_counter()
-        items = tuple(as_items(made))
-        stages.code += time.perf_counter() - t
-        return TextBatch(items, size, stages, made)
-
-    def commit_texts(self, tx: MemoryTxn, batch: TextBatch) -> IngestSummary:
-        """Store a prepared batch in ``tx`` (memory's copies are not stored again);
-        the summary of this one commit.
-
-        Re-runnable (it only writes through ``tx``), as a function given to
-        :meth:`~sentient_core.memory.HolographicMemory.write` must be. Texts are
-        not files: no file record is written.
-        """
-        t = time.perf_counter()
-        summary = IngestSummary(bytes=batch.bytes, stages=msgspec.structs.replace(batch.stages))
-        if batch.items:
-            made = batch.prepared if batch.prepared is not None else batch.items
-            _tally(summary, tx.store_unique(made, near=self.near))
-        summary.stages.commit = time.perf_counter() - t
-        summary.seconds = summary.stages.total()
-        return summary
-
     # -- stages -------------------------------------------------------------
-
-    def _assembler(self) -> Assembler:
-        # Made per batch: it sees the integrator's current settings.
-        return Assembler(self.memory, self.observer, self.kind, self.importance, self.tags)
 
     def _streamed(self, path: str, size: int) -> bool:
         """Whether the file is streamed (large plain text) rather than read whole."""
@@ -461,7 +373,7 @@ class Integrator:
         path: str,
         source: str,
         size: int,
-        pending: _Pending,
+        pending: Pending,
         summary: IngestSummary,
         ahead: Future[Loaded] | None = None,
     ) -> bool:
@@ -555,7 +467,7 @@ class Integrator:
         path: str,
         source: str,
         pieces: Iterable[str],
-        pending: _Pending,
+        pending: Pending,
         summary: IngestSummary,
     ) -> bool:
         st = summary.stages
@@ -592,7 +504,7 @@ class Integrator:
         return True
 
     @staticmethod
-    def _drop_source(pending: _Pending, source: str) -> None:
+    def _drop_source(pending: Pending, source: str) -> None:
         keep = [
             (t, s, g)
             for t, s, g in zip(pending.texts, pending.sources, pending.tags, strict=True)
@@ -601,105 +513,6 @@ class Integrator:
         pending.clear()
         for t, s, g in keep:
             pending.add(t, s, g)
-
-    @contextmanager
-    def _committing(self) -> Iterator[None]:
-        """A :class:`Committer` for one run; waited for and stopped when it ends."""
-        self._commits = Committer(self.background)
-        try:
-            with self._commits:
-                yield
-        finally:
-            self._commits = Committer(False)
-
-    def _drain(self, summary: IngestSummary) -> None:
-        """Wait for the batch committing in the background and count it (or raise its error).
-
-        A store error stops the run where committing in line would have stopped it:
-        in the file whose chunk handed that batch over. The files counted, skipped
-        or found unchanged since then are uncounted (nothing of them was stored or
-        observed: the observer sees a batch only after the one before committed).
-        """
-        try:
-            self._commits.wait()
-        except (StoreIOError, StoreFullError):
-            files, size, skipped, unchanged = self._mark
-            summary.files, summary.bytes, summary.unchanged = files, size, unchanged
-            del summary.skipped[skipped:]
-            raise
-        finally:
-            summary.stages.wait = self._commits.waited + self._waited_loader
-
-    def _flush(self, pending: _Pending, summary: IngestSummary) -> None:
-        """Encode, observe, assemble and commit the pending chunks, in ONE transaction with
-        the records of the files they complete.
-
-        The commit runs in the background (:class:`Committer`) while the caller goes
-        on; the batch before it is waited for first (its error raised here), before
-        the observer sees this batch's chunks: the observer and the store see the
-        batches in the same order as committing in line. Chunks memory already
-        holds are not stored again
-        (:meth:`~sentient_core.memory.HolographicMemory.store_unique`).
-        """
-        if not pending:
-            return
-        st = summary.stages
-        asm = self._assembler()
-        # While a batch commits it has a core: the analysis takes the other one.
-        threads = 1 if self._commits.busy else 0
-        analysed = asm.analyse(pending.texts, pending.sources, pending.tags, st, threads)
-        self._drain(summary)
-        observed = asm.observe(analysed, st)
-        sources = analysed.sources
-        files = self._files
-        not_a_use = files.not_a_use(sources)
-        plan = files.plan(sources)
-        memory, near = self.memory, self.near
-
-        def work() -> tuple[list[Stored], list[tuple[str, int]], StageTimes]:
-            # Keywords, digests, records and the transaction: none of it touches the
-            # observer or the ledger, so it runs on the commit thread.
-            times = StageTimes()
-            made = asm.finish(observed, times)
-
-            def commit(tx: MemoryTxn) -> tuple[list[Stored], list[tuple[str, int]]]:
-                outcomes = tx.store_unique(made, near=near, not_a_use=not_a_use)
-                return outcomes, files.finish_in(tx, plan, sources, outcomes)
-
-            t = time.perf_counter()
-            outcomes, finished = memory.write(commit)
-            times.commit = time.perf_counter() - t
-            return outcomes, finished, times
-
-        def done(
-            result: tuple[list[Stored], list[tuple[str, int]], StageTimes], seconds: float
-        ) -> None:
-            outcomes, finished, times = result
-            st.keywords += times.keywords
-            st.code += times.code
-            st.commit += times.commit
-            if self._commits.background:
-                st.offloaded += seconds
-            _tally(summary, outcomes)
-            for s, o in zip(sources, outcomes, strict=True):
-                if o.new and (ids := self._streams.get(s)) is not None:
-                    ids.append(o.record.id)
-            files.committed(sources, outcomes, summary, finished)
-
-        pending.clear()
-        # Where an in-line run would stand if this commit failed (see _drain).
-        self._mark = (summary.files, summary.bytes, len(summary.skipped), summary.unchanged)
-        self._commits.submit(work, done)
-
-
-def _tally(summary: IngestSummary, outcomes: Sequence[Stored]) -> None:
-    """Count one commit's outcomes into ``summary``."""
-    for o in outcomes:
-        (summary.ids if o.new else summary.known).append(o.record.id)
-    new = sum(o.new for o in outcomes)
-    summary.chunks += new
-    summary.duplicates += len(outcomes) - new
-    summary.commits += 1
 
 
 def _size(path: str) -> int:
