@@ -19,6 +19,7 @@ tick         Fused observer tick: PRSC step + SMF update per step, in one call.
 text         Tokenise/hash/count UTF-8 text into hashed codes and keyword ranks.
 text_one     One text encoded end to end (code, excitation, strongest primes) in one call.
 text_batch   A batch analysed in one pass: codes, excitations, strongest primes, keywords, terms.
+keyword_pick Each text's top keywords picked from its candidate spans (numbers dropped), for one decode.
 spaces       Whitespace runs collapsed over UTF-8 bytes (content digests of a batch).
 lexical      Hashed terms per text (the encoder's tokens), counted, and their storage form.
 segments     Inverted-index segments over rows (build, merge).
@@ -52,6 +53,7 @@ from sentient_kernels import (
     holographic,
     holographic_one,
     interference,
+    keyword_pick,
     lexical,
     maxscore,
     maxscore_hybrid,
@@ -85,6 +87,7 @@ __all__ = [
     "holographic",
     "holographic_one",
     "interference",
+    "keyword_pick",
     "lexical",
     "maxscore",
     "maxscore_hybrid",

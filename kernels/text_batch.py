@@ -13,7 +13,8 @@ very kernels of those modules for the code, the excitation and the dominant
 order: the results are bit-identical to theirs (``tests/test_text_batch.py``
 checks that against them and against the pure-Python references).
 
-Deterministic: no fast-math, no parallel reductions. The batch layout (``buf``,
+Deterministic: no fast-math, no parallel reductions (texts run in parallel, each
+writing only its own results). The batch layout (``buf``,
 ``offsets``, ``word_cp``, ``stop_table``, ``min_chars``, ``max_chars``) is
 :mod:`sentient_kernels.text`'s.
 """
@@ -23,7 +24,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numba
 import numpy as np
+from numba import prange
 
 from sentient_kernels.checks import check_array, check_int, check_scalar
 from sentient_kernels.config import jit
@@ -34,13 +37,13 @@ from sentient_kernels.text import (
     _check_batch,
     _excite_sorted,
     _scan_text,
-    _token_buffers,
 )
 from sentient_kernels.token_hash import _U_SALT_BIGRAM, _mix64
 
 __all__ = ["Analysis", "analyse"]
 
 _jit = jit(fastmath=False)
+_jit_parallel = jit(parallel=True, fastmath=False)
 
 
 class Analysis(NamedTuple):
@@ -152,7 +155,9 @@ def _smallest(keys, ng, k, out):
 
 
 @_jit
-def _analyse(
+def _analyse_texts(
+    lo,
+    hi,
     buf,
     offsets,
     word_cp,
@@ -161,28 +166,30 @@ def _analyse(
     max_chars,
     code_dim,
     bigram_weight,
-    bank_primes,
     k_primes,
-    gain,
+    cap,
+    ex_re,
+    ex_im,
     codes_out,
     n_tokens_out,
-    dominant_out,
-    n_dominant_out,
     cand_start,
     cand_end,
     n_cand_out,
+    terms,
+    tfs,
+    n_terms,
 ):
-    """One scan and one stable sort per text; returns (excitation CSR, terms CSR).
+    """Texts ``lo:hi`` of :func:`_analyse`, with scratch of their own (``cap`` tokens).
 
-    Writes the codes, token counts, dominant primes and keyword spans into the
-    ``*_out`` arrays (see :class:`Analysis`).
+    Text ``t`` writes its distinct terms at ``offsets[t] // 2 + t`` of ``terms``/``tfs``
+    and their number into ``n_terms[t]``: a text of b bytes has at most b // 2 + 1
+    tokens, so these slots never overlap and texts can run on any thread.
     """
-    n = offsets.size - 1
-    n_bank = bank_primes.size
+    n_bank = ex_re.shape[1]
     width_cap = cand_start.shape[1]
-    bufs = _token_buffers(offsets)
-    toks, starts, ends = bufs
-    cap = toks.size
+    toks = np.empty(cap, dtype=np.uint64)
+    bufs = (toks, np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64))
+    starts, ends = bufs[1], bufs[2]
     srt = np.empty(cap, dtype=np.uint64)
     big = np.empty(cap, dtype=np.uint64)
     g_first = np.empty(cap, dtype=np.int64)
@@ -193,19 +200,12 @@ def _analyse(
     pairs = np.empty(cap, dtype=np.uint64)
     scratch = np.empty((1 << _MAX_BUCKET_BITS) + 1, dtype=np.int64)
     ranked = np.empty(max(width_cap, 1), dtype=np.int64)
-    ex_re = np.zeros((n, n_bank))
-    ex_im = np.zeros((n, n_bank))
-    term_offsets = np.zeros(n + 1, dtype=np.int64)
-    # Every text's distinct terms fit in the room term_counts gives a batch.
-    terms = np.empty(buf.size // 2 + n + 1, dtype=np.uint64)
-    tfs = np.empty(buf.size // 2 + n + 1, dtype=np.uint16)
-    pos = 0
-    for t in range(n):
+    for t in range(lo, hi):
         m = _scan_text(buf, offsets, t, word_cp, stop_table, min_chars, max_chars, bufs)
         n_tokens_out[t] = m
         n_cand_out[t] = 0
+        n_terms[t] = 0
         if m == 0:
-            term_offsets[t + 1] = pos
             continue
         # Stable: each run of equal hashes starts at the token's first occurrence.
         _bucket_argsort(toks, m, order, scratch)
@@ -232,6 +232,7 @@ def _analyse(
                 codes_out[t, d] = np.float32(acc[d] * inv)
         # Distinct terms with their counts (lexical._term_counts) and, per group,
         # the keyword rank key (text._keyword_kernel): count desc, first occurrence asc.
+        pos = offsets[t] // 2 + t
         ng = 0
         i = 0
         while i < m:
@@ -239,20 +240,99 @@ def _analyse(
             j = i + 1
             while j < m and uni[j] == h:
                 j += 1
-            terms[pos] = h
-            tfs[pos] = min(j - i, TF_MAX)
-            pos += 1
+            terms[pos + ng] = h
+            tfs[pos + ng] = min(j - i, TF_MAX)
             g_first[ng] = order[i]
             g_key[ng] = (m - (j - i)) * (m + 1) + order[i]
             ng += 1
             i = j
-        term_offsets[t + 1] = pos
+        n_terms[t] = ng
         top = _smallest(g_key, ng, width_cap, ranked)
         for c in range(top):
             first = g_first[ranked[c]]
             cand_start[t, c] = starts[first]
             cand_end[t, c] = ends[first]
         n_cand_out[t] = top
+
+
+@_jit_parallel
+def _analyse(
+    buf,
+    offsets,
+    word_cp,
+    stop_table,
+    min_chars,
+    max_chars,
+    code_dim,
+    bigram_weight,
+    bank_primes,
+    k_primes,
+    gain,
+    codes_out,
+    n_tokens_out,
+    dominant_out,
+    n_dominant_out,
+    cand_start,
+    cand_end,
+    n_cand_out,
+    n_parts,
+):
+    """One scan and one stable sort per text; returns (excitation CSR, terms CSR).
+
+    Writes the codes, token counts, dominant primes and keyword spans into the
+    ``*_out`` arrays (see :class:`Analysis`). The texts are cut into ``n_parts``
+    contiguous parts run in parallel; every text's results depend on that text
+    alone and land in places of their own, so any ``n_parts`` gives the same bits.
+    """
+    n = offsets.size - 1
+    n_bank = bank_primes.size
+    max_bytes = 0
+    for t in range(n):
+        max_bytes = max(max_bytes, offsets[t + 1] - offsets[t])
+    cap = max_bytes // 2 + 1  # as text._token_buffers
+    ex_re = np.zeros((n, n_bank))
+    ex_im = np.zeros((n, n_bank))
+    # Text t's terms in slot offsets[t] // 2 + t (see _analyse_texts), then packed.
+    room = buf.size // 2 + n + 1
+    slot_terms = np.empty(room, dtype=np.uint64)
+    slot_tfs = np.empty(room, dtype=np.uint16)
+    n_terms = np.zeros(n, dtype=np.int64)
+    for p in prange(n_parts):
+        _analyse_texts(
+            p * n // n_parts,
+            (p + 1) * n // n_parts,
+            buf,
+            offsets,
+            word_cp,
+            stop_table,
+            min_chars,
+            max_chars,
+            code_dim,
+            bigram_weight,
+            k_primes,
+            cap,
+            ex_re,
+            ex_im,
+            codes_out,
+            n_tokens_out,
+            cand_start,
+            cand_end,
+            n_cand_out,
+            slot_terms,
+            slot_tfs,
+            n_terms,
+        )
+    term_offsets = np.zeros(n + 1, dtype=np.int64)
+    for t in range(n):
+        term_offsets[t + 1] = term_offsets[t] + n_terms[t]
+    terms = np.empty(term_offsets[n], dtype=np.uint64)
+    tfs = np.empty(term_offsets[n], dtype=np.uint16)
+    for t in range(n):
+        base = offsets[t] // 2 + t
+        lo = term_offsets[t]
+        for j in range(n_terms[t]):
+            terms[lo + j] = slot_terms[base + j]
+            tfs[lo + j] = slot_tfs[base + j]
     ex_offsets, idx, amounts, phases = _excitation_csr(ex_re, ex_im, gain)
     primes = bank_primes[idx]
     k = dominant_out.shape[1]
@@ -262,7 +342,7 @@ def _analyse(
         for c in range(best.size):
             dominant_out[t, c] = primes[lo + best[c]]
         n_dominant_out[t] = best.size
-    return ex_offsets, idx, amounts, phases, term_offsets, terms[:pos].copy(), tfs[:pos].copy()
+    return ex_offsets, idx, amounts, phases, term_offsets, terms, tfs
 
 
 def analyse_unchecked(
@@ -279,10 +359,14 @@ def analyse_unchecked(
     gain: float,
     n_dominant: int,
     n_cand: int,
+    parts: int = 0,
 ) -> Analysis:
     """:func:`analyse` without the checks, for callers whose arguments are valid by
     construction (the token encoder's own batch)."""
     n = offsets.shape[0] - 1
+    if parts < 1:
+        parts = numba.get_num_threads()
+    parts = min(parts, n)
     codes = np.zeros((n, code_dim), dtype=np.float32)
     n_tokens = np.zeros(n, dtype=np.int64)
     dominant = np.zeros((n, n_dominant), dtype=np.int64)
@@ -309,6 +393,7 @@ def analyse_unchecked(
         cand_start,
         cand_end,
         n_cand_used,
+        parts,
     )
     return Analysis(
         codes,
@@ -343,6 +428,7 @@ def analyse(
     gain: float = 1.0,
     n_dominant: int = 8,
     n_cand: int = 8,
+    parts: int = 0,
 ) -> Analysis:
     """Codes, excitations, strongest primes, keyword candidates and terms of a batch, in one pass.
 
@@ -368,6 +454,10 @@ def analyse(
         Strongest primes kept per text (≥ 0).
     n_cand : int
         Keyword candidates kept per text (≥ 0).
+    parts : int
+        Contiguous parts of the batch analysed in parallel (0: one per Numba
+        thread). Any number gives the same bits: each text's results depend on
+        it alone.
 
     Returns
     -------
@@ -390,6 +480,7 @@ def analyse(
     gain = check_scalar("gain", gain, lo=0.0, lo_open=True)
     n_dominant = check_int("n_dominant", n_dominant, lo=0)
     n_cand = check_int("n_cand", n_cand, lo=0)
+    parts = check_int("parts", parts, lo=0)
     return analyse_unchecked(
         buf,
         offsets,
@@ -404,6 +495,7 @@ def analyse(
         gain,
         n_dominant,
         n_cand,
+        parts,
     )
 
 

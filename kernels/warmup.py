@@ -33,6 +33,7 @@ MODULES = (
     "excitation",
     "text_one",
     "text_batch",
+    "keyword_pick",
     "spaces",
     "postings",
     "colrows",

@@ -161,3 +161,44 @@ def test_rejects_bad_arguments():
         text_batch.analyse(*args, n_cand=-1)
     with pytest.raises(ValueError, match="UTF-8"):
         text_batch.analyse(np.array([0xC3], np.uint8), np.array([0, 1]), *args[2:])
+
+
+def _fields(a):
+    return [np.asarray(x) for x in a]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_any_number_of_parts_gives_the_serial_bits(seed):
+    # Every text's results land in places of their own; cutting the batch into parts
+    # (run in parallel) must not change a bit. Parts may fall on empty texts.
+    rng = np.random.default_rng(seed)
+    texts = [*random_texts(seed + 20, 37), "", "", "the and of", "tide " * 300]
+    texts = [texts[i] for i in rng.permutation(len(texts))]
+    buf, offsets = batch(texts)
+    kw = dict(bigram_weight=0.5, primes_per_token=2, gain=0.3, n_dominant=5, n_cand=9)
+    serial = _fields(
+        text_batch.analyse(buf, offsets, WORD_CP, STOP_TABLE, 2, 40, 64, BANK, parts=1, **kw)
+    )
+    for parts in (0, 2, 3, 7, len(texts), 1000):
+        got = _fields(
+            text_batch.analyse(
+                buf, offsets, WORD_CP, STOP_TABLE, 2, 40, 64, BANK, parts=parts, **kw
+            )
+        )
+        for mine, theirs in zip(got, serial, strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+
+
+def test_texts_full_of_distinct_one_char_terms_keep_their_own_terms():
+    # The densest texts: one-byte tokens, each distinct, fill a text's term slot
+    # (b // 2 + 1 terms) to the last place, next to texts doing the same.
+    letters = "bcdefghjklmnopqrstuvwxyz"  # no stop word ("a", "i")
+    texts = [" ".join(letters[i:] + letters[:i]) for i in range(6)] + ["q", "", "z y"]
+    buf, offsets = batch(texts)
+    want = lexical.term_counts(buf, offsets, WORD_CP, STOP_TABLE, 1, 40)
+    for parts in (1, 2, 4, 9):
+        got = text_batch.analyse(buf, offsets, WORD_CP, STOP_TABLE, 1, 40, 8, BANK, parts=parts)
+        np.testing.assert_array_equal(got.term_offsets, want.offsets)
+        np.testing.assert_array_equal(got.terms, want.terms)
+        np.testing.assert_array_equal(got.tfs, want.tfs)
+    assert (np.diff(want.offsets)[:6] == np.diff(offsets)[:6] // 2 + 1).all()  # slots full

@@ -6,7 +6,7 @@ The work runs as one Numba kernel per batch over the concatenated UTF-8 bytes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Annotated, ClassVar, NamedTuple
 
 import msgspec
@@ -31,8 +31,8 @@ from sentient_core.encoder.types import (
 )
 from sentient_core.errors import ArgumentError, ArgumentTypeError
 from sentient_core.ingest.keywords import keywords as _python_keywords
+from sentient_kernels import keyword_pick, text_batch, unchecked
 from sentient_kernels import text as text_kernels
-from sentient_kernels import text_batch, unchecked
 from sentient_kernels.lexical import TermCounts
 
 __all__ = ["TextAnalysis", "TokenEncoderConfig", "TokenPrimeEncoder"]
@@ -86,6 +86,18 @@ class TextAnalysis(NamedTuple):
     terms: TermCounts
 
 
+def lowered_utf8(texts: Sequence[str]) -> list[bytes]:
+    """``t.lower().encode("utf-8", "surrogatepass")`` of each text.
+
+    An ASCII text is encoded first and lowered as bytes (the same bytes: ASCII
+    lowers alone), about four times faster than ``str.lower`` on a 2 kB chunk.
+    """
+    return [
+        t.encode().lower() if t.isascii() else t.lower().encode("utf-8", "surrogatepass")
+        for t in texts
+    ]
+
+
 def _keywords(
     texts: list[str],
     joined: bytes,
@@ -97,22 +109,40 @@ def _keywords(
 ) -> list[list[str]]:
     """The top ``k`` keywords of each text from the kernel's candidate spans in ``joined``
     (pure numbers dropped; the Python ranking when they leave fewer than ``k``)."""
+    words, status = keyword_pick.pick_unchecked(
+        np.frombuffer(joined, dtype=np.uint8), cand_start, cand_end, counts, k
+    )
+    # One decode and two splits for the batch; the kernel leaves the rare texts
+    # whose words it cannot judge from their bytes to _text_keywords.
+    parts = words.tobytes().decode("utf-8", "surrogatepass").split("\x01")
     out: list[list[str]] = []
-    starts, ends, used = cand_start.tolist(), cand_end.tolist(), counts.tolist()
-    for t in range(len(texts)):
-        c = used[t]
-        top: list[str] = []
-        if k:  # decode only as many candidates as it takes
-            for a, b in zip(starts[t][:c], ends[t][:c], strict=True):
-                word = joined[a:b].decode("utf-8", "surrogatepass")
-                if not word.isdigit():
-                    top.append(word)
-                    if len(top) == k:
-                        break
-        if len(top) < k and c == n_cand:
-            top = _python_keywords(texts[t], k)  # many numbers among the top: rare
-        out.append(top)
+    for t, state in enumerate(status.tolist()):
+        if state == keyword_pick.KEPT:
+            out.append(parts[t].split("\x00") if parts[t] else [])
+        elif state == keyword_pick.CALLER_RANKS:
+            out.append(_python_keywords(texts[t], k))
+        else:
+            c = int(counts[t])
+            spans = zip(cand_start[t, :c].tolist(), cand_end[t, :c].tolist(), strict=True)
+            out.append(_text_keywords(texts[t], joined, spans, c, k, n_cand))
     return out
+
+
+def _text_keywords(
+    text: str, joined: bytes, spans: Iterable[tuple[int, int]], c: int, k: int, n_cand: int
+) -> list[str]:
+    """The top ``k`` keywords of one text from its ``c`` candidate spans in ``joined``."""
+    top: list[str] = []
+    if k:  # decode only as many candidates as it takes
+        for a, b in spans:
+            word = joined[a:b].decode("utf-8", "surrogatepass")
+            if not word.isdigit():
+                top.append(word)
+                if len(top) == k:
+                    break
+    if len(top) < k and c == n_cand:
+        top = _python_keywords(text, k)  # many numbers among the top: rare
+    return top
 
 
 class TokenPrimeEncoder:
@@ -184,7 +214,7 @@ class TokenPrimeEncoder:
         return codes, n_tokens, ex_re, ex_im
 
     def _encode(self, texts: list[str], *, excitation: bool) -> EncodedBatch:
-        parts = [t.lower().encode("utf-8", "surrogatepass") for t in texts]
+        parts = lowered_utf8(texts)
         offsets = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum([len(p) for p in parts], out=offsets[1:])
         buf = np.frombuffer(b"".join(parts), dtype=np.uint8)
@@ -215,7 +245,7 @@ class TokenPrimeEncoder:
             raise ArgumentError(f"k must be >= 0, got {k}")
         if not texts:
             return []
-        parts = [t.lower().encode("utf-8", "surrogatepass") for t in texts]
+        parts = lowered_utf8(texts)
         offsets = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum([len(p) for p in parts], out=offsets[1:])
         joined = b"".join(parts)
@@ -233,14 +263,20 @@ class TokenPrimeEncoder:
         )
         return _keywords(texts, joined, cand_start, cand_end, counts, k, n_cand)
 
-    def analyse_many(self, texts: Sequence[str], k: int = 8) -> TextAnalysis:
+    def analyse_many(self, texts: Sequence[str], k: int = 8, *, threads: int = 0) -> TextAnalysis:
         """:meth:`encode_many`, :meth:`keywords_many` and the texts' lexical terms
         (:func:`sentient_core.memory.terms.count`) in one kernel pass
-        (:func:`sentient_kernels.text_batch.analyse`): the same results."""
+        (:func:`sentient_kernels.text_batch.analyse`): the same results.
+
+        ``threads``: texts analysed on this many threads at once (0: Numba's
+        thread count); the results do not depend on it.
+        """
         texts = check_texts(texts)
         if k < 0:
             raise ArgumentError(f"k must be >= 0, got {k}")
-        parts = [t.lower().encode("utf-8", "surrogatepass") for t in texts]
+        if threads < 0:
+            raise ArgumentError(f"threads must be >= 0, got {threads}")
+        parts = lowered_utf8(texts)
         offsets = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum([len(p) for p in parts], out=offsets[1:])
         joined = b"".join(parts)
@@ -262,6 +298,7 @@ class TokenPrimeEncoder:
             cfg.excitation_gain,
             cfg.n_dominant,
             n_cand,
+            threads,
         )
         dominant = a.dominant.tolist()
         used = a.n_dominant_used.tolist()

@@ -10,8 +10,10 @@ extract   bytes → text (txt/md/json, html via lxml, pdf via pypdf), within a
 chunk     text → 2000-char chunks with 200 overlap (sentence breaks)
 encode    the batch's chunks → codes, prime excitations and dominant primes,
           keyword candidates and lexical terms: one kernel pass, each chunk
-          tokenised once (:mod:`sentient_kernels.text_batch`)
-keywords  chunk → topic line and keywords (from the candidates)
+          tokenised once, the chunks on both cores unless a batch is committing
+          (:mod:`sentient_kernels.text_batch`); the keywords picked from their
+          candidates in one more (:mod:`sentient_kernels.keyword_pick`)
+keywords  chunk → topic line and keywords
 observe   excite the oscillators with each chunk and tick once (PRSC + SMF),
           the whole batch in one kernel call (:meth:`Observer.observe_batch`;
           the same trajectory, bit for bit, as chunk after chunk)
@@ -24,6 +26,20 @@ With an encoder other than the token encoder the stages from ``encode`` to
 ``code`` run chunk by chunk (:mod:`sentient_core.integrate.assemble`); that is
 the reference the batch path is tested against (``tests/test_integrate_batch.py``:
 byte-identical stores, the same observer state).
+
+Overlap: ``keywords``, ``code`` and ``commit`` of batch i run on ONE commit
+thread (:mod:`sentient_core.integrate.background`) while the caller reads,
+extracts, chunks and encodes batch i+1 (LMDB's commit, the fsync and the
+kernels release the GIL). The caller waits for batch i before it lets the
+observer see batch i+1, and hands batches over in order, one in flight: the
+store gets the same transactions in the same order and the observer the same
+trajectory as committing in line (``background=False``; tested byte for byte,
+also when a commit fails). A commit's error is raised in the caller and stops
+the run where an in-line commit would have. Stage seconds are wall time on the
+thread that ran them; :class:`~sentient_core.integrate.summary.StageTimes` says
+which ran off the caller's thread (``offloaded``) and how long the caller
+waited (``wait``). ``load_ahead`` also reads, extracts and chunks whole files
+in a forked process (:mod:`sentient_core.integrate.loader`; off by default).
 
 Failure policy: a file that cannot be read or extracted is reported by name
 with the reason and skipped before anything of it is stored; no single file
@@ -43,8 +59,8 @@ holding its last chunks, so a crash leaves either the whole batch with those
 records or none of it; ingesting again finishes the job (content digests find
 what was stored).
 
-Once, then re-runnable: the stages up to ``code`` change the observer, so they
-run once, outside any transaction; only ``commit`` runs inside one (which the
+Once, then re-runnable: ``observe`` changes the observer, so the stages up to
+``code`` run once, outside any transaction; only ``commit`` runs inside one (which the
 store may re-run after growing its map). :meth:`Integrator.prepare_texts` and
 :meth:`Integrator.commit_texts` expose that split, so a caller can commit a
 text's traces together with its own writes (the learner's audit event) in one
@@ -56,9 +72,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import closing, nullcontext
 from pathlib import Path
-
-import msgspec
 
 from sentient_core.errors import ArgumentError
 from sentient_core.ingest import (
@@ -66,16 +83,23 @@ from sentient_core.ingest import (
     MAX_WHOLE_FILE_BYTES,
     IngestError,
     chunk_text,
-    extract_bytes,
     iter_chunks,
     iter_files,
     iter_text,
     kind_of,
-    read_bytes,
     safe_path_text,
 )
-from sentient_core.integrate.assemble import Assembler, as_items
-from sentient_core.integrate.ledger import FileLedger, bytes_digest, file_digest
+from sentient_core.integrate.background import Committer
+from sentient_core.integrate.batches import Batches, Pending, TextBatch
+from sentient_core.integrate.ledger import FileLedger, file_digest
+from sentient_core.integrate.loader import (
+    MIN_BYTES,
+    Loaded,
+    LoadSettings,
+    can_fork,
+    load,
+    loaded_ahead,
+)
 from sentient_core.integrate.summary import (
     STAGES,
     IngestSummary,
@@ -83,8 +107,7 @@ from sentient_core.integrate.summary import (
     SkippedFile,
     StageTimes,
 )
-from sentient_core.memory import HolographicMemory, MemoryTxn, NewTrace, Stored
-from sentient_core.memory.storing import Prepared
+from sentient_core.memory import HolographicMemory
 from sentient_core.observer import Observer
 from sentient_core.store import StoreFullError, StoreIOError
 
@@ -103,52 +126,7 @@ STREAM_THRESHOLD = 16 << 20
 DEFAULT_BATCH = 512
 
 
-class _Pending:
-    """Chunks waiting for the next commit, with the file each came from."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-        self.sources: list[str] = []
-        self.tags: list[tuple[str, ...] | None] = []
-
-    def __len__(self) -> int:
-        return len(self.texts)
-
-    def add(self, text: str, source: str, tags: tuple[str, ...] | None = None) -> None:
-        self.texts.append(text)
-        self.sources.append(source)
-        self.tags.append(tags)
-
-    def clear(self) -> None:
-        self.texts.clear()
-        self.sources.clear()
-        self.tags.clear()
-
-
-class TextBatch(msgspec.Struct, frozen=True):
-    """Chunks of texts, encoded and observed once, ready to commit (:meth:`Integrator.prepare_texts`).
-
-    Attributes
-    ----------
-    items : tuple of NewTrace
-        One per chunk, in order: code, primes, the observer's SMF orientation
-        after the chunk's tick, topic, keywords, source and tags.
-    bytes : int
-        UTF-8 bytes of the texts.
-    stages : StageTimes
-        Time spent chunking, encoding, finding keywords, observing and assembling.
-    prepared : Prepared or None
-        The same items checked and assembled for memory (when the encoder
-        analyses batches: :meth:`~sentient_core.encoder.TokenPrimeEncoder.analyse_many`).
-    """
-
-    items: tuple[NewTrace, ...]
-    bytes: int
-    stages: StageTimes
-    prepared: Prepared | None = None
-
-
-class Integrator:
+class Integrator(Batches):
     """Ingest files into a :class:`HolographicMemory` through an :class:`Observer`.
 
     Parameters
@@ -174,6 +152,18 @@ class Integrator:
     max_file_bytes : int
         Cap for files read whole (every format except large plain text,
         which is streamed); larger files are refused before reading.
+    background : bool
+        Commit each batch on a background thread while the next one is read,
+        extracted and encoded (:mod:`~sentient_core.integrate.background`); the
+        same transactions in the same order, and the observer sees the chunks in
+        the same order, as committing in line (``False``).
+    load_ahead : bool
+        Read, extract and chunk the next files in a forked worker process
+        (:mod:`~sentient_core.integrate.loader`; runs of at least
+        :data:`~sentient_core.integrate.loader.MIN_BYTES` over several files, where
+        the platform forks); the same chunks and skips as loading in line. Off by
+        default: on 2 cores it took CPU off this process but no wall time off
+        the run (docs/performance.md).
     """
 
     def __init__(
@@ -191,6 +181,8 @@ class Integrator:
         near: float | None = None,
         time_budget: float | None = DEFAULT_TIME_BUDGET,
         max_file_bytes: int = MAX_WHOLE_FILE_BYTES,
+        background: bool = True,
+        load_ahead: bool = False,
     ) -> None:
         if batch < 1:
             raise ArgumentError(f"batch must be >= 1, got {batch}")
@@ -210,7 +202,15 @@ class Integrator:
         self.near = near
         self.time_budget = time_budget
         self.max_file_bytes = max_file_bytes
+        self.background = background
+        self.load_ahead = load_ahead
         self._files = FileLedger(memory)
+        self._commits = Committer(False)
+        # Streamed files being read: the ids of their chunks committed so far.
+        self._streams: dict[str, list[int]] = {}
+        self._started: set[str] = set()
+        self._mark = (0, 0, 0, 0)
+        self._waited_loader = 0.0
 
     # -- public -------------------------------------------------------------
 
@@ -232,10 +232,14 @@ class Integrator:
         """
         summary = IngestSummary()
         self._files = FileLedger(self.memory)
+        self._started.clear()
         try:
-            return self._ingest(paths, summary, progress, stop)
+            with self._committing():
+                return self._ingest(paths, summary, progress, stop)
         finally:
             self._files = FileLedger(self.memory)
+            self._streams.clear()
+            self._started.clear()
 
     def _ingest(
         self,
@@ -256,14 +260,44 @@ class Integrator:
         sizes = [_size(p) for p in files]
         bytes_total = sum(sizes)
         t_start = time.perf_counter()
-        pending = _Pending()
+        self._waited_loader = 0.0
+        whole = [None if self._streamed(p, n) else p for p, n in zip(files, sizes, strict=True)]
+        ahead = (
+            loaded_ahead(whole, self._load_settings())
+            if self.load_ahead and can_fork() and len(files) > 1 and bytes_total >= MIN_BYTES
+            else None
+        )
+        # Resolved and their records read before the first commit runs alongside:
+        # every call that releases the GIL then waits for it again (~1 ms a file).
+        sources = [safe_path_text(Path(p).resolve()) for p in files]
+        self._files.prefetch(sources)
+        with closing(ahead) if ahead is not None else nullcontext():
+            return self._ingest_files(
+                files, sources, sizes, ahead, summary, progress, stop, t_start
+            )
+
+    def _ingest_files(
+        self,
+        files: list[str],
+        sources: list[str],
+        sizes: list[int],
+        ahead: Iterator[Future[Loaded] | None] | None,
+        summary: IngestSummary,
+        progress: Callable[[Progress], None] | None,
+        stop: Callable[[], object] | None,
+        t_start: float,
+    ) -> IngestSummary:
+        """:meth:`_ingest` over the files found (``ahead``: their loads, if loaded ahead)."""
+        pending = Pending()
+        bytes_total = sum(sizes)
         bytes_done = 0
-        for i, (path, size) in enumerate(zip(files, sizes, strict=True)):
+        for i, (path, source, size) in enumerate(zip(files, sources, sizes, strict=True)):
             if stop is not None and stop():
                 summary.interrupted = True
                 break
+            loaded = next(ahead) if ahead is not None else None
             try:
-                ok = self._ingest_file(path, size, pending, summary)
+                ok = self._ingest_file(path, source, size, pending, summary, loaded)
             except (StoreIOError, StoreFullError) as err:
                 summary.stopped_by = str(err)
                 pending.clear()
@@ -287,8 +321,11 @@ class Integrator:
         if not summary.stopped_by:
             try:
                 self._flush(pending, summary)
+                self._drain(summary)
             except (StoreIOError, StoreFullError) as err:
                 summary.stopped_by = str(err)
+        else:
+            self._drain(summary)  # nothing in flight after an error: a no-op
         summary.seconds = time.perf_counter() - t_start
         return summary
 
@@ -309,88 +346,53 @@ class Integrator:
         source = safe_path_text(source)
         summary = IngestSummary()
         t0 = time.perf_counter()
-        pending = _Pending()
-        for text in texts:
-            t = time.perf_counter()
-            chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
-            summary.stages.chunk += time.perf_counter() - t
-            for c in chunks:
-                pending.add(c.text, source, tags)
-                if len(pending) >= self.batch:
-                    self._flush(pending, summary)
-            summary.bytes += len(text.encode())
-        self._flush(pending, summary)
+        pending = Pending()
+        with self._committing():
+            for text in texts:
+                t = time.perf_counter()
+                chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
+                summary.stages.chunk += time.perf_counter() - t
+                for c in chunks:
+                    pending.add(c.text, source, tags)
+                    if len(pending) >= self.batch:
+                        self._flush(pending, summary)
+                summary.bytes += len(text.encode())
+            self._flush(pending, summary)
+            self._drain(summary)
         summary.seconds = time.perf_counter() - t0
-        return summary
-
-    def prepare_texts(
-        self,
-        texts: Sequence[str],
-        *,
-        source: str = "",
-        tags: tuple[str, ...] | None = None,
-    ) -> TextBatch:
-        """Chunk, encode, observe and assemble ``texts`` as ONE batch (nothing is stored).
-
-        This is the part of :meth:`ingest_texts` that must happen once: the
-        observer is excited and ticked by every chunk here. Store the batch with
-        :meth:`commit_texts` inside a
-        :meth:`~sentient_core.memory.HolographicMemory.write`.
-        """
-        source = safe_path_text(source)
-        stages = StageTimes()
-        pending = _Pending()
-        size = 0
-        for text in texts:
-            t = time.perf_counter()
-            chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
-            stages.chunk += time.perf_counter() - t
-            for c in chunks:
-                pending.add(c.text, source, tags)
-            size += len(text.encode())
-        if not pending:
-            return TextBatch((), size, stages)
-        made = self._assembler().assemble(pending.texts, pending.sources, pending.tags, stages)
-        if isinstance(made, list):
-            return TextBatch(tuple(made), size, stages)
-        t = time.perf_counter()
-        items = tuple(as_items(made))
-        stages.code += time.perf_counter() - t
-        return TextBatch(items, size, stages, made)
-
-    def commit_texts(self, tx: MemoryTxn, batch: TextBatch) -> IngestSummary:
-        """Store a prepared batch in ``tx`` (memory's copies are not stored again);
-        the summary of this one commit.
-
-        Re-runnable (it only writes through ``tx``), as a function given to
-        :meth:`~sentient_core.memory.HolographicMemory.write` must be. Texts are
-        not files: no file record is written.
-        """
-        t = time.perf_counter()
-        summary = IngestSummary(bytes=batch.bytes, stages=msgspec.structs.replace(batch.stages))
-        if batch.items:
-            made = batch.prepared if batch.prepared is not None else batch.items
-            _tally(summary, tx.store_unique(made, near=self.near))
-        summary.stages.commit = time.perf_counter() - t
-        summary.seconds = summary.stages.total()
         return summary
 
     # -- stages -------------------------------------------------------------
 
-    def _assembler(self) -> Assembler:
-        # Made per batch: it sees the integrator's current settings.
-        return Assembler(self.memory, self.observer, self.kind, self.importance, self.tags)
+    def _streamed(self, path: str, size: int) -> bool:
+        """Whether the file is streamed (large plain text) rather than read whole."""
+        return size > self.stream_threshold and kind_of(path) in ("txt", "md")
 
-    def _ingest_file(self, path: str, size: int, pending: _Pending, summary: IngestSummary) -> bool:
+    def _ingest_file(
+        self,
+        path: str,
+        source: str,
+        size: int,
+        pending: Pending,
+        summary: IngestSummary,
+        ahead: Future[Loaded] | None = None,
+    ) -> bool:
+        """Queue (and commit as batches fill) one file's chunks; whether it was ingested.
+
+        ``source``: the path resolved (as stored). ``ahead``: the file read,
+        extracted and chunked by the loader process
+        (:mod:`~sentient_core.integrate.loader`), else that happens here.
+        """
         st = summary.stages
-        source = safe_path_text(Path(path).resolve())
         shown = safe_path_text(path)
         if source in self._files:  # named twice in this run (a folder and a file in it)
             return False
-        try:
-            streamed = size > self.stream_threshold and kind_of(path) in ("txt", "md")
-            t = time.perf_counter()
-            if streamed:
+        if source in self._started:
+            self._drain(summary)  # its record may be in the batch committing now
+        self._started.add(source)
+        if self._streamed(path, size):
+            try:
+                t = time.perf_counter()
                 digest = file_digest(path)
                 st.read += time.perf_counter() - t
                 if self._files.start(source, digest, summary):
@@ -398,55 +400,78 @@ class Integrator:
                 t = time.perf_counter()
                 pieces: Iterable[str] = iter_text(path)
                 st.extract += time.perf_counter() - t
-            else:
-                data = read_bytes(path, self.max_file_bytes)
-                digest = bytes_digest(data)
-                st.read += time.perf_counter() - t
-                if self._files.start(source, digest, summary):
-                    return False
-                t = time.perf_counter()
-                pieces = (extract_bytes(path, data, time_budget=self.time_budget),)
-                del data
-                st.extract += time.perf_counter() - t
-        except (IngestError, OSError) as err:
-            self._files.drop(source)
-            why = err.reason if isinstance(err, IngestError) else f"cannot read: {err}"
-            summary.skipped.append(SkippedFile(shown, why))
-            return False
-        if not streamed:
-            # Whole file in hand: chunk it all before anything is queued, so a
-            # failure leaves nothing of this file behind.
-            t = time.perf_counter()
-            (text,) = pieces
-            chunks = chunk_text(text, self.chunk_size, self.chunk_overlap)
-            st.chunk += time.perf_counter() - t
-            if not chunks:
-                summary.skipped.append(SkippedFile(shown, "no text to ingest"))
+            except (IngestError, OSError) as err:
+                self._files.drop(source)
+                why = err.reason if isinstance(err, IngestError) else f"cannot read: {err}"
+                summary.skipped.append(SkippedFile(shown, why))
+                return False
+            if not self._ingest_streamed(shown, source, pieces, pending, summary):
                 self._files.drop(source)
                 return False
-            for c in chunks:
-                pending.add(c.text, source)
-                self._files.chunk_queued(source)
-                if len(pending) >= self.batch:
-                    self._flush(pending, summary)
             self._files.all_queued(source, summary)
             return True
-        if not self._ingest_streamed(shown, source, pieces, pending, summary):
+        got = self._loaded(path, summary, ahead)
+        if not got.digest:  # not read
+            summary.skipped.append(SkippedFile(shown, got.failed))
+            return False
+        if self._files.start(source, got.digest, summary):
+            return False
+        if got.failed:
+            self._files.drop(source)
+            summary.skipped.append(SkippedFile(shown, got.failed))
+            return False
+        # Whole file in hand and chunked before anything is queued, so a failure
+        # leaves nothing of this file behind.
+        if not got.chunks:
+            summary.skipped.append(SkippedFile(shown, "no text to ingest"))
             self._files.drop(source)
             return False
+        for c in got.chunks:
+            pending.add(c, source)
+            self._files.chunk_queued(source)
+            if len(pending) >= self.batch:
+                self._flush(pending, summary)
         self._files.all_queued(source, summary)
         return True
+
+    def _loaded(self, path: str, summary: IngestSummary, ahead: Future[Loaded] | None) -> Loaded:
+        """The file read whole, digested, extracted and chunked: by the loader process
+        (waited for here) or in line."""
+        st = summary.stages
+        got = None
+        if ahead is not None:
+            t = time.perf_counter()
+            try:
+                got = ahead.result()
+            except BrokenProcessPool:
+                got = None  # the worker died (killed?): load in line, same result
+            self._waited_loader += time.perf_counter() - t
+            st.wait = self._commits.waited + self._waited_loader
+        if got is None:
+            got = load(path, self._load_settings())
+        else:
+            st.offloaded += sum(got.seconds)
+        read, extract, chunk = got.seconds
+        st.read += read
+        st.extract += extract
+        st.chunk += chunk
+        return got
+
+    def _load_settings(self) -> LoadSettings:
+        return LoadSettings(
+            self.max_file_bytes, self.time_budget, self.chunk_size, self.chunk_overlap
+        )
 
     def _ingest_streamed(
         self,
         path: str,
         source: str,
         pieces: Iterable[str],
-        pending: _Pending,
+        pending: Pending,
         summary: IngestSummary,
     ) -> bool:
         st = summary.stages
-        committed_ids: list[int] = []
+        self._streams[source] = []  # the ids of its chunks, as their batches commit
         n = 0
         try:
             it: Iterator = iter_chunks(pieces, self.chunk_size, self.chunk_overlap)
@@ -460,26 +485,26 @@ class Integrator:
                 pending.add(c.text, source)
                 self._files.chunk_queued(source)
                 if len(pending) >= self.batch:
-                    committed_ids.extend(
-                        o.record.id
-                        for s, o in self._flush(pending, summary)
-                        if s == source and o.new
-                    )
+                    self._flush(pending, summary)
         except (IngestError, OSError, UnicodeError) as err:
             reason = err.reason if isinstance(err, IngestError) else f"{type(err).__name__}: {err}"
             self._drop_source(pending, source)
+            self._drain(summary)  # its chunks in the batch committing now are committed first
+            committed_ids = self._streams.pop(source)
             if committed_ids:
                 self.memory.retire(committed_ids)
                 summary.chunks -= len(committed_ids)
             summary.skipped.append(SkippedFile(path, f"failed part-way: {reason}"))
             return False
+        finally:
+            self._streams.pop(source, None)
         if n == 0:
             summary.skipped.append(SkippedFile(path, "no text to ingest"))
             return False
         return True
 
     @staticmethod
-    def _drop_source(pending: _Pending, source: str) -> None:
+    def _drop_source(pending: Pending, source: str) -> None:
         keep = [
             (t, s, g)
             for t, s, g in zip(pending.texts, pending.sources, pending.tags, strict=True)
@@ -488,45 +513,6 @@ class Integrator:
         pending.clear()
         for t, s, g in keep:
             pending.add(t, s, g)
-
-    def _flush(self, pending: _Pending, summary: IngestSummary) -> list[tuple[str, Stored]]:
-        """Encode, observe, assemble and commit the pending chunks, in ONE transaction with
-        the records of the files they complete.
-
-        Chunks memory already holds are not stored again
-        (:meth:`~sentient_core.memory.HolographicMemory.store_unique`). Returns
-        ``(source, outcome)`` per chunk.
-        """
-        if not pending:
-            return []
-        made = self._assembler().assemble(
-            pending.texts, pending.sources, pending.tags, summary.stages
-        )
-        sources = list(pending.sources)
-        not_a_use = self._files.not_a_use(sources)
-        files = self._files
-
-        def commit(tx: MemoryTxn) -> tuple[list[Stored], list[tuple[str, int]]]:
-            outcomes = tx.store_unique(made, near=self.near, not_a_use=not_a_use)
-            return outcomes, files.finish_in(tx, sources, outcomes)
-
-        t = time.perf_counter()
-        outcomes, done = self.memory.write(commit)
-        summary.stages.commit += time.perf_counter() - t
-        _tally(summary, outcomes)
-        files.committed(sources, outcomes, summary, done)
-        pending.clear()
-        return list(zip(sources, outcomes, strict=True))
-
-
-def _tally(summary: IngestSummary, outcomes: Sequence[Stored]) -> None:
-    """Count one commit's outcomes into ``summary``."""
-    for o in outcomes:
-        (summary.ids if o.new else summary.known).append(o.record.id)
-    new = sum(o.new for o in outcomes)
-    summary.chunks += new
-    summary.duplicates += len(outcomes) - new
-    summary.commits += 1
 
 
 def _size(path: str) -> int:

@@ -21,7 +21,17 @@ class SkippedFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class StageTimes(msgspec.Struct, forbid_unknown_fields=True):
-    """Seconds spent per stage (the stages: :mod:`sentient_core.integrate.pipeline`)."""
+    """Seconds spent per stage (the stages: :mod:`sentient_core.integrate.pipeline`).
+
+    Each stage's seconds are wall time on the thread that ran it. By default
+    ``keywords``, ``code`` and ``commit`` of a batch run on the commit thread
+    while the caller's thread prepares the next batch (and with
+    ``load_ahead``, ``read``, ``extract`` and ``chunk`` of whole files run in the
+    loader process), so the stages can add up to more than the run took:
+    ``offloaded`` is the seconds of stages run off the caller's thread, ``wait``
+    what the caller spent blocked on them. :meth:`caller` — the stages minus
+    ``offloaded`` plus ``wait`` — is at most the run's wall time.
+    """
 
     read: float = 0.0
     extract: float = 0.0
@@ -31,9 +41,17 @@ class StageTimes(msgspec.Struct, forbid_unknown_fields=True):
     observe: float = 0.0
     code: float = 0.0
     commit: float = 0.0
+    wait: float = 0.0
+    offloaded: float = 0.0
 
     def total(self) -> float:
+        """Seconds of every stage (overlapping ones counted in full)."""
         return sum(getattr(self, s) for s in STAGES)
+
+    def caller(self) -> float:
+        """Seconds on the caller's thread: the stages but what ran elsewhere
+        (``offloaded``), and ``wait``."""
+        return self.total() - self.offloaded + self.wait
 
 
 class IngestSummary(msgspec.Struct, forbid_unknown_fields=True):

@@ -254,6 +254,14 @@ def store_unique(
     for i, rec_i in enumerate(records):
         key = keys[i]
         tid = content.lookup(txn, key)
+        if tid is None and i not in close and i not in nearby:
+            # New content (most chunks): nothing to explain or look up.
+            if key in first:
+                plan.append((-2 - first[key], "repeated in this batch"))
+            else:
+                first[key] = i
+                plan.append((-1, ""))
+            continue
         why = f"same content as trace {tid}"
         if tid is None and i in close:
             tid, cos = close[i]
