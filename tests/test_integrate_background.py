@@ -16,7 +16,7 @@ import threading
 import pytest
 
 import sentient_core.integrate.pipeline as pipeline
-from sentient_core.integrate import Integrator, loader
+from sentient_core.integrate import Integrator
 from sentient_core.integrate import ledger as ledger_module
 from sentient_core.integrate.background import Committer
 from sentient_core.memory import HolographicMemory, MemoryTxn
@@ -184,44 +184,3 @@ def test_committer_closing_on_an_error_keeps_both():
     got = []
     in_line.submit(lambda: 7, lambda r, s: got.append((r, threading.current_thread().name)))
     assert got == [(7, threading.current_thread().name)] and in_line.waited == 0
-
-
-@pytest.mark.skipif(not loader.can_fork(), reason="no fork on this platform")
-@pytest.mark.parametrize(("batch", "stream"), [(3, 1 << 30), (512, 2000)])
-def test_files_loaded_ahead_store_what_files_loaded_in_line_store(
-    tmp_path,
-    monkeypatch,
-    corpus,
-    batch,
-    stream,
-):
-    # The loader process reads, extracts and chunks the next files: the same chunks,
-    # the same skipped files and reasons, the same records as loading them in line
-    # (bad files, files named twice, unchanged files and streamed files included).
-    monkeypatch.setattr(ledger_module.time, "time", lambda: NOW)
-    monkeypatch.setattr(pipeline, "MIN_BYTES", 0)  # every run loads ahead
-    folder, _ = corpus
-    write_corpus(folder / "more", 9)
-    again = [folder, folder / "a.txt", folder / "more"]  # a folder and a file in it
-    forks = []
-    real_ahead = pipeline.loaded_ahead
-    monkeypatch.setattr(pipeline, "loaded_ahead", lambda *a: forks.append(1) or real_ahead(*a))
-    runs = []
-    for ahead in (False, True):
-        store = Store.open(tmp_path / f"s{ahead}", code_dim=256)
-        observer = Observer(seed=4)
-        integ = Integrator(
-            HolographicMemory(store, clock=lambda: NOW),
-            observer,
-            batch=batch,
-            stream_threshold=stream,
-            load_ahead=ahead,
-        )
-        summaries = [_facts(integ.ingest(again)), _facts(integ.ingest([folder]))]
-        runs.append((dump(store), observer.to_record(), summaries))
-        assert check_integrity(store).ok
-        store.close()
-    assert len(forks) == 2  # the second run: both ingests loaded ahead
-    assert runs[1] == runs[0]
-    first, second = runs[0][2]
-    assert first[1] > 10 and len(first[10]) == 6 and second[5] > 0  # stored, skipped, unchanged

@@ -187,16 +187,6 @@ def _miss_next(miss) -> str:
     return f"the learner looks for it after {REPEATS} misses"
 
 
-def _cpu_seconds() -> float:
-    """CPU seconds of this process's threads and of its finished children (the loader)."""
-    try:
-        import resource
-    except ImportError:  # not POSIX: this process only
-        return time.process_time()
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + kids.ru_utime + kids.ru_stime
-
-
 def _cmd_profile(args: argparse.Namespace) -> int:
     import tempfile
 
@@ -223,12 +213,11 @@ def _cmd_profile(args: argparse.Namespace) -> int:
                 core.observer,
                 batch=args.batch,
                 background=not args.in_line,
-                load_ahead=args.load_ahead and not args.in_line,
             )
             bar = ProgressLine()
-            cpu = _cpu_seconds()
+            cpu = time.process_time()  # every thread of this process
             summary = integ.ingest(paths, progress=None if args.json else _ingest_progress(bar))
-            cpu = _cpu_seconds() - cpu
+            cpu = time.process_time() - cpu
             bar.done()
             # The same bytes put by raw py-lmdb, as many durable commits: the floor.
             floor = raw_put_floor(core.store, summary.commits, durable=core.store.durable)
@@ -253,10 +242,6 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         for name in ("keywords", "code", "commit"):
             notes[name] = "  commit thread (overlaps the caller's stages)"
         notes["wait"] = "  the caller blocked on the commit thread"
-    if args.load_ahead and not args.in_line and st.offloaded > st.keywords + st.code + st.commit:
-        for name in ("read", "extract", "chunk"):
-            notes[name] = "  loader process for whole files (overlaps)"
-        notes["wait"] += " and the loader"
     for name in (*STAGES, "wait", "other"):
         sec = other if name == "other" else getattr(st, name)
         share = sec / summary.seconds * 100 if summary.seconds else 0.0
@@ -269,7 +254,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     )
     if summary.seconds > 0:
         print(
-            f"cpu        {cpu:>9.3f}  CPU seconds of every thread and the loader process:"
+            f"cpu        {cpu:>9.3f}  CPU seconds of every thread:"
             f" {cpu / summary.seconds:.2f} cores busy on average"
         )
     if floor.seconds > 0 and summary.seconds > 0:
@@ -377,11 +362,6 @@ def register(sub, common: argparse.ArgumentParser) -> None:
         "--in-line",
         action="store_true",
         help="commit each batch on the caller's thread (no commit thread: nothing overlaps)",
-    )
-    prof.add_argument(
-        "--load-ahead",
-        action="store_true",
-        help="read, extract and chunk the next files in a forked loader process",
     )
     prof.add_argument("--json", action="store_true", help="print JSON")
     prof.set_defaults(func=_cmd_profile)

@@ -6,7 +6,7 @@ pipeline   :class:`Integrator`: the staged, timed pipeline behind ``ingest`` and
 batches    pending chunks made batches, each committed in one transaction on the commit thread
 background the commit thread: one batch in flight, in order, its errors raised in the caller
 assemble   a batch of chunks made what memory stores: analysed, observed, checked by column
-loader     files read, extracted and chunked ahead in a forked process (opt-in)
+loader     one file read whole, digested, extracted and chunked
 ledger     :class:`FileLedger`: per-file records, so ingest is idempotent (an
            unchanged file stores nothing; a changed one supersedes its old traces)
 """

@@ -92,7 +92,6 @@ class Batches:
     _commits: Committer
     _streams: dict[str, list[int]]
     _mark: tuple[int, int, int, int]
-    _waited_loader: float
 
     def prepare_texts(
         self,
@@ -176,7 +175,7 @@ class Batches:
             del summary.skipped[skipped:]
             raise
         finally:
-            summary.stages.wait = self._commits.waited + self._waited_loader
+            summary.stages.wait = self._commits.waited
 
     def _flush(self, pending: Pending, summary: IngestSummary) -> None:
         """Encode, observe, assemble and commit the pending chunks, in ONE transaction with

@@ -38,8 +38,7 @@ also when a commit fails). A commit's error is raised in the caller and stops
 the run where an in-line commit would have. Stage seconds are wall time on the
 thread that ran them; :class:`~sentient_core.integrate.summary.StageTimes` says
 which ran off the caller's thread (``offloaded``) and how long the caller
-waited (``wait``). ``load_ahead`` also reads, extracts and chunks whole files
-in a forked process (:mod:`sentient_core.integrate.loader`; off by default).
+waited (``wait``).
 
 Failure policy: a file that cannot be read or extracted is reported by name
 with the reason and skipped before anything of it is stored; no single file
@@ -72,9 +71,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future
-from concurrent.futures.process import BrokenProcessPool
-from contextlib import closing, nullcontext
 from pathlib import Path
 
 from sentient_core.errors import ArgumentError
@@ -92,14 +88,7 @@ from sentient_core.ingest import (
 from sentient_core.integrate.background import Committer
 from sentient_core.integrate.batches import Batches, Pending, TextBatch
 from sentient_core.integrate.ledger import FileLedger, file_digest
-from sentient_core.integrate.loader import (
-    MIN_BYTES,
-    Loaded,
-    LoadSettings,
-    can_fork,
-    load,
-    loaded_ahead,
-)
+from sentient_core.integrate.loader import Loaded, LoadSettings, load
 from sentient_core.integrate.summary import (
     STAGES,
     IngestSummary,
@@ -157,13 +146,6 @@ class Integrator(Batches):
         extracted and encoded (:mod:`~sentient_core.integrate.background`); the
         same transactions in the same order, and the observer sees the chunks in
         the same order, as committing in line (``False``).
-    load_ahead : bool
-        Read, extract and chunk the next files in a forked worker process
-        (:mod:`~sentient_core.integrate.loader`; runs of at least
-        :data:`~sentient_core.integrate.loader.MIN_BYTES` over several files, where
-        the platform forks); the same chunks and skips as loading in line. Off by
-        default: on 2 cores it took CPU off this process but no wall time off
-        the run (docs/performance.md).
     """
 
     def __init__(
@@ -182,7 +164,6 @@ class Integrator(Batches):
         time_budget: float | None = DEFAULT_TIME_BUDGET,
         max_file_bytes: int = MAX_WHOLE_FILE_BYTES,
         background: bool = True,
-        load_ahead: bool = False,
     ) -> None:
         if batch < 1:
             raise ArgumentError(f"batch must be >= 1, got {batch}")
@@ -203,14 +184,12 @@ class Integrator(Batches):
         self.time_budget = time_budget
         self.max_file_bytes = max_file_bytes
         self.background = background
-        self.load_ahead = load_ahead
         self._files = FileLedger(memory)
         self._commits = Committer(False)
         # Streamed files being read: the ids of their chunks committed so far.
         self._streams: dict[str, list[int]] = {}
         self._started: set[str] = set()
         self._mark = (0, 0, 0, 0)
-        self._waited_loader = 0.0
 
     # -- public -------------------------------------------------------------
 
@@ -258,36 +237,24 @@ class Integrator(Batches):
             else:
                 files.append(e.path)
         sizes = [_size(p) for p in files]
-        bytes_total = sum(sizes)
         t_start = time.perf_counter()
-        self._waited_loader = 0.0
-        whole = [None if self._streamed(p, n) else p for p, n in zip(files, sizes, strict=True)]
-        ahead = (
-            loaded_ahead(whole, self._load_settings())
-            if self.load_ahead and can_fork() and len(files) > 1 and bytes_total >= MIN_BYTES
-            else None
-        )
         # Resolved and their records read before the first commit runs alongside:
         # every call that releases the GIL then waits for it again (~1 ms a file).
         sources = [safe_path_text(Path(p).resolve()) for p in files]
         self._files.prefetch(sources)
-        with closing(ahead) if ahead is not None else nullcontext():
-            return self._ingest_files(
-                files, sources, sizes, ahead, summary, progress, stop, t_start
-            )
+        return self._ingest_files(files, sources, sizes, summary, progress, stop, t_start)
 
     def _ingest_files(
         self,
         files: list[str],
         sources: list[str],
         sizes: list[int],
-        ahead: Iterator[Future[Loaded] | None] | None,
         summary: IngestSummary,
         progress: Callable[[Progress], None] | None,
         stop: Callable[[], object] | None,
         t_start: float,
     ) -> IngestSummary:
-        """:meth:`_ingest` over the files found (``ahead``: their loads, if loaded ahead)."""
+        """:meth:`_ingest` over the files found."""
         pending = Pending()
         bytes_total = sum(sizes)
         bytes_done = 0
@@ -295,9 +262,8 @@ class Integrator(Batches):
             if stop is not None and stop():
                 summary.interrupted = True
                 break
-            loaded = next(ahead) if ahead is not None else None
             try:
-                ok = self._ingest_file(path, source, size, pending, summary, loaded)
+                ok = self._ingest_file(path, source, size, pending, summary)
             except (StoreIOError, StoreFullError) as err:
                 summary.stopped_by = str(err)
                 pending.clear()
@@ -375,13 +341,10 @@ class Integrator(Batches):
         size: int,
         pending: Pending,
         summary: IngestSummary,
-        ahead: Future[Loaded] | None = None,
     ) -> bool:
         """Queue (and commit as batches fill) one file's chunks; whether it was ingested.
 
-        ``source``: the path resolved (as stored). ``ahead``: the file read,
-        extracted and chunked by the loader process
-        (:mod:`~sentient_core.integrate.loader`), else that happens here.
+        ``source``: the path resolved (as stored).
         """
         st = summary.stages
         shown = safe_path_text(path)
@@ -410,7 +373,7 @@ class Integrator(Batches):
                 return False
             self._files.all_queued(source, summary)
             return True
-        got = self._loaded(path, summary, ahead)
+        got = self._loaded(path, summary)
         if not got.digest:  # not read
             summary.skipped.append(SkippedFile(shown, got.failed))
             return False
@@ -434,23 +397,10 @@ class Integrator(Batches):
         self._files.all_queued(source, summary)
         return True
 
-    def _loaded(self, path: str, summary: IngestSummary, ahead: Future[Loaded] | None) -> Loaded:
-        """The file read whole, digested, extracted and chunked: by the loader process
-        (waited for here) or in line."""
+    def _loaded(self, path: str, summary: IngestSummary) -> Loaded:
+        """The file read whole, digested, extracted and chunked."""
         st = summary.stages
-        got = None
-        if ahead is not None:
-            t = time.perf_counter()
-            try:
-                got = ahead.result()
-            except BrokenProcessPool:
-                got = None  # the worker died (killed?): load in line, same result
-            self._waited_loader += time.perf_counter() - t
-            st.wait = self._commits.waited + self._waited_loader
-        if got is None:
-            got = load(path, self._load_settings())
-        else:
-            st.offloaded += sum(got.seconds)
+        got = load(path, self._load_settings())
         read, extract, chunk = got.seconds
         st.read += read
         st.extract += extract

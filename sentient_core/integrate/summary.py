@@ -25,9 +25,8 @@ class StageTimes(msgspec.Struct, forbid_unknown_fields=True):
 
     Each stage's seconds are wall time on the thread that ran it. By default
     ``keywords``, ``code`` and ``commit`` of a batch run on the commit thread
-    while the caller's thread prepares the next batch (and with
-    ``load_ahead``, ``read``, ``extract`` and ``chunk`` of whole files run in the
-    loader process), so the stages can add up to more than the run took:
+    while the caller's thread prepares the next batch, so the stages can add up to
+    more than the run took:
     ``offloaded`` is the seconds of stages run off the caller's thread, ``wait``
     what the caller spent blocked on them. :meth:`caller` — the stages minus
     ``offloaded`` plus ``wait`` — is at most the run's wall time.
