@@ -1,0 +1,234 @@
+"""One shard: an LMDB data directory (a :class:`Store`) and its :class:`HolographicMemory`.
+
+A :class:`ShardServer` holds the shard's read mirror and runs the kernels on
+it; it is also the shard's one writer (LMDB's one-writer rule: whoever owns the
+home shard writes through its server). Every method takes and returns plain
+arrays, msgspec structs (:mod:`sentient_core.cluster.wire`) or trace records,
+so the same object can live in this process (:class:`~sentient_core.cluster.local.LocalShards`)
+or in a Ray actor, and the search calls take a whole batch of queries.
+
+Ids: the server speaks global ids (:mod:`sentient_core.cluster.ids`) in its
+hits and takes local ids (the store's own) for fetch, touch, retire.
+
+Exactness: cosine hits are :func:`sentient_kernels.holographic.topk_cosine_batch`'s
+exact top-k of the shard's active rows (ties to the lower row, which is the
+lower local id); BM25 and hybrid hits are
+:func:`sentient_core.memory.lexical.rank_rows`' with the corpus statistics
+given (:class:`~sentient_core.cluster.wire.LexQuery`'s ``df``,
+:class:`~sentient_core.cluster.wire.CorpusStats`), so every score is the one a
+single memory holding every shard's traces computes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import msgspec
+import numpy as np
+
+from sentient_core.cluster import ids as gids
+from sentient_core.cluster.wire import CorpusStats, LexQuery, LexStats, ShardHits, ShardInfo
+from sentient_core.encoder import TextEncoder
+from sentient_core.memory import HolographicMemory
+from sentient_core.memory import lexical as mem_lexical
+from sentient_core.memory.types import Hit, NewTrace
+from sentient_core.store import traces
+from sentient_core.store.env import Store
+from sentient_core.store.records import TraceRecord
+from sentient_kernels import holographic, maxscore
+
+__all__ = ["ShardServer"]
+
+_NO_IDS = np.zeros(0, dtype=np.int64)
+_NO_SCORES = np.zeros(0)
+
+
+def _empty(lexical: bool) -> ShardHits:
+    return ShardHits(
+        ids=_NO_IDS,
+        scores=_NO_SCORES,
+        lexical=_NO_SCORES if lexical else None,
+        cosine=None if lexical else _NO_SCORES,
+    )
+
+
+class ShardServer:
+    """Serves one shard: its store, its memory's read mirror, its writes.
+
+    Parameters
+    ----------
+    shard : int
+        Its index (the high bits of its traces' global ids).
+    path : path-like
+        Its LMDB data directory (created if missing, unless ``readonly``).
+    code_dim : int, optional
+        Required to create the store.
+    encoder : TextEncoder, optional
+        Encodes the texts stored here (every shard of a memory uses the same one).
+    readonly : bool
+        Open the store read-only (recall only; ``touch`` must be False).
+    store_options
+        Passed to :meth:`Store.open` (``durable``, ``map_size``, ...).
+    """
+
+    def __init__(
+        self,
+        shard: int,
+        path: str | os.PathLike[str],
+        *,
+        code_dim: int | None = None,
+        encoder: TextEncoder | None = None,
+        readonly: bool = False,
+        **store_options: object,
+    ) -> None:
+        gids.pack(shard, 0)  # checks the index
+        self.shard = int(shard)
+        self.store = Store.open(path, code_dim=code_dim, readonly=readonly, **store_options)  # type: ignore[arg-type]
+        try:
+            self.memory = HolographicMemory(self.store, encoder=encoder)
+        except BaseException:
+            self.store.close()
+            raise
+
+    def close(self) -> None:
+        """Close the store (the server is unusable afterwards)."""
+        self.store.close()
+
+    # -- state -------------------------------------------------------------------------------
+
+    def info(self) -> ShardInfo:
+        """Rows, active traces, their total length and the generation of the read view."""
+        v = self.memory.view()
+        m = v.mirror
+        return ShardInfo(
+            shard=self.shard,
+            path=str(self.store.path),
+            n=v.n,
+            active=int(m.active),
+            lex_total=int(m.lex_total),
+            code_dim=v.code_dim,
+            generation=v.generation,
+            readonly=self.store.readonly,
+        )
+
+    def refresh(self, full: bool = False) -> int:
+        """Pick up what other processes committed to this shard's store (see
+        :meth:`HolographicMemory.refresh`); returns the rows gained."""
+        return self.memory.refresh(full=full)
+
+    # -- recall ------------------------------------------------------------------------------
+
+    def lex_stats(self, terms: np.ndarray) -> LexStats:
+        """Phase 1: this shard's N, total length and document frequency of each term.
+
+        ``terms`` (uint64) may be the union of a whole batch's query terms.
+        """
+        v = self.memory.view()
+        m, n = v.mirror, v.n
+        t = np.ascontiguousarray(terms, dtype=np.uint64)
+        df = (
+            maxscore.doc_freqs_unchecked(v.lexical.packed, n, m.valid, t)
+            if n and t.size
+            else np.zeros(t.size, dtype=np.int64)
+        )
+        return LexStats(n=n, active=int(m.active), lex_total=int(m.lex_total), df=df)
+
+    def search_lexical(
+        self,
+        queries: Sequence[LexQuery],
+        k: int,
+        rank: str,
+        stats: CorpusStats,
+        upto: int | None = None,
+    ) -> list[ShardHits]:
+        """Phase 2: each query's exact top-k here by ``rank`` ("bm25" or "hybrid"),
+        scored with the whole corpus's statistics.
+
+        ``upto``: the view's ``n`` phase 1 counted (rows appended since are not
+        searched, so the statistics cover exactly the rows scored); default the
+        current view.
+        """
+        v = self.memory.view()
+        m = v.mirror
+        n = v.n if upto is None else min(int(upto), v.n)
+        out = []
+        for q in queries:
+            if n == 0:
+                out.append(_empty(True))
+                continue
+            rows, scores, rel, cos = mem_lexical.rank_rows(
+                v.lexical.packed,
+                n,
+                m.valid,
+                m.doc_len,
+                float(stats.n_docs),
+                float(stats.avgdl),
+                q.terms,
+                q.weights,
+                k,
+                rank,
+                m.codes,
+                q.code if rank == "hybrid" else None,
+                df=q.df,
+            )
+            out.append(
+                ShardHits(
+                    ids=gids.pack_many(self.shard, m.row_id[rows]),
+                    scores=scores,
+                    lexical=rel,
+                    cosine=cos,
+                )
+            )
+        return out
+
+    def search_cosine(self, codes: np.ndarray, k: int) -> list[ShardHits]:
+        """Each query code's exact cosine top-k of this shard's active traces.
+
+        ``codes`` (Q, code_dim) float32, no row all zero.
+        """
+        v = self.memory.view()
+        q = np.ascontiguousarray(codes, dtype=np.float32)
+        if v.n == 0 or v.active == 0:
+            return [_empty(False) for _ in range(q.shape[0])]
+        rows, scores = holographic.topk_cosine_batch(v.codes, q, k, normalized=True, valid=v.valid)
+        row_id = v.mirror.row_id
+        return [
+            ShardHits(
+                ids=gids.pack_many(self.shard, row_id[rows[j]]),
+                scores=scores[j],
+                cosine=scores[j],
+            )
+            for j in range(q.shape[0])
+        ]
+
+    def fetch(self, local_ids: Sequence[int]) -> list[TraceRecord | None]:
+        """The records of ``local_ids`` as stored now (None: no such trace)."""
+        with self.store.read() as txn:
+            return traces.get_many(txn, [int(i) for i in local_ids])
+
+    # -- writes (this server is the shard's one writer) ----------------------------------------
+
+    def store_batch(self, items: Sequence[NewTrace]) -> list[TraceRecord]:
+        """Store ``items`` in one write transaction; the read view has them on return."""
+        return self.memory.store_batch(items)
+
+    def retire(self, local_ids: Sequence[int]) -> list[int]:
+        """Retire traces (local ids); returns those retired now."""
+        return self.memory.retire(local_ids)
+
+    def touch(self, local_ids: Sequence[int]) -> list[TraceRecord]:
+        """Bump use_count/last_access once per listed id (one transaction); the new records."""
+        recs = self.fetch(sorted(set(local_ids)))
+        by_id = {r.id: r for r in recs if r is not None and not r.retired}
+        hits = [Hit(record=by_id[i], score=0.0, row=by_id[i].row) for i in local_ids if i in by_id]
+        return [h.record for h in self.memory.touch(hits)]
+
+    def update(self, records: Sequence[TraceRecord]) -> None:
+        """Replace records (local ids) in one transaction (credit, outcomes)."""
+        self.memory.update(records)
+
+
+def as_local(rec: TraceRecord, local_id: int) -> TraceRecord:
+    """``rec`` with its local id again (a record a caller got with its global id)."""
+    return msgspec.structs.replace(rec, id=int(local_id))
