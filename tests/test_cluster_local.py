@@ -32,6 +32,7 @@ WORDS = [
     *("storm", "wind", "sail", "harbour", "anchor", "compass", "chart", "island", "current"),
     *("drift", "lantern", "basalt", "quartz", "meadow", "falcon", "ember", "glacier", "delta"),
 ]
+PRIMES = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37]
 # Shard sizes as fractions of N (the last shard takes the rest).
 LAYOUTS = {
     1: [1.0],
@@ -51,11 +52,19 @@ def _items(seed: int) -> list[NewTrace]:
     for i in rng.integers(N // 2, N, size=N // 12):  # a copy of a text from the first half
         texts[i] = texts[int(rng.integers(0, N // 2))]
     shared = rng.standard_normal((8, DIM)).astype(np.float32)
+    fields = rng.standard_normal((6, 16))
     items = []
     for i, t in enumerate(texts):
         code = shared[i % 8] if i % 11 == 0 else None  # the same 8 codes all over
-        items.append(NewTrace(text=t, code=code, primes=()))
+        # Explicit primes (few distinct: many overlaps tie) and SMF fields (six repeated).
+        primes = tuple(sorted(set(rng.choice(PRIMES, size=int(rng.integers(1, 5))).tolist())))
+        smf = fields[i % 6] if i % 5 == 0 else rng.standard_normal(16)
+        items.append(NewTrace(text=t, code=code, primes=primes, smf=tuple(smf.tolist())))
     return items
+
+
+def _clock() -> float:
+    return 1.7e9
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +75,8 @@ def world(tmp_path_factory):
     rng = np.random.default_rng(11)
     retire = sorted(set(rng.integers(0, N, size=N // 20).tolist()))
     single_store = Store.open(root / "single", code_dim=DIM, durable=False)
-    single = HolographicMemory(single_store)
+    # One clock for every memory: equal creation times (recall by primes orders by them).
+    single = HolographicMemory(single_store, clock=_clock)
     single_ids = [r.id for r in single.store_batch(items)]
     single.retire([single_ids[i] for i in retire])
     layouts = {}
@@ -74,7 +84,7 @@ def world(tmp_path_factory):
         sizes = [round(f * N) for f in fracs[:-1]]
         sizes.append(N - sum(sizes))
         mem = ShardedMemory.open_local(
-            root / f"layout-{name}", len(sizes), code_dim=DIM, durable=False
+            root / f"layout-{name}", len(sizes), code_dim=DIM, durable=False, clock=_clock
         )
         gid_of = []
         start = 0
@@ -179,6 +189,29 @@ def test_text_batches_equal_one_memory(world, rank):
     for g, w in zip(got, want, strict=True):
         assert _key(g, item_of)[0] == _key(w, item_of_single)[0]
         np.testing.assert_allclose(_key(g, item_of)[1], _key(w, item_of_single)[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_recall_by_smf_and_by_primes_equal_one_memory(world, layout):
+    single, item_of_single, layouts, items = world
+    mem, item_of, _ = layouts[layout]
+    rng = np.random.default_rng(21)
+    ties = 0
+    for j in range(120):
+        k = KS[j % len(KS)]
+        s = np.asarray(items[5 * int(rng.integers(0, 6))].smf) if j % 2 else rng.standard_normal(16)
+        want = _key(single.recall_by_smf(s, k, touch=False), item_of_single)
+        got = _key(mem.recall_by_smf(s, k, touch=False), item_of)
+        assert got == want  # bit for bit
+        ties += len(want[1]) - len(set(want[1]))
+        primes = rng.choice(PRIMES, size=int(rng.integers(1, 4))).tolist()
+        want = _key(single.recall_by_primes(primes, k, touch=False), item_of_single)
+        got = _key(mem.recall_by_primes(primes, k, touch=False), item_of)
+        assert got == want
+    assert ties > 50
+    assert mem.recall_by_primes([], 3, touch=False) == []
+    with pytest.raises(ArgumentError):
+        mem.recall_by_smf(np.ones(3), 3)
 
 
 def test_threshold_and_retired_traces(world):

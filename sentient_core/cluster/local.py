@@ -8,7 +8,8 @@ a call already).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ class LocalShards:
         code_dim: int | None = None,
         encoder: TextEncoder | None = None,
         readonly: bool = False,
+        clock: Callable[[], float] = time.time,
         **store_options: object,
     ) -> LocalShards:
         """Open (or create) ``count`` shards in ``root/shard-0000`` ... (see :func:`shard_dir`)."""
@@ -65,6 +67,7 @@ class LocalShards:
                     code_dim=code_dim,
                     encoder=encoder,
                     readonly=readonly,
+                    clock=clock,
                     **store_options,
                 )
                 servers.append(server)

@@ -2,7 +2,8 @@
 
 It offers the recall a single :class:`~sentient_core.memory.HolographicMemory`
 offers (``recall``, ``recall_batch``: cosine, BM25 and the BM25 + cosine
-hybrid, ``k``, ``threshold``, ``touch``) over N shards behind a
+hybrid, ``k``, ``threshold``, ``touch``; ``recall_by_smf``, ``recall_by_primes``)
+over N shards behind a
 :class:`~sentient_core.cluster.backend.Shards` backend, with the same results
 as one memory holding every shard's traces in global-id order:
 
@@ -27,8 +28,9 @@ traces when the call returns, so a recall right after it sees them
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import msgspec
@@ -37,7 +39,7 @@ import numpy as np
 from sentient_core.cluster import ids as gids
 from sentient_core.cluster.backend import Shards
 from sentient_core.cluster.local import LocalShards
-from sentient_core.cluster.merge import corpus_stats, merge_topk, query_df
+from sentient_core.cluster.merge import corpus_stats, merge_by_primes, merge_topk, query_df
 from sentient_core.cluster.wire import LexQuery, LexStats, ShardHits, ShardInfo
 from sentient_core.encoder import TextEncoder, get_encoder
 from sentient_core.errors import ArgumentError, ArgumentTypeError, SentientError
@@ -52,7 +54,7 @@ from sentient_core.memory.types import (
     check_threshold,
 )
 from sentient_core.store.errors import StoreUsageError
-from sentient_core.store.records import TraceRecord
+from sentient_core.store.records import SMF_AXES, TraceRecord
 
 __all__ = ["ShardedMemory"]
 
@@ -267,11 +269,7 @@ class ShardedMemory:
         """:meth:`recall` for several queries: one call per shard per phase for the batch."""
         k = check_k("k", k)
         threshold = check_threshold(threshold)
-        if touch and self._readonly:
-            raise StoreUsageError(
-                "a shard's store is open read-only, so recall cannot bump use counts;"
-                " pass touch=False"
-            )
+        self._check_touch(touch)
         if isinstance(queries, np.ndarray):
             rank = check_rank(rank, False)
             codes = self._codes(queries)
@@ -296,7 +294,49 @@ class ShardedMemory:
             return self._finish(search, threshold, touch)
         return self._finish(lambda: self._lexical(read, k, rank), threshold, touch)
 
+    def recall_by_smf(
+        self, s: np.ndarray | Sequence[float], k: int = 10, *, touch: bool = True
+    ) -> list[Hit]:
+        """The ``k`` active traces whose SMF orientation is most similar to ``s``, over every
+        shard (as :meth:`HolographicMemory.recall_by_smf`; ties by global id)."""
+        k = check_k("k", k)
+        self._check_touch(touch)
+        q = np.asarray(s, dtype=np.float64)
+        if q.shape != (SMF_AXES,) or not np.isfinite(q).all():
+            raise ArgumentError(f"s must be {SMF_AXES} finite floats, got shape {q.shape}")
+
+        def search() -> list[ShardHits]:
+            got = self._everyone("search_smf", q, k)
+            return [merge_topk([got[i] for i in sorted(got)], k)]
+
+        return self._finish(search, -math.inf, touch)[0]
+
+    def recall_by_primes(
+        self, primes: Iterable[int], k: int = 10, *, touch: bool = True
+    ) -> list[Hit]:
+        """Active traces sharing dominant primes with ``primes``, over every shard (as
+        :meth:`HolographicMemory.recall_by_primes`: shared primes, then newer ``created``,
+        then the higher global id)."""
+        k = check_k("k", k)
+        self._check_touch(touch)
+        query = sorted(set(check_ids(primes, "primes")))
+        if not query:
+            return []
+
+        def search() -> list[ShardHits]:
+            got = self._everyone("search_primes", query, k)
+            return [merge_by_primes([got[i] for i in sorted(got)], k)]
+
+        return self._finish(search, -math.inf, touch)[0]
+
     # -- the phases --------------------------------------------------------------------------
+
+    def _check_touch(self, touch: bool) -> None:
+        if touch and self._readonly:
+            raise StoreUsageError(
+                "a shard's store is open read-only, so recall cannot bump use counts;"
+                " pass touch=False"
+            )
 
     def _code(self, q: object) -> np.ndarray:
         code = as_code(q, self._code_dim, "query")

@@ -15,7 +15,7 @@ import numpy as np
 
 from sentient_core.cluster.wire import CorpusStats, LexStats, ShardHits
 
-__all__ = ["corpus_stats", "merge_topk", "query_df"]
+__all__ = ["corpus_stats", "merge_by_primes", "merge_topk", "query_df"]
 
 
 def merge_topk(parts: Sequence[ShardHits], k: int) -> ShardHits:
@@ -32,6 +32,19 @@ def merge_topk(parts: Sequence[ShardHits], k: int) -> ShardHits:
     if all(p.cosine is not None for p in parts):
         cosine = np.concatenate([p.cosine for p in parts])[order]
     return ShardHits(ids=ids[order], scores=scores[order], lexical=lexical, cosine=cosine)
+
+
+def merge_by_primes(parts: Sequence[ShardHits], k: int) -> ShardHits:
+    """The best ``k`` of recall-by-primes answers: shared primes desc, then ``created``
+    desc, then the higher global id (a single memory's order: its higher row)."""
+    parts = [p for p in parts if p.ids.size]
+    if not parts:
+        return ShardHits(ids=np.zeros(0, np.int64), scores=np.zeros(0))
+    ids = np.concatenate([p.ids for p in parts])
+    scores = np.concatenate([p.scores for p in parts])
+    created = np.concatenate([p.created for p in parts if p.created is not None])
+    order = np.lexsort((-ids, -created, -scores))[:k]
+    return ShardHits(ids=ids[order], scores=scores[order], created=created[order])
 
 
 def corpus_stats(stats: Mapping[int, LexStats]) -> CorpusStats:

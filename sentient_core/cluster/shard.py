@@ -22,7 +22,8 @@ single memory holding every shard's traces computes.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 import msgspec
 import numpy as np
@@ -32,11 +33,13 @@ from sentient_core.cluster.wire import CorpusStats, LexQuery, LexStats, ShardHit
 from sentient_core.encoder import TextEncoder
 from sentient_core.memory import HolographicMemory
 from sentient_core.memory import lexical as mem_lexical
+from sentient_core.memory.recall import topk_desc
 from sentient_core.memory.types import Hit, NewTrace
 from sentient_core.store import traces
 from sentient_core.store.env import Store
 from sentient_core.store.records import TraceRecord
 from sentient_kernels import holographic, maxscore
+from sentient_kernels import smf as smf_kernels
 
 __all__ = ["ShardServer"]
 
@@ -68,6 +71,8 @@ class ShardServer:
         Encodes the texts stored here (every shard of a memory uses the same one).
     readonly : bool
         Open the store read-only (recall only; ``touch`` must be False).
+    clock : callable
+        The memory's clock (``time.time``; injectable for tests).
     store_options
         Passed to :meth:`Store.open` (``durable``, ``map_size``, ...).
     """
@@ -80,13 +85,14 @@ class ShardServer:
         code_dim: int | None = None,
         encoder: TextEncoder | None = None,
         readonly: bool = False,
+        clock: Callable[[], float] = time.time,
         **store_options: object,
     ) -> None:
         gids.pack(shard, 0)  # checks the index
         self.shard = int(shard)
         self.store = Store.open(path, code_dim=code_dim, readonly=readonly, **store_options)  # type: ignore[arg-type]
         try:
-            self.memory = HolographicMemory(self.store, encoder=encoder)
+            self.memory = HolographicMemory(self.store, encoder=encoder, clock=clock)
         except BaseException:
             self.store.close()
             raise
@@ -201,6 +207,41 @@ class ShardServer:
             )
             for j in range(q.shape[0])
         ]
+
+    def search_smf(self, s: np.ndarray, k: int) -> ShardHits:
+        """The exact top-k active traces by SMF similarity to ``s`` ((16,) float64, finite),
+        as :meth:`HolographicMemory.recall_by_smf` ranks them (ties to the lower row)."""
+        v = self.memory.view()
+        m, n = v.mirror, v.n
+        valid = m.valid[:n]
+        live = int(np.count_nonzero(valid))
+        if live == 0:
+            return ShardHits(ids=_NO_IDS, scores=_NO_SCORES)
+        scores = smf_kernels.similarity(np.ascontiguousarray(s, dtype=np.float64), m.smf[:n])
+        scores[valid == 0] = -np.inf
+        rows = topk_desc(scores, min(k, live))
+        return ShardHits(ids=gids.pack_many(self.shard, m.row_id[rows]), scores=scores[rows])
+
+    def search_primes(self, primes: Sequence[int], k: int) -> ShardHits:
+        """The top-k active traces sharing dominant primes with ``primes`` (distinct,
+        ascending), as :meth:`HolographicMemory.recall_by_primes` ranks them: shared
+        primes desc, then ``created`` desc, then the higher row."""
+        query = list(primes)
+        v = self.memory.view()
+        m, n = v.mirror, v.n
+        lists = v.primes.rows_of(query)
+        cat = np.concatenate(lists) if lists else _NO_IDS
+        cat = cat[(cat >= 0) & (cat < n)]
+        rows, overlap = np.unique(cat, return_counts=True)
+        keep = m.valid[rows] != 0
+        rows, overlap = rows[keep], overlap[keep]
+        order = np.lexsort((-rows, -m.created[rows], -overlap))[:k]
+        rows, overlap = rows[order], overlap[order]
+        return ShardHits(
+            ids=gids.pack_many(self.shard, m.row_id[rows]),
+            scores=overlap / max(1, len(query)),
+            created=m.created[rows].astype(np.float64),
+        )
 
     def fetch(self, local_ids: Sequence[int]) -> list[TraceRecord | None]:
         """The records of ``local_ids`` as stored now (None: no such trace)."""

@@ -109,9 +109,12 @@ class ShardHits(msgspec.Struct, frozen=True, kw_only=True):
     scores : ndarray float64
     lexical, cosine : ndarray float64 or None
         The score components (see :class:`~sentient_core.memory.types.Hit`).
+    created : ndarray float64 or None
+        The traces' creation times (recall by primes orders ties by them).
     """
 
     ids: np.ndarray
     scores: np.ndarray
     lexical: np.ndarray | None = None
     cosine: np.ndarray | None = None
+    created: np.ndarray | None = None
