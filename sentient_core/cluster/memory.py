@@ -433,11 +433,12 @@ class ShardedMemory:
         records: dict[int, TraceRecord] = {}
         stale = set()
         for s, recs in got.items():
+            base = s << gids.LOCAL_BITS
             for loc, rec in zip(groups[s], recs, strict=True):
                 if rec is None or rec.retired:
                     stale.add(s)
                 else:
-                    records[gids.pack(s, loc)] = _with_id(rec, gids.pack(s, loc))
+                    records[base | loc] = _with_id(rec, base | loc)
         if stale:
             # Retired by another process since that shard's mirror was built.
             self._shards.map("refresh", {s: (True,) for s in sorted(stale)})

@@ -31,14 +31,16 @@ import numpy as np
 from sentient_core.cluster import ids as gids
 from sentient_core.cluster.wire import CorpusStats, LexQuery, LexStats, ShardHits, ShardInfo
 from sentient_core.encoder import TextEncoder
+from sentient_core.errors import ArgumentError
 from sentient_core.memory import HolographicMemory
 from sentient_core.memory import lexical as mem_lexical
+from sentient_core.memory.mirror import Mirror
 from sentient_core.memory.recall import topk_desc
 from sentient_core.memory.types import Hit, NewTrace
 from sentient_core.store import traces
 from sentient_core.store.env import Store
 from sentient_core.store.records import TraceRecord
-from sentient_kernels import holographic, maxscore
+from sentient_kernels import holographic, maxscore, unchecked
 from sentient_kernels import smf as smf_kernels
 
 __all__ = ["ShardServer"]
@@ -88,7 +90,7 @@ class ShardServer:
         clock: Callable[[], float] = time.time,
         **store_options: object,
     ) -> None:
-        gids.pack(shard, 0)  # checks the index
+        self._base = np.int64(gids.pack(shard, 0))  # checks the index
         self.shard = int(shard)
         self.store = Store.open(path, code_dim=code_dim, readonly=readonly, **store_options)  # type: ignore[arg-type]
         try:
@@ -180,7 +182,7 @@ class ShardServer:
             )
             out.append(
                 ShardHits(
-                    ids=gids.pack_many(self.shard, m.row_id[rows]),
+                    ids=self._gids(m, rows),
                     scores=scores,
                     lexical=rel,
                     cosine=cos,
@@ -195,18 +197,37 @@ class ShardServer:
         """
         v = self.memory.view()
         q = np.ascontiguousarray(codes, dtype=np.float32)
-        if v.n == 0 or v.active == 0:
+        m, n = v.mirror, v.n
+        if n == 0 or v.active == 0:
             return [_empty(False) for _ in range(q.shape[0])]
-        rows, scores = holographic.topk_cosine_batch(v.codes, q, k, normalized=True, valid=v.valid)
-        row_id = v.mirror.row_id
+        if n <= holographic.ONE_BLOCK_ROWS:
+            # A small shard: the serial kernel a single memory's recall dispatches once
+            # (the same scores and order as the batch scan, without its parallel start-up).
+            out = []
+            kk = min(k, n)
+            for j in range(q.shape[0]):
+                rows = np.empty(kk, dtype=np.int64)
+                scores = np.empty(kk)
+                got = unchecked.holographic_topk_cosine(
+                    m.codes[:n], q[j], k, True, True, m.valid[:n], rows, scores
+                )
+                if got < 0:
+                    break  # a bad query or row: the checked scan below names it
+                rows, scores = rows[:got], scores[:got]
+                out.append(ShardHits(ids=self._gids(m, rows), scores=scores, cosine=scores))
+            else:
+                return out
+        rows2, scores2 = holographic.topk_cosine_batch(
+            v.codes, q, k, normalized=True, valid=v.valid
+        )
         return [
-            ShardHits(
-                ids=gids.pack_many(self.shard, row_id[rows[j]]),
-                scores=scores[j],
-                cosine=scores[j],
-            )
+            ShardHits(ids=self._gids(m, rows2[j]), scores=scores2[j], cosine=scores2[j])
             for j in range(q.shape[0])
         ]
+
+    def _gids(self, m: Mirror, rows: np.ndarray) -> np.ndarray:
+        """Global ids of mirror rows (local ids < 2**47 by :meth:`store_batch`'s check)."""
+        return self._base | m.row_id[rows]
 
     def search_smf(self, s: np.ndarray, k: int) -> ShardHits:
         """The exact top-k active traces by SMF similarity to ``s`` ((16,) float64, finite),
@@ -220,7 +241,7 @@ class ShardServer:
         scores = smf_kernels.similarity(np.ascontiguousarray(s, dtype=np.float64), m.smf[:n])
         scores[valid == 0] = -np.inf
         rows = topk_desc(scores, min(k, live))
-        return ShardHits(ids=gids.pack_many(self.shard, m.row_id[rows]), scores=scores[rows])
+        return ShardHits(ids=self._gids(m, rows), scores=scores[rows])
 
     def search_primes(self, primes: Sequence[int], k: int) -> ShardHits:
         """The top-k active traces sharing dominant primes with ``primes`` (distinct,
@@ -238,7 +259,7 @@ class ShardServer:
         order = np.lexsort((-rows, -m.created[rows], -overlap))[:k]
         rows, overlap = rows[order], overlap[order]
         return ShardHits(
-            ids=gids.pack_many(self.shard, m.row_id[rows]),
+            ids=self._gids(m, rows),
             scores=overlap / max(1, len(query)),
             created=m.created[rows].astype(np.float64),
         )
@@ -251,7 +272,21 @@ class ShardServer:
     # -- writes (this server is the shard's one writer) ----------------------------------------
 
     def store_batch(self, items: Sequence[NewTrace]) -> list[TraceRecord]:
-        """Store ``items`` in one write transaction; the read view has them on return."""
+        """Store ``items`` in one write transaction; the read view has them on return.
+
+        Raises
+        ------
+        ArgumentError
+            The new traces' ids would not fit a global id's 47 bits: seal this
+            shard and write to another.
+        """
+        v = self.memory.view()
+        top = int(v.mirror.row_id[v.n - 1]) if v.n else -1
+        if top + len(items) > gids.MAX_LOCAL:
+            raise ArgumentError(
+                f"shard {self.shard} is full: its trace ids would pass {gids.MAX_LOCAL}, the"
+                f" most a global id's {gids.LOCAL_BITS} bits hold; seal it and write to another"
+            )
         return self.memory.store_batch(items)
 
     def retire(self, local_ids: Sequence[int]) -> list[int]:
