@@ -287,6 +287,74 @@ def test_touch_and_writes_go_to_the_owning_shard(tmp_path):
             assert check_integrity(st).ok
 
 
+class _RetireBetweenPhases:
+    """A LocalShards that retires ``victims`` in shard 1 right after a phase 1."""
+
+    def __init__(self, inner: LocalShards, victims: list[int]) -> None:
+        self.inner, self.victims, self.phase2 = inner, victims, []
+        self.size = inner.size
+
+    def call(self, shard, method, *args, **kwargs):
+        return self.inner.call(shard, method, *args, **kwargs)
+
+    def map(self, method, args, kwargs=None):
+        got = self.inner.map(method, args, kwargs)
+        if method == "lex_stats" and self.victims:
+            self.inner.call(1, "retire", self.victims)
+            self.victims = []
+        if method == "search_lexical":
+            self.phase2.append(any(v is None for v in got.values()))
+        return got
+
+    def close(self):
+        self.inner.close()
+
+
+def test_a_retirement_between_the_phases_runs_them_again(tmp_path):
+    texts = [f"reef kelp {'coral ' * (i % 4)}note{i}" for i in range(40)]
+    one = HolographicMemory(Store.open(tmp_path / "one", code_dim=32, durable=False), clock=_clock)
+    one_ids = [r.id for r in one.store_batch([NewTrace(text=t, primes=()) for t in texts])]
+    shards = LocalShards.open(tmp_path / "sh", 2, code_dim=32, durable=False, clock=_clock)
+    wrapped = _RetireBetweenPhases(shards, [])
+    with ShardedMemory(wrapped) as mem:
+        gid = [
+            r.id
+            for r in mem.store_batch([NewTrace(text=t, primes=()) for t in texts[:25]], shard=0)
+        ]
+        gid += [
+            r.id
+            for r in mem.store_batch([NewTrace(text=t, primes=()) for t in texts[25:]], shard=1)
+        ]
+        # Retire the strongest coral traces of shard 1 while the query is between its phases.
+        victims = [i for i in range(25, 40) if i % 4 == 3][:3]
+        wrapped.victims = [ids.local_of(gid[i]) for i in victims]
+        one.retire([one_ids[i] for i in victims])
+        for rank in ("bm25", "hybrid"):
+            got = [
+                (gid.index(h.record.id), h.score)
+                for h in mem.recall("coral reef", 12, touch=False, rank=rank)
+            ]
+            want = [
+                (one_ids.index(h.record.id), h.score)
+                for h in one.recall("coral reef", 12, touch=False, rank=rank)
+            ]
+            assert got == want
+        assert wrapped.phase2[:2] == [True, False]  # the first phase 2 refused, the rerun scored
+    one.datastore.close()
+    server = ShardServer(0, tmp_path / "sh" / "shard-0000", durable=False)
+    try:
+        stats = server.lex_stats(np.array([1, 2], np.uint64))
+        server.retire([int(server.memory.view().mirror.row_id[0])])
+        from sentient_core.cluster.wire import CorpusStats, LexQuery
+
+        q = LexQuery(terms=np.array([1], np.uint64), weights=np.ones(1), df=np.ones(1, np.int64))
+        corpus = CorpusStats(n_docs=10.0, avgdl=3.0)
+        assert server.search_lexical([q], 3, "bm25", corpus, stats.n, stats.generation) is None
+        assert server.search_lexical([q], 3, "bm25", corpus, stats.n) is not None
+    finally:
+        server.close()
+
+
 def test_read_only_shards_refuse_touch(tmp_path):
     with ShardedMemory.open_local(tmp_path / "ro", 2, code_dim=32, durable=False) as mem:
         mem.store("basalt quartz", shard=1)

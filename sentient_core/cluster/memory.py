@@ -13,7 +13,9 @@ as one memory holding every shard's traces in global-id order:
   total length and the document frequency of the query terms
   (:meth:`ShardServer.lex_stats`); every shard then scores with the sums
   (N, avgdl, df: the single memory's statistics) and the top-k are merged as
-  above. Phase 2 searches no row a shard appended after phase 1 counted.
+  above. Phase 2 searches no row a shard appended after phase 1 counted, and a
+  shard that retired traces between the phases (its generation moved) scores
+  nothing: both phases run again.
 
 Ids: a hit's ``record.id`` is the trace's **global id**
 (:mod:`~sentient_core.cluster.ids`); ``record.row`` and ``hit.row`` are its code
@@ -62,6 +64,10 @@ __all__ = ["ShardedMemory"]
 # after the shard's mirror was built): the shard refreshes and the search runs
 # again, at most this many times.
 _RETRIES = 8
+
+
+class _Stale(Exception):
+    """A shard retired traces between a recall's two phases (internal: it runs again)."""
 
 
 class _Text(msgspec.Struct, frozen=True):
@@ -402,8 +408,11 @@ class ShardedMemory:
         ]
         got = self._shards.map(  # phase 2: no row above what phase 1 counted
             "search_lexical",
-            {s: (queries, k, rank, corpus, st.n) for s, st in stats.items()},
+            {s: (queries, k, rank, corpus, st.n, st.generation) for s, st in stats.items()},
         )
+        if any(g is None for g in got.values()):
+            # A shard retired traces between the phases: its counts are stale.
+            raise _Stale
         for i, j in enumerate(live):
             out[j] = merge_topk([got[s][i] for s in sorted(got)], k)
         return out
@@ -412,13 +421,16 @@ class ShardedMemory:
         """Run ``search`` (the merged top-k of every query), read the winners' records,
         bump them if ``touch``; run it again after a refresh if a winner turned out retired."""
         for _ in range(_RETRIES):
-            merged: list[ShardHits] = search()
+            try:
+                merged: list[ShardHits] = search()
+            except _Stale:
+                continue
             hits = self._read(merged, threshold)
             if hits is not None:
                 return self._touch(hits) if touch else hits
         raise SentientError(
-            f"recall found retired traces among its hits {_RETRIES} times in a row:"
-            " another process keeps retiring them; try again"
+            f"recall met traces retired under it {_RETRIES} times in a row (among its hits,"
+            " or between its two phases): retirements keep coming; try again"
         )
 
     def _read(self, merged: list[ShardHits], threshold: float) -> list[list[Hit]] | None:

@@ -140,7 +140,13 @@ class ShardServer:
             if n and t.size
             else np.zeros(t.size, dtype=np.int64)
         )
-        return LexStats(n=n, active=int(m.active), lex_total=int(m.lex_total), df=df)
+        return LexStats(
+            n=n,
+            active=int(m.active),
+            lex_total=int(m.lex_total),
+            df=df,
+            generation=v.generation,
+        )
 
     def search_lexical(
         self,
@@ -149,15 +155,20 @@ class ShardServer:
         rank: str,
         stats: CorpusStats,
         upto: int | None = None,
-    ) -> list[ShardHits]:
+        generation: int | None = None,
+    ) -> list[ShardHits] | None:
         """Phase 2: each query's exact top-k here by ``rank`` ("bm25" or "hybrid"),
         scored with the whole corpus's statistics.
 
         ``upto``: the view's ``n`` phase 1 counted (rows appended since are not
         searched, so the statistics cover exactly the rows scored); default the
-        current view.
+        current view. ``generation``: the retirement generation phase 1 counted at;
+        if a retirement has happened since, nothing is scored and None returned (the
+        statistics are stale: run both phases again).
         """
         v = self.memory.view()
+        if generation is not None and v.generation != generation:
+            return None
         m = v.mirror
         n = v.n if upto is None else min(int(upto), v.n)
         out = []

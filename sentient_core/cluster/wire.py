@@ -55,12 +55,15 @@ class LexStats(msgspec.Struct, frozen=True, kw_only=True):
         Active traces and their total length (their sums give N and avgdl).
     df : ndarray (T,) int64
         Active rows below ``n`` holding each asked term.
+    generation : int
+        The retirement generation counted (phase 2 refuses to score at another).
     """
 
     n: int
     active: int
     lex_total: int
     df: np.ndarray
+    generation: int = 0
 
 
 class CorpusStats(msgspec.Struct, frozen=True, kw_only=True):
