@@ -7,9 +7,11 @@ with k = 10 and ``touch=False`` by a code query (cosine) and by text queries
 Sides are timed in interleaved rounds (the side order rotates every round), the
 median of ``--rounds`` samples of ``--queries`` queries each, in µs per query;
 the ratio is against one memory in the same run. Every sharded answer is checked
-against one memory's first (the same ids in global-id order).
+against one memory's first (the same scores). OpenMP threads wait passively, as
+under the ``sentient`` command.
 
     PYTHONPATH=. python bench/cluster_local.py [--n 20000] [--rounds 11] [--queries 64]
+        [--shards 1 2 4] [--ranks cosine bm25 hybrid]
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 from sentient_core.cluster import ShardedMemory
 from sentient_core.memory import HolographicMemory, NewTrace
 from sentient_core.store import Store
+from sentient_kernels.config import prefer_passive_threads
 
 DIM = 256
 K = 10
@@ -92,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=11)
     p.add_argument("--queries", type=int, default=64)
     p.add_argument("--shards", type=int, nargs="+", default=[1, 2, 4])
+    p.add_argument("--ranks", nargs="+", default=["cosine", "bm25", "hybrid"])
     args = p.parse_args(argv)
+    prefer_passive_threads()  # as the sentient command: no spinning OpenMP threads
     rng = np.random.default_rng(1)
     queries = [" ".join(rng.choice(WORDS[:600], size=4)) for _ in range(args.queries)]
     with tempfile.TemporaryDirectory(prefix="cluster-bench-") as tmp:
@@ -105,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         _check(single, sharded, queries, codes)
         sides = {"one memory": single} | {f"{c} shards": m for c, m in sharded.items()}
         for batched in (False, True):
-            for rank in ("cosine", "bm25", "hybrid"):
+            for rank in args.ranks:
                 work = {
                     name: _calls(mem, rank, queries, codes, batched) for name, mem in sides.items()
                 }

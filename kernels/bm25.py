@@ -37,6 +37,13 @@ hybrid is the cosine) and the rows sharing a term, and of the latter only
 those whose bound (their BM25 with the k-th cosine) can still reach the
 current k-th score get their cosine computed.
 
+**Given statistics** (a shard of a larger corpus): ``n_docs``, ``avgdl`` and
+``df`` (each query term's document frequency, :func:`sentient_kernels.maxscore.doc_freqs`
+summed over the parts) replace what the kernels would count over these rows;
+with the whole corpus's values, every score equals the whole index's, bit for
+bit (the same float operations on the same inputs), so per-part top-k merged by
+(score desc, row) are the whole's top-k (``tests/test_bm25_df.py``).
+
 These kernels add every posting of every query term into an accumulator;
 :mod:`sentient_kernels.maxscore` and :mod:`sentient_kernels.maxscore_hybrid`
 give the same top-k, bit for bit, skipping the postings that cannot reach it
