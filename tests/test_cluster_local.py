@@ -425,3 +425,14 @@ def test_global_ids_pack_and_check_their_bounds():
         ids.shard_of(-5)
     with pytest.raises(ArgumentError):
         ids.unpack_many(np.array([-1]))
+
+
+def test_the_bench_script_runs_and_checks_its_answers(monkeypatch, capsys):
+    # bench/cluster_local.py at 400 traces: it asserts every layout's answers equal one memory's.
+    from bench import cluster_local
+
+    monkeypatch.setattr(cluster_local, "prefer_passive_threads", lambda: False)
+    argv = ["--n", "400", "--rounds", "1", "--queries", "4", "--shards", "1", "2"]
+    assert cluster_local.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("2 shards") == 6 and "µs/query" in out
