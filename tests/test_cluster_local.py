@@ -436,3 +436,44 @@ def test_the_bench_script_runs_and_checks_its_answers(monkeypatch, capsys):
     assert cluster_local.main(argv) == 0
     out = capsys.readouterr().out
     assert out.count("2 shards") == 6 and "µs/query" in out
+
+
+def test_readers_in_threads_while_the_writer_stores(tmp_path):
+    """Recalls from other threads run during the writes; the writer still reads its own."""
+    import threading
+
+    mem = ShardedMemory.open_local(tmp_path / "thr", 2, code_dim=32, durable=False)
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    seen = [0, 0]
+
+    def reader(slot: int, rank: str) -> None:
+        try:
+            while not stop.is_set():
+                hits = mem.recall("harbour note", 5, touch=False, rank=rank)
+                assert all(not h.record.retired for h in hits)
+                assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+                seen[slot] += 1
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=reader, args=(i, r)) for i, r in enumerate(("bm25", "hybrid"))
+    ]
+    with mem:
+        for t in threads:
+            t.start()
+        misses = 0
+        try:
+            for i in range(120):
+                rec = mem.store(f"harbour note tag{i}z", shard=i % 2, primes=())
+                hits = mem.recall(f"tag{i}z", 1, touch=False, rank="bm25")
+                misses += not hits or hits[0].record.id != rec.id
+                if i % 40 == 39:
+                    mem.retire([rec.id])
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+    assert errors == [] and misses == 0
+    assert min(seen) > 0
