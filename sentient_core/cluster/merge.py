@@ -31,7 +31,12 @@ def merge_topk(parts: Sequence[ShardHits], k: int) -> ShardHits:
         lexical = np.concatenate([p.lexical for p in parts])[order]
     if all(p.cosine is not None for p in parts):
         cosine = np.concatenate([p.cosine for p in parts])[order]
-    return ShardHits(ids=ids[order], scores=scores[order], lexical=lexical, cosine=cosine)
+    codes = None
+    if all(p.codes is not None for p in parts):
+        codes = np.concatenate([p.codes for p in parts])[order]
+    return ShardHits(
+        ids=ids[order], scores=scores[order], lexical=lexical, cosine=cosine, codes=codes
+    )
 
 
 def merge_by_primes(parts: Sequence[ShardHits], k: int) -> ShardHits:

@@ -29,6 +29,7 @@ import msgspec
 import numpy as np
 
 from sentient_core.cluster import ids as gids
+from sentient_core.cluster.scored_shard import ScoredTable
 from sentient_core.cluster.wire import CorpusStats, LexQuery, LexStats, ShardHits, ShardInfo
 from sentient_core.encoder import TextEncoder
 from sentient_core.errors import ArgumentError
@@ -37,6 +38,7 @@ from sentient_core.memory import lexical as mem_lexical
 from sentient_core.memory.mirror import Mirror
 from sentient_core.memory.recall import topk_desc
 from sentient_core.memory.types import Hit, NewTrace
+from sentient_core.metamemory.factors import FactorContext
 from sentient_core.store import traces
 from sentient_core.store.env import Store
 from sentient_core.store.records import TraceRecord
@@ -91,6 +93,7 @@ class ShardServer:
         **store_options: object,
     ) -> None:
         self._base = np.int64(gids.pack(shard, 0))  # checks the index
+        self._scored: ScoredTable | None = None
         self.shard = int(shard)
         self.store = Store.open(path, code_dim=code_dim, readonly=readonly, **store_options)  # type: ignore[arg-type]
         try:
@@ -274,6 +277,75 @@ class ShardServer:
             scores=overlap / max(1, len(query)),
             created=m.created[rows].astype(np.float64),
         )
+
+    # -- the scored recall (the cluster's meta-memory owner sends what it knows) ---------------
+
+    def scored_prepare(self, key: tuple, ctx: FactorContext, w: np.ndarray) -> list[str]:
+        """Build this shard's scorer table unless ``key`` (scorer version, credit mark)
+        and the view's rows and generation are its own; ``ctx`` by local id. Returns the
+        shard's source keys (the owner caps the domain's weights over all of them)."""
+        if self._scored is None:
+            self._scored = ScoredTable()
+        return self._scored.build(self.memory.view(), key, ctx, w)
+
+    def scored_stats(self, terms: np.ndarray, weights: dict[str, float], w_src: float) -> LexStats:
+        """Phase 1 of a scored text recall: N, total length (the memory's) and each term's
+        document frequency over the scorer's candidates (as one memory's scored hybrid)."""
+        table = self._table()
+        table.set_domain(weights, w_src)
+        v = self.memory.view()
+        m = v.mirror
+        t = np.ascontiguousarray(terms, dtype=np.uint64)
+        return LexStats(
+            n=v.n,
+            active=int(m.active),
+            lex_total=int(m.lex_total),
+            df=table.df(v, t),
+            generation=v.generation,
+        )
+
+    def search_scored(
+        self,
+        code: np.ndarray,
+        query: LexQuery | None,
+        corpus: CorpusStats | None,
+        k: int,
+        overlay_args: tuple[float, float, float, float],
+        weights: dict[str, float],
+        w_src: float,
+        upto: int | None = None,
+        generation: int | None = None,
+    ) -> ShardHits | None:
+        """This shard's scored top-k (``query`` None: the scored cosine scan of ``code``);
+        None if a retirement happened since phase 1 (``generation``)."""
+        table = self._table()
+        table.set_domain(weights, w_src)
+        v = self.memory.view()
+        if generation is not None and v.generation != generation:
+            return None
+        return table.search(
+            v,
+            code,
+            None if query is None else query.terms,
+            None if query is None else query.weights,
+            None if query is None else query.df,
+            corpus,
+            k,
+            overlay_args,
+            v.n if upto is None else int(upto),
+            self._base,
+        )
+
+    def scored_factors(self, rows: Sequence[int], now: float, recency_s: float) -> np.ndarray:
+        """Each row's factors as the scorer table saw them, recency at ``now``."""
+        return self._table().factors(
+            self.memory.view(), np.asarray(rows, dtype=np.int64), now, recency_s
+        )
+
+    def _table(self) -> ScoredTable:
+        if self._scored is None:
+            raise ArgumentError("scored_prepare must run before a scored search")
+        return self._scored
 
     def fetch(self, local_ids: Sequence[int]) -> list[TraceRecord | None]:
         """The records of ``local_ids`` as stored now (None: no such trace)."""

@@ -114,6 +114,9 @@ class ShardHits(msgspec.Struct, frozen=True, kw_only=True):
         The score components (see :class:`~sentient_core.memory.types.Hit`).
     created : ndarray float64 or None
         The traces' creation times (recall by primes orders ties by them).
+    codes : ndarray (hits, code_dim) float32 or None
+        The hits' code rows (the scored recall computes their cosines in one product
+        over the merged hits, as one memory does over its own).
     """
 
     ids: np.ndarray
@@ -121,3 +124,4 @@ class ShardHits(msgspec.Struct, frozen=True, kw_only=True):
     lexical: np.ndarray | None = None
     cosine: np.ndarray | None = None
     created: np.ndarray | None = None
+    codes: np.ndarray | None = None
