@@ -19,6 +19,7 @@ from sentient_core.cluster import ShardedMemory
 from sentient_core.cluster.scored import ShardedScoredRecall
 from sentient_core.memory import HolographicMemory, NewTrace
 from sentient_core.metamemory import MetaMemory, SurpriseBasis, make_event
+from sentient_core.metamemory.credit_records import CREDITS, FLOORS, CreditRecord, FloorRecord
 from sentient_core.metamemory.recall import ScoredRecall
 from sentient_core.store import Store
 
@@ -49,6 +50,34 @@ def _items() -> list[NewTrace]:
     ]
 
 
+CREDITED = [3, 100, 250]  # evidence against them (the "surprise" factor)
+SUPERSEDED = [20, 160]  # active, but vetoed: not the scorer's candidates (nor in its df)
+
+
+def _evidence(store: Store, trace_ids: list[int]) -> None:
+    """Credit and floor records about traces (by the ids this meta-memory knows them by)."""
+
+    def write(txn):
+        for i in CREDITED:
+            CREDITS.put(
+                txn,
+                CreditRecord(
+                    trace=trace_ids[i], row=0, credit=-0.5, streak=4, last_dir=-1, events=4,
+                    updated=T0,
+                ),
+            )  # fmt: skip
+        for i in SUPERSEDED:
+            FLOORS.put(
+                txn,
+                FloorRecord(
+                    trace=trace_ids[i], superseded_by=-1, reason="t", surprise_ids=(),
+                    strength=0.05, time=T0,
+                ),
+            )  # fmt: skip
+
+    store.write(write)
+
+
 def _distrust(meta: MetaMemory) -> None:
     for _ in range(4):
         meta.sources.observe(
@@ -74,6 +103,7 @@ def world(tmp_path_factory):
     one = HolographicMemory(store, clock=_clock)
     one_ids = [r.id for r in one.store_batch(items)]
     one.retire([one_ids[i] for i in retire])
+    _evidence(store, one_ids)
     meta = MetaMemory(one, clock=_clock)
     _distrust(meta)
     single = ScoredRecall(one, meta)
@@ -91,6 +121,7 @@ def world(tmp_path_factory):
             start += size
         mem.retire([gid[i] for i in retire])
         owner_store = Store.open(root / f"meta{name}", code_dim=DIM, durable=False)
+        _evidence(owner_store, gid)
         owner = MetaMemory(HolographicMemory(owner_store, clock=_clock), clock=_clock)
         _distrust(owner)
         layouts[name] = (ShardedScoredRecall(mem, owner), {g: i for i, g in enumerate(gid)})
@@ -132,6 +163,14 @@ def test_scored_recall_equals_one_memory(world, layout):
         scores = [w[1] for w in want]
         ties += len(scores) - len(set(scores))
     assert compared >= 200 and ties > 20
+    # The evidence is in the scores: a credited trace carries its penalty, a superseded
+    # one never comes back.
+    for i in CREDITED:
+        hits = sharded.recall(items[i].text, 40, now=T0)
+        mine = [h for h in hits if item_of[h.record.id] == i]
+        assert mine and mine[0].contributions["surprise"] < 0
+    for i in SUPERSEDED:
+        assert i not in [item_of[h.record.id] for h in sharded.recall(items[i].text, 40, now=T0)]
     # The distrusted source weighs less in domain "d" (the evidence reached both owners).
     hit = sharded.recall(items[0].text, 1, domain="d", now=T0)[0]
     plain = sharded.recall(items[0].text, 1, domain="other", now=T0)[0]
