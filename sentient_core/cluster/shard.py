@@ -22,6 +22,7 @@ single memory holding every shard's traces computes.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -38,6 +39,7 @@ from sentient_core.memory import lexical as mem_lexical
 from sentient_core.memory.mirror import Mirror
 from sentient_core.memory.recall import topk_desc
 from sentient_core.memory.types import Hit, NewTrace
+from sentient_core.memory.writer import MemoryView
 from sentient_core.metamemory.factors import FactorContext
 from sentient_core.store import traces
 from sentient_core.store.env import Store
@@ -94,6 +96,8 @@ class ShardServer:
     ) -> None:
         self._base = np.int64(gids.pack(shard, 0))  # checks the index
         self._scored: ScoredTable | None = None
+        # One scored call at a time: a call sets the domain's column and reads it.
+        self._scored_lock = threading.Lock()
         self.shard = int(shard)
         self.store = Store.open(path, code_dim=code_dim, readonly=readonly, **store_options)  # type: ignore[arg-type]
         try:
@@ -284,23 +288,25 @@ class ShardServer:
         """Build this shard's scorer table unless ``key`` (scorer version, credit mark)
         and the view's rows and generation are its own; ``ctx`` by local id. Returns the
         shard's source keys (the owner caps the domain's weights over all of them)."""
-        if self._scored is None:
-            self._scored = ScoredTable()
-        return self._scored.build(self.memory.view(), key, ctx, w)
+        with self._scored_lock:
+            if self._scored is None:
+                self._scored = ScoredTable()
+            return self._scored.build(self.memory.view(), key, ctx, w)
 
     def scored_stats(self, terms: np.ndarray, weights: dict[str, float], w_src: float) -> LexStats:
         """Phase 1 of a scored text recall: N, total length (the memory's) and each term's
         document frequency over the scorer's candidates (as one memory's scored hybrid)."""
-        table = self._table()
-        table.set_domain(weights, w_src)
-        v = self.memory.view()
+        with self._scored_lock:
+            table = self._table()
+            table.set_domain(weights, w_src)
+            v = self.memory.view()
+            df = table.df(v, np.ascontiguousarray(terms, dtype=np.uint64))
         m = v.mirror
-        t = np.ascontiguousarray(terms, dtype=np.uint64)
         return LexStats(
             n=v.n,
             active=int(m.active),
             lex_total=int(m.lex_total),
-            df=table.df(v, t),
+            df=df,
             generation=v.generation,
         )
 
@@ -318,11 +324,25 @@ class ShardServer:
     ) -> ShardHits | None:
         """This shard's scored top-k (``query`` None: the scored cosine scan of ``code``);
         None if a retirement happened since phase 1 (``generation``)."""
-        table = self._table()
-        table.set_domain(weights, w_src)
-        v = self.memory.view()
-        if generation is not None and v.generation != generation:
-            return None
+        with self._scored_lock:
+            table = self._table()
+            table.set_domain(weights, w_src)
+            v = self.memory.view()
+            if generation is not None and v.generation != generation:
+                return None
+            return self._search_scored(table, v, code, query, corpus, k, overlay_args, upto)
+
+    def _search_scored(
+        self,
+        table: ScoredTable,
+        v: MemoryView,
+        code: np.ndarray,
+        query: LexQuery | None,
+        corpus: CorpusStats | None,
+        k: int,
+        overlay_args: tuple[float, float, float, float],
+        upto: int | None,
+    ) -> ShardHits:
         return table.search(
             v,
             code,
@@ -338,9 +358,10 @@ class ShardServer:
 
     def scored_factors(self, rows: Sequence[int], now: float, recency_s: float) -> np.ndarray:
         """Each row's factors as the scorer table saw them, recency at ``now``."""
-        return self._table().factors(
-            self.memory.view(), np.asarray(rows, dtype=np.int64), now, recency_s
-        )
+        with self._scored_lock:
+            return self._table().factors(
+                self.memory.view(), np.asarray(rows, dtype=np.int64), now, recency_s
+            )
 
     def _table(self) -> ScoredTable:
         if self._scored is None:
