@@ -3,7 +3,9 @@
 The first figure of issue 26 item 8, for the in-process backend: the same ``--n``
 traces in one memory and in 1, 2 and 4 in-process shards (equal sizes), recalled
 with k = 10 and ``touch=False`` by a code query (cosine) and by text queries
-(BM25, the hybrid), one query per call and in batches of 16 (``recall_batch``).
+(BM25, the hybrid; ``--ranks scored``: the learned scorer's recall, one query per
+call, a fresh meta-memory owner per layout), one query per call and in batches of
+16 (``recall_batch``).
 Sides are timed in interleaved rounds (the side order rotates every round), the
 median of ``--rounds`` samples of ``--queries`` queries each, in µs per query;
 the ratio is against one memory in the same run. Every sharded answer is checked
@@ -11,7 +13,7 @@ against one memory's first (the same scores). OpenMP threads wait passively, as
 under the ``sentient`` command.
 
     PYTHONPATH=. python bench/cluster_local.py [--n 20000] [--rounds 11] [--queries 64]
-        [--shards 1 2 4] [--ranks cosine bm25 hybrid]
+        [--shards 1 2 4] [--ranks cosine bm25 hybrid scored]
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sentient_core.cluster import ShardedMemory
+from sentient_core.cluster import ShardedMemory, ShardedScoredRecall
 from sentient_core.memory import HolographicMemory, NewTrace
+from sentient_core.metamemory import MetaMemory
+from sentient_core.metamemory.recall import ScoredRecall
 from sentient_core.store import Store
 from sentient_kernels.config import prefer_passive_threads
 
@@ -41,16 +45,22 @@ def _texts(rng: np.random.Generator, n: int) -> list[str]:
     return [" ".join(rng.choice(WORDS, size=int(rng.integers(20, 120)), p=p)) for _ in range(n)]
 
 
+def _clock() -> float:
+    return 1.7e9
+
+
 def _build(root: Path, n: int, shard_counts: list[int]) -> tuple[HolographicMemory, dict]:
     rng = np.random.default_rng(0)
     items = [NewTrace(text=t, primes=()) for t in _texts(rng, n)]
     store = Store.open(root / "single", code_dim=DIM, durable=False)
-    single = HolographicMemory(store)
+    single = HolographicMemory(store, clock=_clock)  # one time for all: the same recency
     for a in range(0, n, 4096):
         single.store_batch(items[a : a + 4096])
     sharded = {}
     for count in shard_counts:
-        mem = ShardedMemory.open_local(root / f"s{count}", count, code_dim=DIM, durable=False)
+        mem = ShardedMemory.open_local(
+            root / f"s{count}", count, code_dim=DIM, durable=False, clock=_clock
+        )
         per = -(-n // count)
         for s in range(count):  # contiguous blocks: global-id order = one memory's order
             for a in range(s * per, min(n, (s + 1) * per), 4096):
@@ -76,6 +86,15 @@ def _calls(mem, rank: str, queries, codes: np.ndarray, batched: bool):
     return lambda: [mem.recall(q, K, touch=False, rank=rank) for q in queries]
 
 
+def _scorers(root: Path, single: HolographicMemory, sharded: dict) -> dict:
+    """The learned scorer's recall on each side (a meta-memory owner of its own per layout)."""
+    out = {"one memory": ScoredRecall(single, MetaMemory(single))}
+    for count, mem in sharded.items():
+        owner = HolographicMemory(Store.open(root / f"meta{count}", code_dim=DIM, durable=False))
+        out[f"{count} shards"] = ShardedScoredRecall(mem, MetaMemory(owner))
+    return out
+
+
 def _check(single, sharded, queries, codes) -> None:
     for mem in sharded.values():
         for rank in ("bm25", "hybrid"):
@@ -95,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=11)
     p.add_argument("--queries", type=int, default=64)
     p.add_argument("--shards", type=int, nargs="+", default=[1, 2, 4])
-    p.add_argument("--ranks", nargs="+", default=["cosine", "bm25", "hybrid"])
+    p.add_argument("--ranks", nargs="+", default=["cosine", "bm25", "hybrid", "scored"])
     args = p.parse_args(argv)
     prefer_passive_threads()  # as the sentient command: no spinning OpenMP threads
     rng = np.random.default_rng(1)
@@ -109,11 +128,26 @@ def main(argv: list[str] | None = None) -> int:
         codes = single.encoder.encode_batch(queries)
         _check(single, sharded, queries, codes)
         sides = {"one memory": single} | {f"{c} shards": m for c, m in sharded.items()}
+        scorers = _scorers(Path(tmp), single, sharded) if "scored" in args.ranks else {}
+        now = _clock() + 3600.0
+        for sr in scorers.values():  # the same answers (scores) on every side
+            for q in queries[:8]:
+                got = [h.score for h in sr.recall(q, K, now=now)]
+                assert got == [h.score for h in scorers["one memory"].recall(q, K, now=now)]
         for batched in (False, True):
             for rank in args.ranks:
-                work = {
-                    name: _calls(mem, rank, queries, codes, batched) for name, mem in sides.items()
-                }
+                if rank == "scored":
+                    if batched:
+                        continue  # no batch call: the scored recall takes one query
+                    work = {
+                        name: (lambda sr=sr: [sr.recall(q, K, now=now) for q in queries])
+                        for name, sr in scorers.items()
+                    }
+                else:
+                    work = {
+                        name: _calls(mem, rank, queries, codes, batched)
+                        for name, mem in sides.items()
+                    }
                 for fn in work.values():
                     fn()  # warm (kernels compiled, caches filled)
                 samples: dict[str, list[float]] = {name: [] for name in work}
@@ -133,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
                     )
         for mem in sharded.values():
             mem.close()
+        for sr in scorers.values():
+            if isinstance(sr, ShardedScoredRecall):
+                sr.meta.memory.datastore.close()
         single.datastore.close()
     return 0
 

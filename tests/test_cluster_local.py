@@ -435,7 +435,7 @@ def test_the_bench_script_runs_and_checks_its_answers(monkeypatch, capsys):
     argv = ["--n", "400", "--rounds", "1", "--queries", "4", "--shards", "1", "2"]
     assert cluster_local.main(argv) == 0
     out = capsys.readouterr().out
-    assert out.count("2 shards") == 6 and "µs/query" in out
+    assert out.count("2 shards") == 7 and "µs/query" in out  # 3 ranks x 2 + scored
 
 
 def test_readers_in_threads_while_the_writer_stores(tmp_path):
