@@ -37,6 +37,13 @@ hybrid is the cosine) and the rows sharing a term, and of the latter only
 those whose bound (their BM25 with the k-th cosine) can still reach the
 current k-th score get their cosine computed.
 
+**Given statistics** (a shard of a larger corpus): ``n_docs``, ``avgdl`` and
+``df`` (each query term's document frequency, :func:`sentient_kernels.maxscore.doc_freqs`
+summed over the parts) replace what the kernels would count over these rows;
+with the whole corpus's values, every score equals the whole index's, bit for
+bit (the same float operations on the same inputs), so per-part top-k merged by
+(score desc, row) are the whole's top-k (``tests/test_bm25_df.py``).
+
 These kernels add every posting of every query term into an accumulator;
 :mod:`sentient_kernels.maxscore` and :mod:`sentient_kernels.maxscore_hybrid`
 give the same top-k, bit for bit, skipping the postings that cannot reach it
@@ -109,7 +116,54 @@ def _accumulate(
     ``touched`` in first-touch order. Postings of rows >= n or masked out are
     skipped. ``idf_out[j]`` receives the idf of query term ``j`` (0 when no row holds it).
     """
+    return _accumulate_df(
+        seg_terms,
+        seg_starts,
+        seg_rows,
+        seg_tfs,
+        qterms,
+        qweights,
+        n,
+        has_mask,
+        valid,
+        doc_len,
+        n_docs,
+        avgdl,
+        k1,
+        b,
+        acc,
+        touched,
+        idf_out,
+        np.zeros(0, dtype=np.int64),
+    )
+
+
+@_jit
+def _accumulate_df(
+    seg_terms,
+    seg_starts,
+    seg_rows,
+    seg_tfs,
+    qterms,
+    qweights,
+    n,
+    has_mask,
+    valid,
+    doc_len,
+    n_docs,
+    avgdl,
+    k1,
+    b,
+    acc,
+    touched,
+    idf_out,
+    df_given,
+):
+    """:func:`_accumulate`, with each query term's document frequency given (``df_given``,
+    int64, one per query term) instead of counted here when ``df_given`` is not empty:
+    the corpus statistics of a larger corpus this index is a part of (a shard)."""
     nq = qterms.size
+    given = df_given.size > 0
     ns = len(seg_terms)
     lo = np.zeros((nq, ns), dtype=np.int64)
     hi = np.zeros((nq, ns), dtype=np.int64)
@@ -123,6 +177,8 @@ def _accumulate(
                 z = seg_starts[s][pos + 1]
                 lo[j, s] = a
                 hi[j, s] = z
+                if given:
+                    continue
                 rows = seg_rows[s]
                 for p in range(a, z):
                     r = rows[p]
@@ -131,6 +187,8 @@ def _accumulate(
                     if has_mask and valid[r] == 0:
                         continue
                     df += 1
+        if given:
+            df = df_given[j]
         # A term no row holds scores nothing and leaves the ceiling (idf 0).
         idf_out[j] = _idf(n_docs, df) if df > 0 else 0.0
     nt = 0
@@ -322,10 +380,15 @@ class _Query(NamedTuple):
     avgdl: float
     k1: float
     b: float
+    df: np.ndarray  # given document frequencies (int64), empty: counted from the index
+
+
+NO_DF = np.zeros(0, dtype=np.int64)
+"""The ``df`` argument of the unchecked kernels meaning "count them from the index"."""
 
 
 def _check_query(
-    segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b
+    segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b, df=None
 ) -> _Query:
     doc_len = check_array("doc_len", doc_len, dtype=np.int32, ndim=1)
     n = doc_len.shape[0]
@@ -359,16 +422,22 @@ def _check_query(
     avgdl = check_scalar("avgdl", avgdl, lo=0.0)
     k1 = check_scalar("k1", k1, lo=0.0)
     b = check_scalar("b", b, lo=0.0, hi=1.0)
+    if df is None:
+        df = NO_DF
+    else:
+        df = check_array("df", df, dtype=np.int64, shape=(terms.shape[0],))
+        if df.size and df.min() < 0:
+            raise ValueError("df must be >= 0")
     if isinstance(segments, Packed):
         packed = segments
     else:
         packed = pack_with_bounds(segments, doc_len, k1, b)
-    return _Query(packed, terms, weights, n, has_mask, mask, doc_len, n_docs, avgdl, k1, b)
+    return _Query(packed, terms, weights, n, has_mask, mask, doc_len, n_docs, avgdl, k1, b, df)
 
 
 def _run(q: _Query, acc: np.ndarray, touched: np.ndarray) -> tuple[int, np.ndarray]:
     idf = np.empty(q.terms.shape[0])
-    nt = _accumulate(
+    nt = _accumulate_df(
         q.packed.terms,
         q.packed.starts,
         q.packed.rows,
@@ -386,6 +455,7 @@ def _run(q: _Query, acc: np.ndarray, touched: np.ndarray) -> tuple[int, np.ndarr
         acc,
         touched,
         idf,
+        q.df,
     )
     return nt, idf
 
@@ -401,6 +471,7 @@ def scores(
     avgdl: float | None = None,
     k1: float = K1,
     b: float = B,
+    df: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """BM25 score of every row for one query.
 
@@ -420,6 +491,11 @@ def scores(
         ``N`` and the mean length; default: computed over the valid rows.
     k1, b : float
         BM25 parameters (``k1 >= 0``, ``0 <= b <= 1``).
+    df : (Q,) int64, optional
+        Each query term's document frequency, used instead of counting it here:
+        with ``n_docs`` and ``avgdl``, the statistics of a larger corpus these rows
+        are part of (a shard's rows score as in the whole corpus). A term with
+        ``df == 0`` has idf 0.
 
     Returns
     -------
@@ -428,7 +504,7 @@ def scores(
     idf : (Q,) float64
         The idf of each query term.
     """
-    q = _check_query(segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b)
+    q = _check_query(segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b, df)
     acc = np.zeros(q.n)
     touched = np.empty(q.n, dtype=np.int64)
     nt, idf = _run(q, acc, touched)
@@ -454,6 +530,7 @@ def topk(
     avgdl: float | None = None,
     k1: float = K1,
     b: float = B,
+    df: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Exact top-k rows by BM25 (see :func:`scores` for the parameters).
 
@@ -468,7 +545,7 @@ def topk(
         ``Σ w_t · idf(t)`` (divide by it for the normalised score in [0, 1]).
     """
     k = check_int("k", k, lo=1)
-    q = _check_query(segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b)
+    q = _check_query(segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b, df)
     acc = np.zeros(q.n)
     touched = np.empty(q.n, dtype=np.int64)
     nt, idf = _run(q, acc, touched)
@@ -505,6 +582,7 @@ def hybrid_topk(
     avgdl: float | None = None,
     k1: float = K1,
     b: float = B,
+    df: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Exact top-k valid rows by ``(bm25/ceiling + α·cos)/(1 + α)``.
 
@@ -517,7 +595,7 @@ def hybrid_topk(
     alpha : float
         Weight of the cosine (> 0; with 0 the cosine could not order the
         rows sharing no query term).
-    segments, query_terms, k, doc_len, query_weights, valid, n_docs, avgdl, k1, b
+    segments, query_terms, k, doc_len, query_weights, valid, n_docs, avgdl, k1, b, df
         As in :func:`topk`.
 
     Returns
@@ -533,7 +611,7 @@ def hybrid_topk(
     """
     k = check_int("k", k, lo=1)
     alpha = check_scalar("alpha", alpha, lo=0.0, lo_open=True)
-    q = _check_query(segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b)
+    q = _check_query(segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b, df)
     codes, qcode = _check_codes(codes, query_code, q.n)
     acc = np.zeros(q.n)
     touched = np.empty(q.n, dtype=np.int64)

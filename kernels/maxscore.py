@@ -45,6 +45,7 @@ from sentient_kernels.bm25 import (
     _COS_CEIL,
     _NO_ROWS,
     K1,
+    NO_DF,
     B,
     _check_query,
     _cosine,
@@ -55,13 +56,13 @@ from sentient_kernels.bm25 import (
     warmup_index,
 )
 from sentient_kernels.bounds import _tf_factor, factor_scale
-from sentient_kernels.checks import check_int
+from sentient_kernels.checks import check_array, check_int
 from sentient_kernels.config import jit
 from sentient_kernels.holographic import _dot_f32
 from sentient_kernels.scored_hybrid import _extra
 from sentient_kernels.segments import BLOCK, Packed, Segment
 
-__all__ = ["retired_rows", "topk", "topk_unchecked"]
+__all__ = ["doc_freqs", "doc_freqs_unchecked", "retired_rows", "topk", "topk_unchecked"]
 
 # Bit-reproducible against the exhaustive kernels: no fast-math anywhere here.
 _jit = jit(fastmath=False)
@@ -137,7 +138,22 @@ def _df(rows, a, z, has_mask, valid, bad):
 
 @_jit
 def _plan(
-    seg, qterms, qweights, n, has_mask, valid, bad, stats, lo, hi, blk0, ub, scale, weight, idf
+    seg,
+    qterms,
+    qweights,
+    n,
+    has_mask,
+    valid,
+    bad,
+    stats,
+    lo,
+    hi,
+    blk0,
+    ub,
+    scale,
+    weight,
+    idf,
+    df_given,
 ):
     """Each query term's postings per segment, its df, idf, weight and bounds.
 
@@ -147,12 +163,15 @@ def _plan(
     the first block of its list; ``ub`` (Q, S): the bound of its contribution
     there; ``scale`` (S,): :func:`~sentient_kernels.bounds.factor_scale`;
     ``weight`` (Q,): ``w · idf``; ``idf`` (Q,): 0 when no valid row below ``n``
-    holds the term. ``bad``: the masked-out rows below ``n``, ascending.
+    holds the term. ``bad``: the masked-out rows below ``n``, ascending. ``df_given``
+    (int64): each query term's document frequency in a corpus these rows are part of
+    (a shard's), used instead of the count here; empty: counted here.
     """
     seg_terms, seg_starts, seg_rows, seg_blocks, seg_termf, seg_params = seg
     n_docs, avgdl, k1, b = stats
     nq = qterms.size
     ns = len(seg_terms)
+    given = df_given.size > 0
     tix = np.zeros((nq, ns), dtype=np.int64)
     for s in range(ns):
         scale[s] = factor_scale(seg_params[s], avgdl, k1, b)
@@ -175,7 +194,10 @@ def _plan(
             hi[j, s] = z
             blk0[j, s] = seg_blocks[s][t]
             tix[j, s] = t
-            df += _df(rows, a, z, has_mask, valid, bad)
+            if not given:
+                df += _df(rows, a, z, has_mask, valid, bad)
+        if given:
+            df = df_given[j]
         idf[j] = _idf(n_docs, df) if df > 0 else 0.0
         weight[j] = qweights[j] * idf[j]
         for s in range(ns):
@@ -403,7 +425,20 @@ def _daat(idx, plan, has_mask, valid, bm, hybrid, ceil, alpha, cos, ov, skip, hs
 
 @_jit
 def _planned(
-    terms, starts, rows, blocks, term_f, params, qterms, qweights, n, has_mask, valid, bad, stats
+    terms,
+    starts,
+    rows,
+    blocks,
+    term_f,
+    params,
+    qterms,
+    qweights,
+    n,
+    has_mask,
+    valid,
+    bad,
+    stats,
+    df_given,
 ):
     """:func:`_plan` into new arrays: (lo, hi, blk0, ub, scale, weight) and the idf.
 
@@ -422,7 +457,22 @@ def _planned(
     idf = np.empty(nq)
     seg = (terms, starts, rows, blocks, term_f, params)
     _plan(
-        seg, qterms, qweights, n, has_mask, valid, bad, stats, lo, hi, blk0, ub, scale, weight, idf
+        seg,
+        qterms,
+        qweights,
+        n,
+        has_mask,
+        valid,
+        bad,
+        stats,
+        lo,
+        hi,
+        blk0,
+        ub,
+        scale,
+        weight,
+        idf,
+        df_given,
     )
     return (lo, hi, blk0, ub, scale, weight), idf
 
@@ -446,6 +496,7 @@ def _topk(
     doc_len,
     stats,
     kk,
+    df_given,
 ):
     """Plan, MaxScore and the sorted top-``kk`` in one call: (rows, scores, idf)."""
     plan, idf = _planned(
@@ -462,6 +513,7 @@ def _topk(
         valid,
         bad,
         stats,
+        df_given,
     )
     _, avgdl, k1, b = stats
     hs = np.empty(kk)
@@ -492,6 +544,25 @@ def _topk(
     return out_rows, out_scores, idf
 
 
+@_jit
+def _doc_freqs(terms, starts, rows, qterms, n, has_mask, valid, bad, out):
+    """``out[j]``: the valid rows below ``n`` holding ``qterms[j]`` (as :func:`_plan` counts)."""
+    for j in range(qterms.size):
+        df = 0
+        for s in range(len(terms)):
+            seg_terms = terms[s]
+            t = np.searchsorted(seg_terms, qterms[j])
+            if t >= seg_terms.size or seg_terms[t] != qterms[j]:
+                continue
+            seg_rows = rows[s]
+            a = starts[s][t]
+            z = starts[s][t + 1]
+            if seg_rows[z - 1] >= n:
+                z = _lower_bound(seg_rows, a, z, n)
+            df += _df(seg_rows, a, z, has_mask, valid, bad)
+        out[j] = df
+
+
 # --------------------------------------------------------------------- wrappers
 
 
@@ -503,6 +574,57 @@ def retired_rows(valid: np.ndarray | None, n: int) -> np.ndarray:
     if np.count_nonzero(live) == n:
         return _NO_ROWS
     return np.flatnonzero(live == 0)
+
+
+def doc_freqs_unchecked(
+    packed: Packed, n: int, valid: np.ndarray | None, terms: np.ndarray
+) -> np.ndarray:
+    """Document frequency (int64) of each of ``terms`` (uint64) over the valid rows below
+    ``n`` (unchecked): what :func:`topk_unchecked` counts, for a corpus split in parts
+    (shards) whose sums are handed back as ``df``."""
+    has_mask = valid is not None
+    out = np.zeros(terms.shape[0], dtype=np.int64)
+    _doc_freqs(
+        packed.terms,
+        packed.starts,
+        packed.rows,
+        terms,
+        n,
+        has_mask,
+        valid if has_mask else _ALL,
+        retired_rows(valid, n),
+        out,
+    )
+    return out
+
+
+def doc_freqs(
+    segments: Sequence[Segment] | Packed,
+    query_terms: np.ndarray,
+    *,
+    doc_len: np.ndarray,
+    valid: np.ndarray | None = None,
+) -> np.ndarray:
+    """Number of valid rows holding each query term (rows below ``len(doc_len)``).
+
+    Parameters
+    ----------
+    segments : sequence of Segment, or Packed
+    query_terms : (Q,) uint64
+    doc_len : (n,) int32
+        Gives ``n`` (and the bounds when ``segments`` are packed here).
+    valid : (n,) bool or uint8, optional
+        Rows with ``valid == 0`` do not count.
+
+    Returns
+    -------
+    (Q,) int64
+        The ``df`` the kernels count: summed over the parts of a corpus, the ``df``
+        argument of :func:`topk` and :func:`sentient_kernels.bm25.scores`.
+    """
+    terms = check_array("query_terms", query_terms, dtype=np.uint64, ndim=1)
+    q = _check_query(segments, np.unique(terms), None, doc_len, valid, None, None, K1, B)
+    return doc_freqs_unchecked(q.packed, q.n, q.valid if q.has_mask else None, terms)
 
 
 def topk_unchecked(
@@ -517,13 +639,16 @@ def topk_unchecked(
     k: int,
     k1: float = K1,
     b: float = B,
+    df: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Exact BM25 top-k of rows below ``n`` (unchecked: inputs valid by construction).
 
     ``valid`` (uint8, None for every row) and ``doc_len`` (int32) are indexed
     by row; ``terms`` distinct uint64, ``weights`` float64 > 0. Returns the
     rows (best first, ties to the lower row, only rows sharing a term), their
-    BM25 scores and each query term's idf.
+    BM25 scores and each query term's idf. ``df`` (int64, one per term, >= 0):
+    document frequencies given instead of counted (with ``n_docs`` and ``avgdl``,
+    a whole corpus's statistics: see :func:`sentient_kernels.bm25.scores`).
     """
     has_mask = valid is not None
     return _topk(
@@ -544,6 +669,7 @@ def topk_unchecked(
         doc_len,
         (float(n_docs), float(avgdl), float(k1), float(b)),
         max(1, min(k, n)),
+        NO_DF if df is None else df,
     )
 
 
@@ -559,13 +685,14 @@ def topk(
     avgdl: float | None = None,
     k1: float = K1,
     b: float = B,
+    df: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Exact top-k rows by BM25, skipping what cannot reach it; as :func:`sentient_kernels.bm25.topk`.
 
     Same parameters and results, bit for bit (see the module docstring).
     """
     k = check_int("k", k, lo=1)
-    q = _check_query(segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b)
+    q = _check_query(segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b, df)
     rows, scores, idf = topk_unchecked(
         q.packed,
         q.n,
@@ -578,6 +705,7 @@ def topk(
         k,
         q.k1,
         q.b,
+        q.df,
     )
     return rows, scores, float(np.dot(q.weights, idf))
 
@@ -588,4 +716,7 @@ _ALL = np.ones(1, dtype=np.uint8)
 def _warmup() -> None:
     seg, doc_len, terms, _ = warmup_index()
     topk([seg], terms, 2, doc_len=doc_len)
-    topk([seg], terms, 2, doc_len=doc_len, valid=np.ones(2, dtype=np.uint8))
+    valid = np.ones(2, dtype=np.uint8)
+    topk([seg], terms, 2, doc_len=doc_len, valid=valid)
+    df = doc_freqs([seg], terms, doc_len=doc_len, valid=valid)
+    topk([seg], terms, 2, doc_len=doc_len, valid=valid, n_docs=4.0, avgdl=2.0, df=df + 1)

@@ -30,6 +30,7 @@ from sentient_kernels.bm25 import (
     _COS_CEIL,
     _NO_ROWS,
     K1,
+    NO_DF,
     B,
     _check_codes,
     _check_query,
@@ -202,6 +203,7 @@ def hybrid_unchecked(
     k1: float = K1,
     b: float = B,
     compact: CompactScan | None = None,
+    df: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Exact hybrid top-k of rows below ``n`` (unchecked; ``codes`` holds ``n`` unit rows).
 
@@ -210,7 +212,8 @@ def hybrid_unchecked(
     copy of ``codes`` for the full scan the rows without a query term may need
     (:func:`sentient_kernels.quantized.exact_topk_quantised`: the same answer). Returns rows, scores,
     ``bm25/ceiling`` and cosine of each row, best first (as
-    :func:`sentient_kernels.bm25.finish_hybrid`).
+    :func:`sentient_kernels.bm25.finish_hybrid`). ``df``: given document frequencies
+    (:func:`sentient_kernels.maxscore.topk_unchecked`).
     """
     has_mask = valid is not None
     mask = valid if has_mask else _ALL
@@ -228,6 +231,7 @@ def hybrid_unchecked(
         mask,
         retired_rows(valid, n),
         (float(n_docs), float(avgdl), float(k1), float(b)),
+        NO_DF if df is None else df,
     )
     ceil = float(np.dot(weights, idf))
     n_rows = codes.shape[0]
@@ -304,6 +308,7 @@ def hybrid_topk(
     avgdl: float | None = None,
     k1: float = K1,
     b: float = B,
+    df: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Exact top-k valid rows by the hybrid; as :func:`sentient_kernels.bm25.hybrid_topk`.
 
@@ -311,7 +316,7 @@ def hybrid_topk(
     """
     k = check_int("k", k, lo=1)
     alpha = check_scalar("alpha", alpha, lo=0.0, lo_open=True)
-    q = _check_query(segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b)
+    q = _check_query(segments, query_terms, query_weights, doc_len, valid, n_docs, avgdl, k1, b, df)
     codes, qcode = _check_codes(codes, query_code, q.n)
     if q.n == 0:
         return np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0)
@@ -331,6 +336,7 @@ def hybrid_topk(
         alpha,
         q.k1,
         q.b,
+        df=q.df,
     )
 
 

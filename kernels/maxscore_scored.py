@@ -47,6 +47,7 @@ from sentient_kernels.bm25 import (
     _COS_CEIL,
     _NO_ROWS,
     K1,
+    NO_DF,
     B,
     _check_codes,
     _check_query,
@@ -199,6 +200,7 @@ def scored_unchecked(
     k1: float = K1,
     b: float = B,
     compact: CompactScan | None = None,
+    df: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Exact scored hybrid top-k of the valid rows below ``n`` (unchecked).
 
@@ -208,7 +210,8 @@ def scored_unchecked(
     over the same rows for which :func:`applies` holds (``static_max`` at least
     the largest ``static`` of a valid row), and optionally ``compact``, the int8
     copy of ``codes`` (:func:`sentient_kernels.quantized.quantise`) for the full scan
-    the rows without a query term may need (the same answer). Returns rows, scores,
+    the rows without a query term may need (the same answer), and ``df``, given
+    document frequencies (:func:`sentient_kernels.maxscore.topk_unchecked`). Returns rows, scores,
     ``bm25/ceiling`` and cosine of each row, best first (as
     :func:`sentient_kernels.scored_hybrid.finish_scored_hybrid`).
     """
@@ -227,6 +230,7 @@ def scored_unchecked(
         mask,
         retired_rows(mask, n),
         (float(n_docs), float(avgdl), float(k1), float(b)),
+        NO_DF if df is None else df,
     )
     ceil = float(np.dot(weights, idf))
     n_rows = codes.shape[0]

@@ -172,6 +172,12 @@ bm25_accumulate(seg_terms, seg_starts, seg_rows, seg_tfs, qterms, qweights, n, h
     least ``n`` entries, **``acc`` all zero on entry** (a touched row is
     recognised by ``acc[row] == 0``). Segments as :func:`sentient_kernels.segments.build_segment`
     makes them, rows disjoint between segments (undefined otherwise).
+bm25_accumulate_df(seg_terms, seg_starts, seg_rows, seg_tfs, qterms, qweights, n, has_mask, valid, doc_len, n_docs, avgdl, k1, b, acc, touched, idf_out, df_given) -> int
+    :data:`bm25_accumulate` with each query term's document frequency given in
+    ``df_given`` (int64 >= 0, (Q,)) instead of counted from the segments (an
+    empty ``df_given`` counts them): with ``n_docs`` and ``avgdl``, the statistics
+    of a corpus these rows are part of (a shard's), so every score equals the whole
+    corpus's. Shorter ``df_given`` than Q but not empty: undefined.
 bm25_select(acc, touched, nt, k, out_rows, out_scores) -> int
     The top ``k`` of the ``nt`` touched rows by ``acc`` (ties to the lower
     row) into ``out_rows`` int64 / ``out_scores`` float64 (at least
@@ -199,6 +205,7 @@ from sentient_kernels import (
 
 __all__ = [
     "bm25_accumulate",
+    "bm25_accumulate_df",
     "bm25_select",
     "excite_and_tick",
     "holographic_topk_cosine",
@@ -251,4 +258,5 @@ text_encode_one = text_one._encode_one
 text_dominant_order = excitation._dominant_order
 
 bm25_accumulate = bm25._accumulate
+bm25_accumulate_df = bm25._accumulate_df
 bm25_select = bm25._select

@@ -47,15 +47,20 @@ def scores(
     avgdl: float | None = None,
     k1: float = 1.2,
     b: float = 0.75,
+    df: list[int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """BM25 of every row (Lucene idf), summed in query order; and each query term's idf."""
+    """BM25 of every row (Lucene idf), summed in query order; and each query term's idf.
+
+    ``df`` (one per query term) replaces the counted document frequencies (a part
+    of a corpus scored with the whole corpus's statistics).
+    """
     n = len(docs)
     live = [i for i in range(n) if valid is None or valid[i]]
     if n_docs is None:
         n_docs = float(len(live))
     if avgdl is None:
         avgdl = float(np.mean([doc_len[i] for i in live])) if live else 0.0
-    dfs = [sum(1 for i in live if h in docs[i]) for h, _ in query]
+    dfs = doc_freqs(docs, [h for h, _ in query], valid) if df is None else list(df)
     idfs = [idf(n_docs, df) if df > 0 else 0.0 for df in dfs]  # a term no row holds: 0
     out = np.zeros(n)
     for i in live:
@@ -68,6 +73,12 @@ def scores(
             acc += (w * term_idf) * (tf / (tf + k1 * (1.0 - b + b * ratio)))
         out[i] = acc
     return out, np.array(idfs)
+
+
+def doc_freqs(docs: list[dict[int, int]], terms: list[int], valid: list[bool] | None) -> list[int]:
+    """Number of valid documents holding each term."""
+    live = [i for i in range(len(docs)) if valid is None or valid[i]]
+    return [sum(1 for i in live if h in docs[i]) for h in terms]
 
 
 def topk(score: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -41,6 +41,7 @@ RANKS: dict[str, int] = {
     "sentient_core.autonomy": 7,
     "sentient_core.recipes": 7,  # recipes key on meta-memory's domains; learning tries them
     "sentient_core.recall": 7,  # the rankings: memory's and the learned scorer's
+    "sentient_core.cluster": 7,  # memory over shards (one LMDB directory each), recalled as one
     "sentient_core.core": 8,  # the façade over memory, meta-memory, ingest and recall
     "sentient_core.layers": 8,  # semantic notes: condensed from memory, checked by metamemory
     "sentient_core.learning": 9,

@@ -364,6 +364,7 @@ def rank_rows(
     overlay: Overlay | None = None,
     exhaustive: bool = False,
     compact: CompactScan | None = None,
+    df: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Top-k rows below ``n`` by "bm25" or "hybrid" (unchecked: inputs valid by construction).
 
@@ -382,11 +383,14 @@ def rank_rows(
     posting of the query's terms into an accumulator (:mod:`sentient_kernels.bm25`).
     ``compact``, the int8 copy of ``codes[:n]``, serves the full cosine scan the
     pruned hybrids may need for rows without a query term (the same answer).
+    ``df`` (int64, one per query term): document frequencies given instead of
+    counted here; with ``n_docs`` and ``avgdl`` the statistics of the whole corpus
+    these rows are part of (a shard's: :mod:`sentient_core.cluster`).
     """
     lexical_only = rank == "bm25" or code is None or codes is None
     if not exhaustive and lexical_only:
         rows, raw, idf = maxscore.topk_unchecked(
-            packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k, K1, B
+            packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k, K1, B, df
         )
         ceil = bm25.ceiling(idf, weights)
         rel = raw / ceil if ceil > 0 else raw
@@ -395,7 +399,7 @@ def rank_rows(
         assert codes is not None and code is not None
         return maxscore_hybrid.hybrid_unchecked(
             packed, n, valid, doc_len, n_docs, avgdl, terms, weights, k, codes[:n], code, alpha,
-            compact=compact,
+            compact=compact, df=df,
         )  # fmt: skip
     if not exhaustive and overlay is not None and maxscore_scored.applies(overlay):
         assert codes is not None and code is not None and valid is not None
@@ -414,11 +418,12 @@ def rank_rows(
             alpha,
             overlay,
             compact=compact,
+            df=df,
         )
     acc, touched, seen = _SCRATCH.get(n)
     idf = np.empty(terms.shape[0])
     has_mask = valid is not None
-    nt = unchecked.bm25_accumulate(
+    nt = unchecked.bm25_accumulate_df(
         packed.terms,
         packed.starts,
         packed.rows,
@@ -436,6 +441,7 @@ def rank_rows(
         acc,
         touched,
         idf,
+        bm25.NO_DF if df is None else df,
     )
     ceil = bm25.ceiling(idf, weights)
     if lexical_only:
