@@ -27,6 +27,7 @@ bounds       Per-block bounds of BM25's tf factors (what lets MaxScore skip post
 bm25         Exact BM25 top-k over posting segments, and a BM25 + cosine hybrid.
 maxscore     The same BM25 top-k, skipping postings that cannot reach it (block-max MaxScore).
 maxscore_hybrid  The same hybrid top-k on MaxScore.
+doc_freqs    Each query term's document frequency over one part of a corpus (shards).
 maxscore_scored  The scored hybrid top-k (the learned scorer's overlay) on MaxScore.
 postings     Group row numbers by key (posting lists) in one counting-sort pass.
 colrows      Stored column rows unpacked into the memory mirror's arrays in one pass.
@@ -49,6 +50,7 @@ from sentient_kernels import (
     colrows,
     config,
     credit,
+    doc_freqs,
     dot_i8,
     holographic,
     holographic_one,
@@ -83,6 +85,7 @@ __all__ = [
     "colrows",
     "config",
     "credit",
+    "doc_freqs",
     "dot_i8",
     "holographic",
     "holographic_one",

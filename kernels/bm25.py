@@ -38,7 +38,7 @@ those whose bound (their BM25 with the k-th cosine) can still reach the
 current k-th score get their cosine computed.
 
 **Given statistics** (a shard of a larger corpus): ``n_docs``, ``avgdl`` and
-``df`` (each query term's document frequency, :func:`sentient_kernels.maxscore.doc_freqs`
+``df`` (each query term's document frequency, :func:`sentient_kernels.doc_freqs.doc_freqs`
 summed over the parts) replace what the kernels would count over these rows;
 with the whole corpus's values, every score equals the whole index's, bit for
 bit (the same float operations on the same inputs), so per-part top-k merged by

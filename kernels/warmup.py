@@ -42,6 +42,7 @@ MODULES = (
     "bounds",
     "bm25",
     "maxscore",
+    "doc_freqs",
     "maxscore_hybrid",
     "overlay",
     "overlay_q8",

@@ -2,7 +2,7 @@
 
 A corpus is cut into parts (shards) of very different sizes, each indexed on
 its own rows ``0..m-1``. Every part's scores with the whole corpus's
-statistics (the summed :func:`sentient_kernels.maxscore.doc_freqs`, the total
+statistics (the summed :func:`sentient_kernels.doc_freqs.doc_freqs`, the total
 valid rows and the total length over them) must equal the whole index's scores
 bit for bit (exhaustive and MaxScore kernels, BM25 and the hybrid), the naive
 reference with the same given ``df`` too, and the per-part top-k merged by
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from sentient_core.memory.lexical import rank_rows
-from sentient_kernels import bm25, bounds, maxscore, maxscore_hybrid, segments
+from sentient_kernels import bm25, bounds, doc_freqs, maxscore, maxscore_hybrid, segments
 from tests.naive import bm25 as naive
 from tests.test_maxscore import _counts, _mask, _pairs, corpus, queries
 
@@ -74,10 +74,10 @@ def test_a_part_scores_as_the_whole_with_the_whole_statistics(n, vocab, nparts, 
         parts.append((rr, psegs, packed, plen, pvalid))
     checked = 0
     for terms, weights in queries(rng, vocab):
-        df = sum(maxscore.doc_freqs(p[1], terms, doc_len=p[3], valid=p[4]) for p in parts).astype(
+        df = sum(doc_freqs.doc_freqs(p[1], terms, doc_len=p[3], valid=p[4]) for p in parts).astype(
             np.int64
         )
-        whole_df = maxscore.doc_freqs(segs, terms, doc_len=doc_len, valid=valid)
+        whole_df = doc_freqs.doc_freqs(segs, terms, doc_len=doc_len, valid=valid)
         np.testing.assert_array_equal(df, whole_df)
         assert df.tolist() == naive.doc_freqs(
             ref_docs, terms.tolist(), None if valid is None else valid.astype(bool).tolist()
@@ -142,7 +142,7 @@ def test_rank_rows_takes_the_given_df_on_every_path():
     changed = 0
     for terms, weights in queries(rng, 10):
         # A larger corpus (this one a third of it, say): its N, avgdl and df.
-        df = maxscore.doc_freqs(packed, terms, doc_len=doc_len, valid=valid) * 3 + 1
+        df = doc_freqs.doc_freqs(packed, terms, doc_len=doc_len, valid=valid) * 3 + 1
         n_docs, avgdl = 3.0 * n, 11.5
         score, idf = bm25.scores(
             segs, terms, doc_len=doc_len, query_weights=weights, valid=valid,
@@ -174,7 +174,7 @@ def test_df_is_checked():
     with pytest.raises((ValueError, TypeError), match="df"):
         bm25.topk([seg], terms, 2, doc_len=doc_len, df=np.array([1.0, 2.0]))
     with pytest.raises((ValueError, TypeError), match="query_terms"):
-        maxscore.doc_freqs([seg], terms.astype(np.int64), doc_len=doc_len)
+        doc_freqs.doc_freqs([seg], terms.astype(np.int64), doc_len=doc_len)
     # A term no row of this part holds still gets its given idf (the ceiling counts it).
     absent = np.array([9, 3, 12345], dtype=np.uint64)
     _, _, ceil = maxscore.topk([seg], absent, 2, doc_len=doc_len, n_docs=10.0, avgdl=2.0,

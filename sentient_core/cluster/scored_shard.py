@@ -172,12 +172,12 @@ class ScoredTable:
     def df(self, view: MemoryView, terms: np.ndarray) -> np.ndarray:
         """Document frequencies over the scorer's candidates (its ``valid``), as the
         single memory's scored hybrid counts them."""
-        from sentient_kernels import maxscore
+        from sentient_kernels import doc_freqs
 
         n = min(view.n, self.valid.shape[0])
         if n == 0 or terms.size == 0:
             return np.zeros(terms.size, dtype=np.int64)
-        return maxscore.doc_freqs_unchecked(view.lexical.packed, n, self.valid, terms)
+        return doc_freqs.doc_freqs_unchecked(view.lexical.packed, n, self.valid, terms)
 
     def factors(
         self, view: MemoryView, rows: np.ndarray, now: float, recency_s: float

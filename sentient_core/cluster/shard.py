@@ -44,7 +44,7 @@ from sentient_core.metamemory.factors import FactorContext
 from sentient_core.store import traces
 from sentient_core.store.env import Store
 from sentient_core.store.records import TraceRecord
-from sentient_kernels import holographic, maxscore, unchecked
+from sentient_kernels import doc_freqs, holographic, unchecked
 from sentient_kernels import smf as smf_kernels
 
 __all__ = ["ShardServer"]
@@ -143,7 +143,7 @@ class ShardServer:
         m, n = v.mirror, v.n
         t = np.ascontiguousarray(terms, dtype=np.uint64)
         df = (
-            maxscore.doc_freqs_unchecked(v.lexical.packed, n, m.valid, t)
+            doc_freqs.doc_freqs_unchecked(v.lexical.packed, n, m.valid, t)
             if n and t.size
             else np.zeros(t.size, dtype=np.int64)
         )
