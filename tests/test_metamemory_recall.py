@@ -109,7 +109,7 @@ def test_scored_recall_equals_the_naive_sum_and_contributions_add_up(parts, monk
     # block: the factor table built 7 traces at a time (the default covers all 120 at once).
     mem, meta, texts = parts
     if block is not None:
-        monkeypatch.setattr(recall_module, "_TABLE_BLOCK", block)
+        monkeypatch.setattr(recall_module, "TABLE_BLOCK", block)
     sr = ScoredRecall(mem, meta)
     now = T0 + 5000
     for q in (
@@ -158,7 +158,7 @@ def test_the_term_cache_is_bounded_and_changes_no_result(parts, monkeypatch):
     for q in (texts[5], texts[50][:30], texts[5], texts[77]):
         hits = sr.recall(q, 5, domain="d", now=now)
         assert [h.record.id for h in hits] == [i for i, _ in _naive(mem, meta, q, 5, now, "d")]
-        assert len(sr._terms) <= 3
+        assert len(sr._rerank._terms) <= 3
 
 
 def test_evidence_against_a_trace_and_its_source_lowers_it(parts):

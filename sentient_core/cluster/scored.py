@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from typing import Any
 
 import msgspec
@@ -52,16 +51,14 @@ from sentient_core.metamemory.factors import (
     FactorContext,
     context_for_memory,
 )
-from sentient_core.metamemory.recall import RERANK_POOL, ScoredHit
+from sentient_core.metamemory.recall import RERANK_POOL, RerankTerms, ScoredHit
 from sentient_core.metamemory.sources import WEIGHTS
-from sentient_core.relevance import PassageTerms, relevance_among
 
 __all__ = ["ShardedScoredRecall"]
 
 _RELEVANCE_COL = FACTOR_NAMES.index("relevance")
 _RECENCY_COL = FACTOR_NAMES.index("recency")
 _SOURCE_COL = FACTOR_NAMES.index("source_weight")
-_TERMS_CACHED = 2048
 _RETRIES = 8
 
 
@@ -82,7 +79,7 @@ class ShardedScoredRecall:
         self._lock = threading.Lock()
         self._key: tuple | None = None
         self._src_keys: set[str] = set()
-        self._terms: OrderedDict[int, PassageTerms] = OrderedDict()
+        self._rerank = RerankTerms()
 
     def _prepare(self, now: float, w: np.ndarray, version: int) -> None:
         """Every shard's factor table current (the owner's context split by shard)."""
@@ -229,7 +226,7 @@ class ShardedScoredRecall:
                 for x, c in zip(lex.tolist(), cosines, strict=True)
             ]
             head, tail = order[:RERANK_POOL], order[RERANK_POOL:]
-            factor = self._rerank_factor(
+            factor = self._rerank.factor(
                 words, [records[i] for i in head], [hybrid[i] for i in head]
             )
             rel_factor = list(hybrid)
@@ -271,29 +268,6 @@ class ShardedScoredRecall:
             for (j, _), f in zip(at, got[s], strict=True):
                 out[j] = f
         return out
-
-    def _rerank_factor(
-        self, words: QueryWords, records: list[Any], hybrid: list[float]
-    ) -> list[float]:
-        """As :meth:`ScoredRecall._rerank_factor` (terms cached by global id)."""
-        cached: list[str | PassageTerms | None] = []
-        for rec in records:
-            if rec is None or not rec.text:
-                cached.append(None)
-                continue
-            got = self._terms.get(rec.id)
-            if got is None or got.text != rec.text:
-                cached.append(rec.text)
-            else:
-                self._terms.move_to_end(rec.id)
-                cached.append(got)
-        scores, terms = relevance_among(words, cached)
-        for rec, given, t in zip(records, cached, terms, strict=True):
-            if isinstance(given, str) and t is not None:
-                self._terms[rec.id] = t
-                if len(self._terms) > _TERMS_CACHED:
-                    self._terms.popitem(last=False)
-        return [h if r is None else (h + r) / 2.0 for h, r in zip(hybrid, scores, strict=True)]
 
     def hits(
         self, query: str | np.ndarray, k: int = 10, *, threshold: float = 0.0, touch: bool = False

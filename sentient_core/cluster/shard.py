@@ -291,7 +291,7 @@ class ShardServer:
         with self._scored_lock:
             if self._scored is None:
                 self._scored = ScoredTable()
-            return self._scored.build(self.memory.view(), key, ctx, w)
+            return self._scored.build_for(self.memory.view(), key, ctx, w)
 
     def scored_stats(self, terms: np.ndarray, weights: dict[str, float], w_src: float) -> LexStats:
         """Phase 1 of a scored text recall: N, total length (the memory's) and each term's

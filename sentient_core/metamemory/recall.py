@@ -62,13 +62,14 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
 
-from sentient_core.analysis import QueryWords, query_words
+from sentient_core.analysis import query_words
 from sentient_core.memory import lexical
 from sentient_core.metamemory.domain import GENERAL, domain_of
 from sentient_core.metamemory.factors import (
@@ -83,20 +84,21 @@ from sentient_core.metamemory.sources import WEIGHTS
 from sentient_core.relevance import PassageTerms, relevance_among
 from sentient_core.store import traces as store_traces
 from sentient_core.store.colblocks import scorer_columns
-from sentient_core.store.columns import ScorerColumns
 from sentient_kernels.overlay import topk_scored
 from sentient_kernels.overlay_q8 import topk_scored_quantised
 from sentient_kernels.scored_hybrid import Overlay
 
 if TYPE_CHECKING:
+    from sentient_core.analysis import QueryWords
     from sentient_core.memory import HolographicMemory
+    from sentient_core.memory.mirror import Mirror
     from sentient_core.memory.writer import MemoryView
     from sentient_core.metamemory.core import MetaMemory
+    from sentient_core.store.columns import ScorerColumns
     from sentient_core.store.txn import Txn
 
-__all__ = ["RERANK_POOL", "ScoredHit", "ScoredRecall"]
+__all__ = ["RERANK_POOL", "TABLE_BLOCK", "FactorTable", "RerankTerms", "ScoredHit", "ScoredRecall"]
 
-_QUERY_DEPENDENT = ("relevance", "smf_similarity", "recency")
 _RELEVANCE_COL = FACTOR_NAMES.index("relevance")
 _RECENCY_COL = FACTOR_NAMES.index("recency")
 _SOURCE_COL = FACTOR_NAMES.index("source_weight")
@@ -106,9 +108,160 @@ RERANK_POOL = 20
 docstring)."""
 
 
-_TABLE_BLOCK = 1 << 16  # traces whose factors are computed at a time for the table
+QUERY_DEPENDENT = ("relevance", "smf_similarity", "recency")
+"""Factors computed per query (never in the static sum)."""
 
-_TERMS_CACHED = 2048  # traces whose terms are kept: ~11 kB each for a 1,650-character chunk, ~22 MB
+TABLE_BLOCK = 1 << 16
+"""Traces whose factors are computed at a time: the table keeps one float a row, not
+the (traces × factors) matrix (1.1 GB at 10M traces, and three transient copies of it)."""
+
+_TERMS_CACHED = 2048  # traces whose terms are kept: ~11 kB each for a 1,650-character chunk
+
+
+class FactorTable:
+    """Per-row static factors of one mirror's rows.
+
+    For every row: the weighted sum of the factors that depend neither on the query
+    nor on the clock (``static``), whether it is a candidate (``valid``: no veto),
+    and what gives a hit's factors again (the snapshot of the scorer's columns and
+    the context it was built from). :class:`ScoredRecall` and each shard of a sharded
+    memory (:mod:`sentient_core.cluster.scored_shard`) build it with this code, so a
+    row's static score is the same number in both.
+
+    Attributes
+    ----------
+    key : tuple or None
+        What the table was built for (the caller's: rows, generation, scorer, credit).
+    static : ndarray of float64
+        Each row's static score with the current domain's source weights.
+    valid : ndarray of uint8
+        1 for a row that is a candidate (in the mirror, active, no veto).
+    static_max : float
+        The largest ``static`` of a valid row (``-inf``: none).
+    src_keys : list of str
+        The distinct source keys of the rows.
+    """
+
+    def __init__(self) -> None:
+        self.key: tuple | None = None
+        self.static = np.zeros(0)
+        self.valid = np.zeros(0, dtype=np.uint8)
+        self.static_max = -np.inf
+        self.src_keys: list[str] = []
+        self._domain_key: tuple | None = None
+        self._base = np.zeros(0)
+        self._src_idx = np.zeros(0, dtype=np.int64)
+        self._entry = np.zeros(0, dtype=np.int64)  # each row's entry in _cols, -1: none
+        self._column = np.zeros(0)
+        self._cols: ScorerColumns | None = None
+        self._ctx: FactorContext | None = None
+
+    def build(
+        self,
+        cols: ScorerColumns,
+        ctx: FactorContext,
+        mirror: Mirror,
+        n: int,
+        w: np.ndarray,
+        key: tuple,
+    ) -> None:
+        """The static factors of rows ``[0, n)`` of ``mirror`` from the scorer's columns
+        ``cols`` and the context ``ctx`` (no domain: the source-weight column is set by
+        :meth:`set_domain`), weighted by ``w``; the table is then ``key``'s."""
+        static_w = np.asarray(w, dtype=np.float64).copy()
+        static_w[[FACTOR_NAMES.index(c) for c in (*QUERY_DEPENDENT, "source_weight")]] = 0.0
+        # Source keys per distinct source, gathered per row (no loop over the traces).
+        name_keys = [trace_source_key(src) for src in cols.source_names]
+        keys = sorted(set(name_keys))
+        index = {k: i for i, k in enumerate(keys)}
+        key_of_name = np.array([index[k] for k in name_keys], dtype=np.int64)
+        self._base = np.zeros(n)
+        self.valid = np.zeros(n, dtype=np.uint8)
+        self.src_keys = keys
+        self._src_idx = np.full(n, len(keys), dtype=np.int64)  # len(keys): no source
+        self._entry = np.full(n, -1, dtype=np.int64)
+        for lo in range(0, len(cols), TABLE_BLOCK):
+            part = cols.take(slice(lo, lo + TABLE_BLOCK))
+            # Rows of this mirror only (a trace stored after it was built waits for a
+            # rebuild).
+            at = part.rows
+            if n:
+                ok = (at < n) & (mirror.row_id[np.minimum(at, n - 1)] == part.ids)
+            else:
+                ok = np.zeros(at.shape, dtype=np.bool_)
+            if not ok.any():
+                continue
+            feats, veto = factor_columns(part, ctx)
+            at = at[ok]
+            self._base[at] = feats[ok] @ static_w
+            self.valid[at] = ~veto[ok] & (mirror.valid[at] != 0)
+            self._src_idx[at] = key_of_name[part.source_ids[ok]]
+            self._entry[at] = lo + np.flatnonzero(ok)
+        self._cols, self._ctx = cols, ctx
+        self.key = key
+        self._domain_key = None
+
+    def set_domain(self, weights: Mapping[str, float], w_src: float) -> None:
+        """The source-weight column for a domain's ``weights`` (source key → weight),
+        weighted by ``w_src``: ``static`` and ``static_max`` follow."""
+        domain_key = (tuple(sorted(weights.items())), float(w_src))
+        if domain_key == self._domain_key:
+            return
+        # The only domain-dependent factor: a lookup per source, gathered per row.
+        table = np.array(
+            [min(2.0, max(0.0, weights.get(k, 1.0))) / 2.0 if k else 0.5 for k in self.src_keys]
+            + [0.5]
+        )
+        self._column = table[self._src_idx]
+        self.static = self._base + float(w_src) * self._column
+        live = self.valid != 0
+        self.static_max = float(self.static[live].max()) if live.any() else -np.inf
+        self._domain_key = domain_key
+
+    def row_factors(self, rows: np.ndarray) -> np.ndarray:
+        """The factors of ``rows`` as the table saw them (its snapshot of the columns and
+        the context), with the domain's source-weight column; zeros for a row it lacks
+        (the query-dependent columns are the caller's)."""
+        out = np.zeros((rows.shape[0], len(FACTOR_NAMES)))
+        entry = self._entry[rows]
+        have = np.flatnonzero(entry >= 0)
+        if have.size and self._cols is not None and self._ctx is not None:
+            # Increasing entries keep the id order the factor lookups by id rely on.
+            order = np.argsort(entry[have], kind="stable")
+            feats, _ = factor_columns(self._cols.take(entry[have][order]), self._ctx)
+            out[have[order]] = feats
+        out[:, _SOURCE_COL] = self._column[rows]
+        return out
+
+
+class RerankTerms:
+    """The re-rank's relevance factor, with recently read traces' content terms kept."""
+
+    def __init__(self) -> None:
+        self._terms: OrderedDict[int, PassageTerms] = OrderedDict()
+
+    def factor(self, words: QueryWords, records: Sequence[Any], hybrid: list[float]) -> list[float]:
+        """Each candidate's relevance factor: the mean of its hybrid score and its
+        calibrated relevance to the question (idf over the candidates); a record's terms
+        are cached by its id."""
+        cached: list[str | PassageTerms | None] = []
+        for rec in records:
+            if rec is None or not rec.text:
+                cached.append(None)
+                continue
+            got = self._terms.get(rec.id)
+            if got is None or got.text != rec.text:
+                cached.append(rec.text)  # read by relevance_among, kept below
+            else:
+                self._terms.move_to_end(rec.id)
+                cached.append(got)
+        scores, terms = relevance_among(words, cached)
+        for rec, given, t in zip(records, cached, terms, strict=True):
+            if isinstance(given, str) and t is not None:
+                self._terms[rec.id] = t
+                if len(self._terms) > _TERMS_CACHED:
+                    self._terms.popitem(last=False)
+        return [h if r is None else (h + r) / 2.0 for h, r in zip(hybrid, scores, strict=True)]
 
 
 class ScoredHit(msgspec.Struct, frozen=True):
@@ -139,19 +292,8 @@ class ScoredRecall:
         # The int8 codes the full scans read, if the memory keeps them (fixed at its open).
         self._compact = memory.compact_codes
         self._lock = threading.Lock()
-        self._key: tuple | None = None
-        self._static = np.zeros(0)
-        self._valid = np.zeros(0, dtype=np.uint8)
-        self._cols: ScorerColumns | None = None
-        self._ctx: FactorContext | None = None
-        self._entry = np.zeros(0, dtype=np.int64)  # each row's entry in _cols, -1: none
-        self._source_column = np.zeros(0)
-        self._static_max = -np.inf
-        self._base_static = np.zeros(0)
-        self._src_keys: list[str] = []
-        self._src_idx = np.zeros(0, dtype=np.int64)
-        self._domain_key: tuple | None = None
-        self._terms: OrderedDict[int, PassageTerms] = OrderedDict()
+        self._table = FactorTable()
+        self._rerank = RerankTerms()
 
     def _refresh(
         self, txn: Txn, view: MemoryView, domain: str, now: float, w: np.ndarray, version: int
@@ -161,63 +303,16 @@ class ScoredRecall:
         its weights changed. Reads through ``txn``, the recall's one read transaction."""
         m, n = view.mirror, view.n
         key = (n, view.generation, version, self._credit_mark())
-        if key != self._key:
-            cols = scorer_columns(txn)
+        table = self._table
+        if key != table.key:
             # No domain here: the source-weight column is filled per domain below.
             ctx = context_for_memory(txn, domain="", now=now)
-            static_w = w.copy()
-            static_w[[FACTOR_NAMES.index(c) for c in (*_QUERY_DEPENDENT, "source_weight")]] = 0.0
-            # Source keys per distinct source, gathered per row (no loop over the traces).
-            name_keys = [trace_source_key(src) for src in cols.source_names]
-            keys = sorted(set(name_keys))
-            index = {k: i for i, k in enumerate(keys)}
-            key_of_name = np.array([index[k] for k in name_keys], dtype=np.int64)
-            self._base_static = np.zeros(n)
-            self._valid = np.zeros(n, dtype=np.uint8)
-            self._src_keys = keys
-            self._src_idx = np.full(n, len(keys), dtype=np.int64)  # len(keys): no source
-            self._entry = np.full(n, -1, dtype=np.int64)
-            # The factors a block of traces at a time: the table keeps one float a row, not
-            # the (traces × factors) matrix (1.1 GB at 10M traces, and three transient
-            # copies of it); a hit's factors are computed again from the same snapshot.
-            for lo in range(0, len(cols), _TABLE_BLOCK):
-                part = cols.take(slice(lo, lo + _TABLE_BLOCK))
-                # Rows of this mirror only (a trace stored after it was built waits for
-                # refresh).
-                at = part.rows
-                if n:
-                    ok = (at < n) & (m.row_id[np.minimum(at, n - 1)] == part.ids)
-                else:
-                    ok = np.zeros(at.shape, dtype=np.bool_)
-                if not ok.any():
-                    continue
-                feats, veto = factor_columns(part, ctx)
-                at = at[ok]
-                self._base_static[at] = feats[ok] @ static_w
-                self._valid[at] = ~veto[ok] & (m.valid[at] != 0)
-                self._src_idx[at] = key_of_name[part.source_ids[ok]]
-                self._entry[at] = lo + np.flatnonzero(ok)
-            self._cols, self._ctx = cols, ctx
-            self._key = key
-            self._domain_key = None
+            table.build(scorer_columns(txn), ctx, m, n, w, key)
         weights = {sw.source: sw.weight for sw in WEIGHTS.iter(txn, domain)}
         if domain:
             # Wisdom's advice caps the weights of the sources it found wrong (a use).
-            weights = self.meta.advisor.recall_weights(domain, weights, set(self._src_keys) - {""})
-        domain_key = (tuple(sorted(weights.items())), float(w[_SOURCE_COL]))
-        if domain_key == self._domain_key:
-            return
-        # The only domain-dependent factor: a lookup per source, gathered per row.
-        table = np.array(
-            [min(2.0, max(0.0, weights.get(k, 1.0))) / 2.0 if k else 0.5 for k in self._src_keys]
-            + [0.5]
-        )
-        column = table[self._src_idx]
-        self._source_column = column
-        self._static = self._base_static + w[_SOURCE_COL] * column
-        live = self._valid != 0
-        self._static_max = float(self._static[live].max()) if live.any() else -np.inf
-        self._domain_key = domain_key
+            weights = self.meta.advisor.recall_weights(domain, weights, set(table.src_keys) - {""})
+        table.set_domain(weights, float(w[_SOURCE_COL]))
 
     def _credit_mark(self) -> tuple[int, int]:
         return id(self.meta.credit), self.meta.credit.version
@@ -258,17 +353,18 @@ class ScoredRecall:
             self._refresh(txn, view, domain, now, w, version)
             # The rows the factor table covers (the view's: a trace stored since waits
             # for the next recall's view).
-            n = min(view.n, self._static.shape[0])
+            table = self._table
+            n = min(view.n, table.static.shape[0])
             q8 = self._compact.scan(m.codes, n) if self._compact is not None else None
             if words is not None and mq.terms.size:
                 overlay = Overlay(
-                    self._static[:n],
+                    table.static[:n],
                     m.last_access[:n],
                     w_cos,
                     w_rec,
                     now,
                     recency_s,
-                    self._static_max,
+                    table.static_max,
                 )
                 rows, scores, lex, _ = lexical.search(
                     view.lexical,
@@ -280,7 +376,7 @@ class ScoredRecall:
                     "hybrid",
                     mq.code,
                     overlay=overlay,
-                    valid=self._valid[:n],
+                    valid=table.valid[:n],
                     compact=q8,
                 )
             else:
@@ -294,8 +390,8 @@ class ScoredRecall:
                     m.codes[:n],
                     mq.code,
                     k,
-                    valid=self._valid[:n],
-                    static=self._static[:n],
+                    valid=table.valid[:n],
+                    static=table.static[:n],
                     last_access=m.last_access[:n],
                     w_cos=w_cos,
                     w_rec=w_rec,
@@ -319,7 +415,7 @@ class ScoredRecall:
             ]
             head, tail = order[:RERANK_POOL], order[RERANK_POOL:]
             assert words is not None
-            factor = self._rerank_factor(
+            factor = self._rerank.factor(
                 words, [records[i] for i in head], [hybrid[i] for i in head]
             )
             rel_factor = list(hybrid)
@@ -329,7 +425,7 @@ class ScoredRecall:
             scores = scores + w_cos * (np.asarray(rel_factor) - np.asarray(hybrid))
             order = sorted(head, key=lambda i: (-float(scores[i]), int(rows[i]))) + tail
         order = order[:k]
-        feats = self._hit_factors(rows[order])
+        feats = self._table.row_factors(rows[order])
         out = []
         for j, i in enumerate(order):
             r, s, rec = int(rows[i]), float(scores[i]), records[i]
@@ -348,44 +444,6 @@ class ScoredRecall:
                 )
             )
         return out
-
-    def _hit_factors(self, rows: np.ndarray) -> np.ndarray:
-        """The factors of ``rows`` as the table saw them (its snapshot of the columns and
-        the context), with the domain's source-weight column; zeros for a row it lacks."""
-        out = np.zeros((rows.shape[0], len(FACTOR_NAMES)))
-        entry = self._entry[rows]
-        have = np.flatnonzero(entry >= 0)
-        if have.size and self._cols is not None and self._ctx is not None:
-            # Increasing entries keep the id order the factor lookups by id rely on.
-            order = np.argsort(entry[have], kind="stable")
-            feats, _ = factor_columns(self._cols.take(entry[have][order]), self._ctx)
-            out[have[order]] = feats
-        out[:, _SOURCE_COL] = self._source_column[rows]
-        return out
-
-    def _rerank_factor(
-        self, words: QueryWords, records: list[Any], hybrid: list[float]
-    ) -> list[float]:
-        """Each candidate's relevance factor: the mean of its hybrid score and its
-        calibrated relevance to the question (idf over the candidates)."""
-        cached: list[str | PassageTerms | None] = []
-        for rec in records:
-            if rec is None or not rec.text:
-                cached.append(None)
-                continue
-            got = self._terms.get(rec.id)
-            if got is None or got.text != rec.text:
-                cached.append(rec.text)  # read by relevance_among, kept below
-            else:
-                self._terms.move_to_end(rec.id)
-                cached.append(got)
-        scores, terms = relevance_among(words, cached)
-        for rec, given, t in zip(records, cached, terms, strict=True):
-            if isinstance(given, str) and t is not None:
-                self._terms[rec.id] = t
-                if len(self._terms) > _TERMS_CACHED:
-                    self._terms.popitem(last=False)
-        return [h if r is None else (h + r) / 2.0 for h, r in zip(hybrid, scores, strict=True)]
 
     def hits(
         self, query: str | np.ndarray, k: int = 10, *, threshold: float = 0.0, touch: bool = False
