@@ -150,6 +150,39 @@ def _scan_scored(
         )
 
 
+def _checked(
+    codes: object,
+    query: object,
+    k: object,
+    valid: object,
+    static: object,
+    last_access: object,
+    scalars: tuple[float, float, float, float],
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
+    """The arguments of a scored top-k checked (:func:`topk_scored` and
+    :func:`sentient_kernels.overlay_q8.topk_scored_quantised` share them); ``scalars``
+    are ``(w_cos, w_rec, now, recency_s)``."""
+    # finite=False: an isfinite pass would read as much as the scan; the scan detects
+    # a non-finite row instead (its estimate is NaN, so it is never screened out).
+    codes = check_array("codes", codes, dtype=np.float32, ndim=2, finite=False)
+    m, d = codes.shape
+    query = check_array("query", query, dtype=np.float32, shape=(d,))
+    if not query.any():
+        raise ValueError("query must not be all zeros (its cosine is undefined)")
+    k = check_int("k", k, lo=1)
+    if isinstance(valid, np.ndarray) and valid.dtype == np.bool_:
+        valid = valid.view(np.uint8)
+    valid = check_array("valid", valid, dtype=np.uint8, shape=(m,))
+    static = check_array("static", static, dtype=np.float64, shape=(m,))
+    last_access = check_array("last_access", last_access, dtype=np.float64, shape=(m,))
+    for name, x in zip(("w_cos", "w_rec", "now", "recency_s"), scalars, strict=True):
+        if not math.isfinite(float(x)):
+            raise ValueError(f"{name} must be finite, got {x!r}")
+    if scalars[3] <= 0:
+        raise ValueError(f"recency_s must be > 0, got {scalars[3]}")
+    return codes, query, k, valid, static, last_access
+
+
 def topk_scored(
     codes: np.ndarray,
     query: np.ndarray,
@@ -189,24 +222,10 @@ def topk_scored(
         Best first, ties to the lower row; ``k' = min(k, valid rows)``.
     scores : (k',) float64
     """
-    # finite=False: an isfinite pass would read as much as the scan; the scan detects
-    # a non-finite row instead (its estimate is NaN, so it is never screened out).
-    codes = check_array("codes", codes, dtype=np.float32, ndim=2, finite=False)
-    m, d = codes.shape
-    query = check_array("query", query, dtype=np.float32, shape=(d,))
-    if not query.any():
-        raise ValueError("query must not be all zeros (its cosine is undefined)")
-    k = check_int("k", k, lo=1)
-    if isinstance(valid, np.ndarray) and valid.dtype == np.bool_:
-        valid = valid.view(np.uint8)
-    valid = check_array("valid", valid, dtype=np.uint8, shape=(m,))
-    static = check_array("static", static, dtype=np.float64, shape=(m,))
-    last_access = check_array("last_access", last_access, dtype=np.float64, shape=(m,))
-    for name, x in (("w_cos", w_cos), ("w_rec", w_rec), ("now", now), ("recency_s", recency_s)):
-        if not math.isfinite(float(x)):
-            raise ValueError(f"{name} must be finite, got {x!r}")
-    if recency_s <= 0:
-        raise ValueError(f"recency_s must be > 0, got {recency_s}")
+    codes, query, k, valid, static, last_access = _checked(
+        codes, query, k, valid, static, last_access, (w_cos, w_rec, now, recency_s)
+    )
+    m = codes.shape[0]
     kk = min(k, int(np.count_nonzero(valid)))
     out_i = np.empty((1, kk), dtype=np.int64)
     out_s = np.empty((1, kk), dtype=np.float64)

@@ -29,7 +29,6 @@ import numpy as np
 from numba import prange
 
 from sentient_kernels import overlay
-from sentient_kernels.checks import check_array, check_int
 from sentient_kernels.config import jit
 from sentient_kernels.dot_i8 import dot_row, prefetch_row, split_query
 from sentient_kernels.quantized import (
@@ -179,23 +178,11 @@ def topk_scored_quantised(
     scores : (k',) float64
         Bit-identical to ``topk_scored``'s.
     """
-    codes = check_array("codes", codes, dtype=np.float32, ndim=2, finite=False)
-    m, d = codes.shape
+    codes, query, k, valid, static, last_access = overlay._checked(
+        codes, query, k, valid, static, last_access, (w_cos, w_rec, now, recency_s)
+    )
     q = _check_quantised(quantised, codes)
-    query = check_array("query", query, dtype=np.float32, shape=(d,))
-    if not query.any():
-        raise ValueError("query must not be all zeros (its cosine is undefined)")
-    k = check_int("k", k, lo=1)
-    if isinstance(valid, np.ndarray) and valid.dtype == np.bool_:
-        valid = valid.view(np.uint8)
-    valid = check_array("valid", valid, dtype=np.uint8, shape=(m,))
-    static = check_array("static", static, dtype=np.float64, shape=(m,))
-    last_access = check_array("last_access", last_access, dtype=np.float64, shape=(m,))
-    for name, x in (("w_cos", w_cos), ("w_rec", w_rec), ("now", now), ("recency_s", recency_s)):
-        if not math.isfinite(float(x)):
-            raise ValueError(f"{name} must be finite, got {x!r}")
-    if recency_s <= 0:
-        raise ValueError(f"recency_s must be > 0, got {recency_s}")
+    m, d = codes.shape
     kk = min(k, int(np.count_nonzero(valid)))
     if kk == 0:
         return np.empty(0, dtype=np.int64), np.empty(0)

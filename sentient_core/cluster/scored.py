@@ -51,7 +51,7 @@ from sentient_core.metamemory.factors import (
     FactorContext,
     context_for_memory,
 )
-from sentient_core.metamemory.recall import RERANK_POOL, RerankTerms, ScoredHit
+from sentient_core.metamemory.recall import RERANK_POOL, RerankTerms, ScoredHit, explained
 from sentient_core.metamemory.sources import WEIGHTS
 
 __all__ = ["ShardedScoredRecall"]
@@ -283,17 +283,7 @@ class ShardedScoredRecall:
 
     def explain(self, query: str, k: int = 10, **kw: Any) -> list[dict[str, Any]]:
         """:meth:`recall` as plain dicts: global id, score, cosine, every factor's contribution."""
-        return [
-            {
-                "id": h.record.id if h.record is not None else -1,
-                "score": h.score,
-                "cosine": h.cosine,
-                "contributions": {k2: v for k2, v in h.contributions.items() if v != 0.0},
-                "source": h.record.source if h.record is not None else "",
-                "text": h.record.text[:200] if h.record is not None else "",
-            }
-            for h in self.recall(query, k, **kw)
-        ]
+        return explained(self.recall(query, k, **kw))
 
 
 def _in_shard(gid: int, shard: int) -> bool:

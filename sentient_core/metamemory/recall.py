@@ -97,7 +97,15 @@ if TYPE_CHECKING:
     from sentient_core.store.columns import ScorerColumns
     from sentient_core.store.txn import Txn
 
-__all__ = ["RERANK_POOL", "TABLE_BLOCK", "FactorTable", "RerankTerms", "ScoredHit", "ScoredRecall"]
+__all__ = [
+    "RERANK_POOL",
+    "TABLE_BLOCK",
+    "FactorTable",
+    "RerankTerms",
+    "ScoredHit",
+    "ScoredRecall",
+    "explained",
+]
 
 _RELEVANCE_COL = FACTOR_NAMES.index("relevance")
 _RECENCY_COL = FACTOR_NAMES.index("recency")
@@ -463,14 +471,20 @@ class ScoredRecall:
 
     def explain(self, query: str, k: int = 10, **kw: Any) -> list[dict[str, Any]]:
         """:meth:`recall` as plain dicts: id, score, cosine, every factor's contribution."""
-        return [
-            {
-                "id": h.record.id if h.record is not None else -1,
-                "score": h.score,
-                "cosine": h.cosine,
-                "contributions": {k2: v for k2, v in h.contributions.items() if v != 0.0},
-                "source": h.record.source if h.record is not None else "",
-                "text": h.record.text[:200] if h.record is not None else "",
-            }
-            for h in self.recall(query, k, **kw)
-        ]
+        return explained(self.recall(query, k, **kw))
+
+
+def explained(hits: Sequence[ScoredHit]) -> list[dict[str, Any]]:
+    """Scored hits as plain dicts: id, score, cosine, every non-zero factor's contribution,
+    source and the text's start (what ``recall --explain`` prints)."""
+    return [
+        {
+            "id": h.record.id if h.record is not None else -1,
+            "score": h.score,
+            "cosine": h.cosine,
+            "contributions": {k2: v for k2, v in h.contributions.items() if v != 0.0},
+            "source": h.record.source if h.record is not None else "",
+            "text": h.record.text[:200] if h.record is not None else "",
+        }
+        for h in hits
+    ]
