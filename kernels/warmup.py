@@ -9,14 +9,25 @@ on-disk cache and later processes only load it.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from numba.core.registry import CPUDispatcher
 
-__all__ = ["MODULES", "ModuleWarmup", "warmup"]
+from sentient_kernels.config import CACHE
+
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no cross-process lock
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["MODULES", "ModuleWarmup", "compile_lock", "lock_path", "warmup"]
 
 MODULES = (
     "sedenion",
@@ -84,6 +95,37 @@ def _cache_counts(dispatchers: list[CPUDispatcher]) -> tuple[int, int]:
     return hits, misses
 
 
+def lock_path() -> Path:
+    """The lock file that serialises compiling into this installation's Numba cache."""
+    where = str(Path(__file__).resolve().parent).encode()
+    return (
+        Path(tempfile.gettempdir()) / f"sentient-numba-{hashlib.sha1(where).hexdigest()[:12]}.lock"
+    )
+
+
+@contextlib.contextmanager
+def compile_lock() -> Iterator[None]:
+    """Hold an exclusive lock across processes while kernels compile into the cache.
+
+    Numba numbers a function's cached overloads in its index file by reading the
+    index, picking the first free number and writing it back: two processes that
+    compile different signatures of one function at once can both take number 1,
+    and the index then names the other process's machine code for a signature
+    (a segmentation fault when it is loaded; seen with two test workers warming a
+    cold cache under load). One process compiles at a time; the others wait and
+    then load what it cached.
+    """
+    if fcntl is None or not CACHE:
+        yield
+        return
+    with open(lock_path(), "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 def warmup(
     modules: tuple[str, ...] = MODULES,
     *,
@@ -110,16 +152,17 @@ def warmup(
         if name not in MODULES:
             raise ValueError(f"modules: unknown kernel module {name!r}; choose from {MODULES}")
     out = []
-    for i, name in enumerate(modules):
-        if progress is not None:
-            progress(i, len(modules), name)
-        mod = importlib.import_module(f"sentient_kernels.{name}")
-        t0 = time.perf_counter()
-        mod._warmup()
-        dt = time.perf_counter() - t0
-        disp = _dispatchers(mod)
-        hits, misses = _cache_counts(disp)
-        out.append(ModuleWarmup(name, dt, len(disp), hits, misses))
+    with compile_lock():  # one process compiles into the cache at a time
+        for i, name in enumerate(modules):
+            if progress is not None:
+                progress(i, len(modules), name)
+            mod = importlib.import_module(f"sentient_kernels.{name}")
+            t0 = time.perf_counter()
+            mod._warmup()
+            dt = time.perf_counter() - t0
+            disp = _dispatchers(mod)
+            hits, misses = _cache_counts(disp)
+            out.append(ModuleWarmup(name, dt, len(disp), hits, misses))
     if progress is not None:
         progress(len(modules), len(modules), "")
     return out

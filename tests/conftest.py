@@ -12,8 +12,13 @@ def pytest_configure(config: pytest.Config) -> None:
     # threads to sleep (kernels no longer do this at import), so parallel kernels do
     # not leave spinning threads on the two cores the rest of the suite needs.
     from sentient_kernels.config import prefer_passive_threads
+    from sentient_kernels.warmup import warmup
 
     prefer_passive_threads()
+    # Every kernel compiled (or loaded) before any test runs, one process at a time
+    # (warmup's cross-process lock): test workers compiling a cold cache at once could
+    # corrupt Numba's cache index (see sentient_kernels.warmup.compile_lock).
+    warmup()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
