@@ -70,8 +70,11 @@ READ_METHODS = frozenset(
     }
 )
 
-# Retries of a read across actor restarts (each waits for the restart).
-READ_RETRIES = 5
+# Retries of a read across actor restarts. A restart (a new worker process importing
+# sentient_core, opening the store, building the mirror) took 2-3.6 s on 2 cores and
+# used up to 3 retries ("the actor is restarting"); 20 leaves room for bigger shards.
+# Ray fails the call at once if the actor is dead for good (its constructor raised).
+READ_RETRIES = 20
 
 # Unix socket paths (the object store's and raylet's, under the temp dir's
 # session_<date>_<pid>/sockets/) must fit in 107 bytes.
