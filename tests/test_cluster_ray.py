@@ -12,6 +12,8 @@ tests/test_cluster_local.py, stored in 2 shards of very different sizes (85% /
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
 
 import numpy as np
@@ -38,12 +40,15 @@ def ray_root(tmp_path_factory):
     old_home = os.environ.get("HOME")
     os.environ["HOME"] = str(root / "home")
     (root / "home").mkdir()
-    started = ray_backend.init_ray(root, temp_dir=root / "rt")
+    # Ray's socket paths live under its temp dir: pytest's (under xdist) is too long.
+    short = tempfile.mkdtemp(prefix="sray", dir="/tmp")
+    started = ray_backend.init_ray(root, temp_dir=short)
     try:
         yield root
     finally:
         if started:
             ray.shutdown()
+        shutil.rmtree(short, ignore_errors=True)
         if old_home is None:
             del os.environ["HOME"]
         else:

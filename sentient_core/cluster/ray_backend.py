@@ -76,9 +76,9 @@ READ_METHODS = frozenset(
 # Ray fails the call at once if the actor is dead for good (its constructor raised).
 READ_RETRIES = 20
 
-# Unix socket paths (the object store's and raylet's, under the temp dir's
-# session_<date>_<pid>/sockets/) must fit in 107 bytes.
-_MAX_TEMP_DIR = 50
+# Unix socket paths must fit in 107 bytes; the longest Ray makes under its temp dir is
+# "/session_2026-12-07_10-25-59_472317_<pid>/sockets/plasma_store" (64 with a 7-digit pid).
+_MAX_TEMP_DIR = 43
 
 # How long close() waits for the stores to close before it kills the actors.
 _CLOSE_WAIT_S = 10.0
@@ -114,7 +114,7 @@ def init_ray(
     object_store_memory : int
         Bytes of the local object store (in /dev/shm).
     temp_dir : path-like, optional
-        Absolute, at most 50 characters (Ray's socket paths live under it).
+        Absolute, at most 43 characters (Ray's socket paths live under it).
     """
     if ray.is_initialized():
         return False
