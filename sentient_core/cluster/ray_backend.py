@@ -284,6 +284,8 @@ class RayShards:
         if self._closed:
             return
         self._closed = True
+        if not ray.is_initialized():
+            return  # Ray was shut down under them: the actors are gone with it
         # Close every store (its write transaction ends cleanly), then end the actors.
         refs = [a.write.remote("close", (), {}) for a in self._actors]
         ray.wait(refs, num_returns=len(refs), timeout=_CLOSE_WAIT_S)
