@@ -5,7 +5,10 @@ traces in one memory and in 1, 2 and 4 in-process shards (equal sizes), recalled
 with k = 10 and ``touch=False`` by a code query (cosine) and by text queries
 (BM25, the hybrid; ``--ranks scored``: the learned scorer's recall, one query per
 call, a fresh meta-memory owner per layout), one query per call and in batches of
-16 (``recall_batch``).
+16 (``recall_batch``). ``--ray``: the same layouts over Ray actors too (one local
+Ray for the run: 2 CPUs, no dashboard, a 200 MB object store, its temp dir under
+/tmp; needs the ``cluster`` extra; Ray writes an auth token to ``~/.ray``, so set
+``HOME`` if it is not writable).
 Sides are timed in interleaved rounds (the side order rotates every round), the
 median of ``--rounds`` samples of ``--queries`` queries each, in µs per query;
 the ratio is against one memory in the same run. Every sharded answer is checked
@@ -13,7 +16,7 @@ against one memory's first (the same scores). OpenMP threads wait passively, as
 under the ``sentient`` command.
 
     PYTHONPATH=. python bench/cluster_local.py [--n 20000] [--rounds 11] [--queries 64]
-        [--shards 1 2 4] [--ranks cosine bm25 hybrid scored]
+        [--shards 1 2 4] [--ranks cosine bm25 hybrid scored] [--ray]
 """
 
 from __future__ import annotations
@@ -49,7 +52,9 @@ def _clock() -> float:
     return 1.7e9
 
 
-def _build(root: Path, n: int, shard_counts: list[int]) -> tuple[HolographicMemory, dict]:
+def _build(
+    root: Path, n: int, shard_counts: list[int], ray_dir: str | None
+) -> tuple[HolographicMemory, dict]:
     rng = np.random.default_rng(0)
     items = [NewTrace(text=t, primes=()) for t in _texts(rng, n)]
     store = Store.open(root / "single", code_dim=DIM, durable=False)
@@ -58,14 +63,25 @@ def _build(root: Path, n: int, shard_counts: list[int]) -> tuple[HolographicMemo
         single.store_batch(items[a : a + 4096])
     sharded = {}
     for count in shard_counts:
-        mem = ShardedMemory.open_local(
-            root / f"s{count}", count, code_dim=DIM, durable=False, clock=_clock
-        )
-        per = -(-n // count)
-        for s in range(count):  # contiguous blocks: global-id order = one memory's order
-            for a in range(s * per, min(n, (s + 1) * per), 4096):
-                mem.store_batch(items[a : min(a + 4096, (s + 1) * per, n)], shard=s)
-        sharded[count] = mem
+        for backend in ("local", "ray") if ray_dir else ("local",):
+            if backend == "local":
+                mem = ShardedMemory.open_local(
+                    root / f"s{count}", count, code_dim=DIM, durable=False, clock=_clock
+                )
+            else:
+                mem = ShardedMemory.open_ray(
+                    root / f"r{count}",
+                    count,
+                    code_dim=DIM,
+                    durable=False,
+                    clock=_clock,
+                    temp_dir=ray_dir,
+                )
+            per = -(-n // count)
+            for s in range(count):  # contiguous blocks: global-id order = one memory's order
+                for a in range(s * per, min(n, (s + 1) * per), 4096):
+                    mem.store_batch(items[a : min(a + 4096, (s + 1) * per, n)], shard=s)
+            sharded[f"{count} shards" + (" ray" if backend == "ray" else "")] = mem
     return single, sharded
 
 
@@ -89,9 +105,9 @@ def _calls(mem, rank: str, queries, codes: np.ndarray, batched: bool):
 def _scorers(root: Path, single: HolographicMemory, sharded: dict) -> dict:
     """The learned scorer's recall on each side (a meta-memory owner of its own per layout)."""
     out = {"one memory": ScoredRecall(single, MetaMemory(single))}
-    for count, mem in sharded.items():
-        owner = HolographicMemory(Store.open(root / f"meta{count}", code_dim=DIM, durable=False))
-        out[f"{count} shards"] = ShardedScoredRecall(mem, MetaMemory(owner))
+    for i, (name, mem) in enumerate(sharded.items()):
+        owner = HolographicMemory(Store.open(root / f"meta{i}", code_dim=DIM, durable=False))
+        out[name] = ShardedScoredRecall(mem, MetaMemory(owner))
     return out
 
 
@@ -115,19 +131,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=int, default=64)
     p.add_argument("--shards", type=int, nargs="+", default=[1, 2, 4])
     p.add_argument("--ranks", nargs="+", default=["cosine", "bm25", "hybrid", "scored"])
+    p.add_argument("--ray", action="store_true", help="the layouts over Ray actors too")
     args = p.parse_args(argv)
     prefer_passive_threads()  # as the sentient command: no spinning OpenMP threads
     rng = np.random.default_rng(1)
     queries = [" ".join(rng.choice(WORDS[:600], size=4)) for _ in range(args.queries)]
-    with tempfile.TemporaryDirectory(prefix="cluster-bench-") as tmp:
+    # Ray's socket paths must stay short: its temp dir is a directory of its own in /tmp.
+    with (
+        tempfile.TemporaryDirectory(prefix="cluster-bench-") as tmp,
+        tempfile.TemporaryDirectory(prefix="sray", dir="/tmp") as ray_dir,
+    ):
+        if args.ray:  # started here, not by the first layout (whose close would stop it)
+            from sentient_core.cluster import ray_backend
+
+            ray_backend.init_ray(tmp, temp_dir=ray_dir)
         t0 = time.perf_counter()
-        single, sharded = _build(Path(tmp), args.n, args.shards)
+        single, sharded = _build(Path(tmp), args.n, args.shards, ray_dir if args.ray else None)
         print(
             f"built {args.n} traces x (1 + {len(sharded)} layouts) in {time.perf_counter() - t0:.1f} s"
         )
         codes = single.encoder.encode_batch(queries)
         _check(single, sharded, queries, codes)
-        sides = {"one memory": single} | {f"{c} shards": m for c, m in sharded.items()}
+        sides = {"one memory": single} | sharded
         scorers = _scorers(Path(tmp), single, sharded) if "scored" in args.ranks else {}
         now = _clock() + 3600.0
         for sr in scorers.values():  # the same answers (scores) on every side
@@ -163,10 +188,12 @@ def main(argv: list[str] | None = None) -> int:
                 for name, xs in samples.items():
                     med = statistics.median(xs)
                     print(
-                        f"  {name:11s} {med:9.1f} µs/query  ({med / base:.2f}x, +{med - base:.1f} µs)"
+                        f"  {name:14s} {med:9.1f} µs/query  ({med / base:.2f}x, +{med - base:.1f} µs)"
                     )
         for mem in sharded.values():
             mem.close()
+        if args.ray:
+            ray_backend.ray.shutdown()
         for sr in scorers.values():
             if isinstance(sr, ShardedScoredRecall):
                 sr.meta.memory.datastore.close()

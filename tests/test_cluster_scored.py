@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sentient_core.cluster import ShardedMemory
+from sentient_core.cluster import ShardedMemory, ShardServer
 from sentient_core.cluster.scored import ShardedScoredRecall
 from sentient_core.memory import HolographicMemory, NewTrace
 from sentient_core.metamemory import MetaMemory, SurpriseBasis, make_event
@@ -176,6 +176,21 @@ def test_scored_recall_equals_one_memory(world, layout):
     plain = sharded.recall(items[0].text, 1, domain="other", now=T0)[0]
     assert hit.record.source == SOURCES[0] and plain.record.source == SOURCES[0]
     assert hit.contributions["source_weight"] < plain.contributions["source_weight"]
+
+
+def test_a_restarted_shard_server_gets_its_scorer_table_again(world):
+    # What a Ray actor restart does: a new server object over the same directory, without
+    # the table the recall prepared in the old one (its incarnation tells them apart).
+    single, item_of_single, layouts, items, _ = world
+    sharded, item_of, mem, _ = layouts[2]
+    q = items[40].text
+    want = _key(single.recall(q, 12, now=T0), item_of_single)
+    assert _key(sharded.recall(q, 12, now=T0), item_of) == want
+    old = mem.shards.server(1)
+    old.close()
+    mem.shards._servers[1] = ShardServer(1, old.store.path, clock=_clock)
+    assert mem.shards.server(1).incarnation != old.incarnation
+    assert _key(sharded.recall(q, 12, now=T0), item_of) == want
 
 
 def test_hits_explain_and_touch_go_by_global_id(world):

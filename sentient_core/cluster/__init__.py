@@ -7,6 +7,8 @@ wire     What shard servers take and return: arrays and msgspec structs (they pi
 shard    :class:`ShardServer`: one LMDB data directory, its memory's read mirror, its writer.
 backend  :class:`Shards`: the interface a backend offers (``call``, ``map``, ``close``).
 local    :class:`LocalShards`: every shard server in this process.
+ray_backend  :class:`RayShards`: one Ray actor per shard (the ``cluster`` extra; imported
+         only on ``from sentient_core.cluster.ray_backend import RayShards``).
 merge    Exact merges: top-k by (score desc, global id asc), corpus statistics.
 memory   :class:`ShardedMemory`: recall by cosine, BM25, the hybrid, SMF, primes over the shards.
 scored   :class:`ShardedScoredRecall`: the learned scorer's recall, one meta-memory owner.

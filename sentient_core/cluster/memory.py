@@ -130,6 +130,29 @@ class ShardedMemory:
             shards.close()
             raise
 
+    @classmethod
+    def open_ray(
+        cls,
+        root: str | os.PathLike[str],
+        count: int,
+        *,
+        code_dim: int | None = None,
+        home: int = 0,
+        encoder: TextEncoder | None = None,
+        **options: Any,
+    ) -> ShardedMemory:
+        """``count`` shards under ``root``, one Ray actor each (see
+        :meth:`~sentient_core.cluster.ray_backend.RayShards.open`; needs the ``cluster``
+        extra). Close it with :meth:`close`."""
+        from sentient_core.cluster.ray_backend import RayShards  # ray is optional
+
+        shards = RayShards.open(root, count, code_dim=code_dim, encoder=encoder, **options)
+        try:
+            return cls(shards, home=home, encoder=encoder)
+        except BaseException:
+            shards.close()
+            raise
+
     def close(self) -> None:
         """Close the backend (every shard's store)."""
         self._shards.close()

@@ -85,7 +85,13 @@ class ShardedScoredRecall:
         """Every shard's factor table current (the owner's context split by shard)."""
         infos = self.memory.infos()
         credit = self.meta.credit
-        key = (version, id(credit), credit.version, tuple((i.n, i.generation) for i in infos))
+        # A shard's incarnation: a restarted server (Ray) has no table until prepared again.
+        key = (
+            version,
+            id(credit),
+            credit.version,
+            tuple((i.n, i.generation, i.incarnation) for i in infos),
+        )
         if key == self._key:
             return
         with self.meta.memory.datastore.read() as txn:

@@ -99,6 +99,9 @@ class ShardServer:
         # One scored call at a time: a call sets the domain's column and reads it.
         self._scored_lock = threading.Lock()
         self.shard = int(shard)
+        # Tells this server object from a restarted one over the same directory (the
+        # scorer table a caller prepared lives in the old one only).
+        self.incarnation = int.from_bytes(os.urandom(8), "little") >> 1
         self.store = Store.open(path, code_dim=code_dim, readonly=readonly, **store_options)  # type: ignore[arg-type]
         try:
             self.memory = HolographicMemory(self.store, encoder=encoder, clock=clock)
@@ -125,6 +128,7 @@ class ShardServer:
             code_dim=v.code_dim,
             generation=v.generation,
             readonly=self.store.readonly,
+            incarnation=self.incarnation,
         )
 
     def refresh(self, full: bool = False) -> int:

@@ -32,6 +32,9 @@ class ShardInfo(msgspec.Struct, frozen=True, kw_only=True):
     generation : int
         Its retirement generation.
     readonly : bool
+    incarnation : int
+        Random per server object: a restarted server (a Ray actor rebuilt from the same
+        directory) reports another, so callers rebuild what they sent the old one.
     """
 
     shard: int
@@ -42,6 +45,7 @@ class ShardInfo(msgspec.Struct, frozen=True, kw_only=True):
     code_dim: int
     generation: int
     readonly: bool
+    incarnation: int = 0
 
 
 class LexStats(msgspec.Struct, frozen=True, kw_only=True):
