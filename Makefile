@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench,server]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,server,cluster]'
 	touch $(STAMP)
 
 # No target needs root. The web panel's browser test drives Debian's chromium through
@@ -27,13 +27,14 @@ test: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2
 
-# The fast lane while you work (under a minute on 2 cores): everything not marked slow.
+# The fast lane while you work (under a minute on 2 cores): everything not marked slow
+# (nor ray: a local Ray cluster takes seconds to start; `make test` runs those).
 # Both lanes run on two worker processes (pytest-xdist): the whole suite took 12:51 in
 # one process and 7:56 on two, on 2 cores.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -m "not slow" -q -n 2
+	$(BIN)/python -m pytest -m "not slow and not ray" -q -n 2
 
 # The real-model lane: llama-cpp-python's OpenAI-compatible server (built once into a
 # cached venv keyed on its version, ~4 min on 2 cores) with SmolLM2-135M from PyPI.
