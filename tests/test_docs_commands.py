@@ -237,7 +237,7 @@ def _recipe(target: str) -> list[str]:
 MAKE_TARGETS = {
     "run": ["cli.py learn --iterations 5 --interval 1"],
     "test": ["ruff check .", "ruff format --check .", "mypy", "python -m pytest -n 2"],
-    "test-fast": ["ruff check .", "mypy", 'pytest -m "not slow" -q -n 2'],
+    "test-fast": ["ruff check .", "mypy", 'pytest -m "not slow and not ray" -q -n 2'],
     "test-llm": ["llm-lane-setup.sh", "pytest --llm-lane"],
     "lint": ["ruff check .", "ruff format --check .", "mypy"],
     "format": ["ruff format .", "ruff check --fix ."],
